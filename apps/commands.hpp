@@ -1,0 +1,9 @@
+// apps/commands.hpp — the corun CLI's subcommands. Each returns the process exit code.
+#pragma once
+
+namespace corun::cli {
+
+int train(int argc, char** argv);  ///< corun train --model lstm ...
+int info(int argc, char** argv);   ///< corun info
+
+}  // namespace corun::cli

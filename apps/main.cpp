@@ -1,0 +1,37 @@
+// corun — command-line front end: `corun train`, `corun info`.
+// Exit codes: 0 success, 1 runtime or configuration error, 2 usage error.
+#include "apps/commands.hpp"
+
+#include <corun/error.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+namespace {
+const char* kUsage =
+    "usage: corun <command> [options]\n"
+    "commands:\n"
+    "  train   train a model and print a results table (corun train --help)\n"
+    "  info    topology, workers, StarPU caps and the CPU binding actually applied\n"
+    "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n";
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  try {
+    if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);
+    if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
+  } catch (const corun::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "corun: error: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "corun: unknown command '%s'\n%s", argv[1], kUsage);
+  return 2;
+}

@@ -1,0 +1,15 @@
+# Third-party dependencies, all through pkg-config so that a StarPU source build is picked up by
+# PKG_CONFIG_PATH alone (scripts/setup.sh sets it).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+pkg_check_modules(STARPU REQUIRED IMPORTED_TARGET starpu-1.3)
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
+
+# Read the worker cap the StarPU we build against was configured with; printed in the summary line.
+find_file(CORUN_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(CORUN_STARPU_CONFIG_H)
+  file(STRINGS ${CORUN_STARPU_CONFIG_H} _maxcpus REGEX "#define STARPU_MAXCPUS ")
+  string(REGEX REPLACE ".*STARPU_MAXCPUS ([0-9]+).*" "\\1" CORUN_STARPU_MAXCPUS "${_maxcpus}")
+endif()

@@ -1,0 +1,69 @@
+// Fast matmul: one single-threaded cblas_sgemm per tile of C.
+//
+// Why fixed tiles instead of one sgemm per member: OpenBLAS does not give the same bits for an element of
+// C when it is computed inside differently shaped sub-GEMMs (measured on OpenBLAS 0.3.21, Haswell
+// kernels: its micro-kernel and edge handling group rows/columns depending on the call's M and N, so
+// splitting C at 16- or 32-aligned boundaries still changed results). The tiling below depends only on
+// (M, N); a member runs its contiguous run of tiles one sgemm call each, so every tile is the identical
+// call at any width and the result is bitwise width-independent by construction. Tiles of >= 64 rows or
+// columns cost nothing measurable versus one big call (the repacked operand is amortised).
+#include "codelets/matmul/matmul.hpp"
+
+#include "core/base/check.hpp"
+
+#include <algorithm>
+#include <cblas.h>
+
+namespace corun::codelets {
+
+MatmulTiling matmul_tiling(int64_t m, int64_t n) {
+  // Tile the larger dimension: each tile repacks the whole other operand, so the cost per tile is
+  // smallest relative to its work along the longer side.
+  const bool rows = m >= n;
+  const int64_t extent = rows ? m : n;
+  // Aim for ~8 tiles (enough for the teams of a socket) in multiples of 16 (the sgemm register-block
+  // width), between 16 (smaller tiles waste sgemm call overhead) and 64 (larger ones gain nothing).
+  const int64_t per8 = (extent + 7) / 8;
+  const int64_t tile = std::clamp<int64_t>((per8 + 15) / 16 * 16, 16, 64);
+  return MatmulTiling{rows, tile, (extent + tile - 1) / tile};
+}
+
+void matmul_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  const Shape& sa = call.shapes[0];
+  const Shape& sc = call.shapes[2];
+  CORUN_ASSERT(sa.rank == 2 && call.shapes[1].rank == 2 && sc.rank == 2);
+  const bool trans_a = call.i[0] != 0;
+  const bool trans_b = call.i[1] != 0;
+  const float beta = call.i[2] != 0 ? 1.0f : 0.0f;
+  const int64_t m = sc[0];
+  const int64_t n = sc[1];
+  const int64_t k = trans_a ? sa[0] : sa[1];
+  const int64_t lda = trans_a ? m : k;
+  const int64_t ldb = trans_b ? k : n;
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  const float* a = buf[0];
+  const float* b = buf[1];
+  float* c = buf[2];
+
+  const MatmulTiling tiling = matmul_tiling(m, n);
+  const Range tiles = split_range(tiling.count, rank, width);
+  for (int64_t t = tiles.begin; t < tiles.end; ++t) {
+    const int64_t first = t * tiling.tile;
+    if (tiling.rows) {
+      const int64_t rows = std::min(tiling.tile, m - first);
+      const float* a_tile = trans_a ? a + first : a + first * k;
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(rows), static_cast<blasint>(n),
+                  static_cast<blasint>(k), 1.0f, a_tile, static_cast<blasint>(lda), b,
+                  static_cast<blasint>(ldb), beta, c + first * n, static_cast<blasint>(n));
+    } else {
+      const int64_t cols = std::min(tiling.tile, n - first);
+      const float* b_tile = trans_b ? b + first * k : b + first;
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(cols),
+                  static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b_tile,
+                  static_cast<blasint>(ldb), beta, c + first, static_cast<blasint>(n));
+    }
+  }
+}
+
+}  // namespace corun::codelets

@@ -1,0 +1,109 @@
+#include "codelets/starpu/codelets.hpp"
+
+#include "core/base/check.hpp"
+
+#include <starpu.h>
+
+#include <array>
+#include <atomic>
+#include <climits>
+#include <exception>
+#include <mutex>
+#include <string>
+
+namespace corun::codelets {
+
+namespace {
+
+std::atomic<KernelChoice> g_choice{KernelChoice::fast};
+
+std::mutex g_error_mutex;
+std::string g_error;  // first error since the last take_kernel_error()
+
+void record_error(const std::string& msg) {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  if (g_error.empty()) g_error = msg;
+}
+
+// The CPU implementation of every codelet. StarPU gives a combined-worker member its rank and the team
+// size; a plain worker is a team of one. Buffers are registered as vectors of floats.
+void trampoline(void* buffers[], void* cl_arg) {
+  const auto* call = static_cast<const OpCall*>(cl_arg);
+  const int width = starpu_combined_worker_get_size();
+  const int rank = starpu_combined_worker_get_rank();
+  std::array<float*, 64> small{};
+  std::vector<float*> large;
+  float** ptrs = small.data();
+  const int n = call->nbuffers();
+  if (n > static_cast<int>(small.size())) {
+    large.resize(static_cast<size_t>(n));
+    ptrs = large.data();
+  }
+  for (int b = 0; b < n; ++b) ptrs[b] = reinterpret_cast<float*>(STARPU_VECTOR_GET_PTR(buffers[b]));
+  const OpInfo& info = op_info(call->kind);
+  try {
+    (g_choice.load(std::memory_order_relaxed) == KernelChoice::ref ? info.ref : info.fast)(*call, ptrs, rank, width);
+  } catch (const std::exception& e) {
+    record_error(std::string(info.name) + " kernel failed: " + e.what());
+  } catch (...) {
+    record_error(std::string(info.name) + " kernel failed with an unknown exception");
+  }
+}
+
+uint32_t footprint_of_task(starpu_task* task) { return footprint(*static_cast<const OpCall*>(task->cl_arg)); }
+
+struct Table {
+  std::array<starpu_codelet, static_cast<size_t>(OpKind::count_)> cl{};
+  std::array<starpu_perfmodel, static_cast<size_t>(OpKind::count_)> model{};
+  std::array<std::string, static_cast<size_t>(OpKind::count_)> symbol;
+
+  Table() {
+    for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
+      const OpInfo& info = op_info(static_cast<OpKind>(k));
+      auto& m = model[static_cast<size_t>(k)];
+      symbol[static_cast<size_t>(k)] = std::string("corun_") + info.name;
+      // Zero-initialised like StarPU's static models; StarPU initialises it lazily at first use.
+      m.type = STARPU_HISTORY_BASED;
+      m.symbol = symbol[static_cast<size_t>(k)].c_str();
+      m.footprint = footprint_of_task;
+      auto& c = cl[static_cast<size_t>(k)];
+      starpu_codelet_init(&c);
+      c.type = STARPU_SPMD;
+      c.max_parallelism = info.max_width;
+      c.cpu_funcs[0] = trampoline;
+      c.cpu_funcs_name[0] = "corun_trampoline";
+      c.nbuffers = STARPU_VARIABLE_NBUFFERS;  // modes are set per task (concat/split take any count)
+      c.model = &m;
+      c.name = info.name;
+    }
+  }
+};
+
+}  // namespace
+
+starpu_codelet* codelet(OpKind kind) {
+  static Table table;
+  CORUN_ASSERT(kind < OpKind::count_);
+  return &table.cl[static_cast<size_t>(kind)];
+}
+
+void set_kernel_choice(KernelChoice choice) { g_choice.store(choice); }
+KernelChoice kernel_choice() { return g_choice.load(); }
+
+uint32_t footprint(const OpCall& call) {
+  uint32_t h = starpu_hash_crc32c_be(static_cast<uint32_t>(call.kind), 0);
+  for (const Shape& s : call.shapes) {
+    h = starpu_hash_crc32c_be(static_cast<uint32_t>(s.rank), h);
+    for (int d = 0; d < s.rank; ++d) h = starpu_hash_crc32c_be_n(&s.dims[static_cast<size_t>(d)], sizeof(int64_t), h);
+  }
+  return starpu_hash_crc32c_be_n(call.i.data(), sizeof(call.i), h);
+}
+
+std::string take_kernel_error() {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  std::string e;
+  e.swap(g_error);
+  return e;
+}
+
+}  // namespace corun::codelets

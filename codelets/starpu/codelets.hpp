@@ -1,0 +1,32 @@
+// codelets/starpu/codelets.hpp — one StarPU codelet per op kind, built from the kernel table.
+//
+// Every codelet is STARPU_SPMD with max_parallelism = the op's max width, one CPU implementation (a
+// trampoline that calls the fast or the reference kernel with the member's rank and the team size), and a
+// history-based perfmodel with the stable symbol "corun_<op>" and a footprint computed from the shapes in
+// the task's OpCall. One implementation only: a policy choosing between kernels could change the numbers.
+#pragma once
+
+#include "codelets/op.hpp"
+
+#include <string>
+
+struct starpu_codelet;
+
+namespace corun::codelets {
+
+/// The codelet of `kind` (built once, lives until exit). The task's cl_arg must point to its OpCall.
+starpu_codelet* codelet(OpKind kind);
+
+/// Selects the kernel every codelet runs from now on (default: fast).
+void set_kernel_choice(KernelChoice choice);
+KernelChoice kernel_choice();
+
+/// Footprint of a call: a hash of the op kind, every buffer shape and the integer attributes, so two
+/// calls share a perfmodel entry exactly when they do the same work.
+uint32_t footprint(const OpCall& call);
+
+/// An exception escaped a kernel since the last call: returns its message and clears it ("" if none).
+/// Kernels run inside StarPU's C callbacks, where exceptions must not propagate.
+std::string take_kernel_error();
+
+}  // namespace corun::codelets

@@ -1,0 +1,356 @@
+// Graph builder: every op checks its operands' shapes when the node is added, so a bad graph fails at
+// build time with the op, the node and both shapes in the message, never inside a kernel.
+#include <corun/graph.hpp>
+
+#include "core/base/check.hpp"
+#include "graphs/graph_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace corun {
+
+using codelets::Access;
+using codelets::OpCall;
+using codelets::OpKind;
+using detail::GraphImpl;
+
+namespace detail {
+
+HostBuffer::HostBuffer(int64_t count) : n(count) {
+  void* p = nullptr;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  if (posix_memalign(&p, 64, rounded) != 0 || p == nullptr)
+    fail(Status::runtime_error, "out of memory allocating a tensor of " + std::to_string(count) + " floats");
+  std::memset(p, 0, rounded);
+  ptr.reset(static_cast<float*>(p));
+}
+
+int GraphImpl::add_value(const Shape& shape, std::string name, ValueKind kind) {
+  const int id = static_cast<int>(values.size());
+  values.push_back(Value{shape, std::move(name), kind, -1, HostBuffer(shape.numel())});
+  grad_of.push_back(-1);
+  return id;
+}
+
+std::string GraphImpl::node_name(const std::string& requested, const char* op) const {
+  if (!requested.empty()) return requested;
+  return std::string(op) + "_" + std::to_string(nodes.size());
+}
+
+int GraphImpl::add_node(std::string name, OpCall call, std::vector<int> buffers, bool is_gradient) {
+  CORUN_ASSERT(call.shapes.size() == buffers.size() && call.modes.size() == buffers.size());
+  const int id = static_cast<int>(nodes.size());
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    Value& v = values[static_cast<size_t>(buffers[b])];
+    if (call.modes[b] != Access::read && v.producer < 0 && v.kind != ValueKind::param) v.producer = id;
+  }
+  nodes.push_back(Node{std::move(name), std::move(call), std::move(buffers), is_gradient});
+  return id;
+}
+
+}  // namespace detail
+
+namespace {
+
+const char* op_name(OpKind k) { return codelets::op_info(k).name; }
+
+// Throws the standard shape-mismatch error: op, node name, what is wrong, both shapes.
+[[noreturn]] void shape_error(OpKind op, const std::string& node, const std::string& what, const char* a_label,
+                              const Shape& a, const char* b_label, const Shape& b) {
+  detail::fail(Status::invalid_argument, std::string(op_name(op)) + " '" + node + "': " + what + ": " + a_label +
+                                             " " + a.str() + " vs " + b_label + " " + b.str());
+}
+
+Shape with_dim(const Shape& s, int dim, int64_t extent) {
+  Shape r = s;
+  r.dims[static_cast<size_t>(dim)] = extent;
+  return r;
+}
+
+Shape without_dim(const Shape& s, int dim) {
+  if (s.rank == 1) return Shape{1};
+  Shape r;
+  r.rank = s.rank - 1;
+  for (int i = 0, j = 0; i < s.rank; ++i)
+    if (i != dim) r.dims[static_cast<size_t>(j++)] = s[i];
+  return r;
+}
+
+}  // namespace
+
+Graph::Graph() : impl_(std::make_unique<GraphImpl>()) {}
+Graph::~Graph() = default;
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+
+// ---------------------------------------------------------------------------------------------------
+// Internal helpers of the builder (members of no class, they take the impl explicitly).
+namespace {
+
+void check_tensor(const GraphImpl& g, const Graph* self, Tensor t, const char* op, const std::string& node) {
+  CORUN_CHECK(t.valid() && t.graph() == self && t.id() < static_cast<int>(g.values.size()),
+              Status::invalid_argument,
+              op << " '" << node << "': operand is not a tensor of this graph (default-constructed or from another graph)");
+}
+
+const Shape& shape_of(const GraphImpl& g, Tensor t) { return g.values[static_cast<size_t>(t.id())].shape; }
+
+void check_dim(int dim, const Shape& s, OpKind op, const std::string& node) {
+  CORUN_CHECK(dim >= 0 && dim < s.rank, Status::invalid_argument,
+              op_name(op) << " '" << node << "': dimension " << dim << " is out of range for a tensor of shape " << s.str());
+}
+
+// Adds a node producing fresh output values (one per `out_shapes` entry), reading `ins`.
+std::vector<Tensor> emit(Graph& self, GraphImpl& g, OpKind kind, const std::string& node, const std::vector<int>& ins,
+                         const std::vector<Shape>& out_shapes, std::array<int64_t, codelets::kMaxIntAttrs> iattr,
+                         float fattr, ValueKind out_kind, bool is_gradient) {
+  OpCall call;
+  call.kind = kind;
+  call.i = iattr;
+  call.f = fattr;
+  std::vector<int> bufs;
+  for (int v : ins) {
+    call.shapes.push_back(g.values[static_cast<size_t>(v)].shape);
+    call.modes.push_back(Access::read);
+    bufs.push_back(v);
+  }
+  std::vector<Tensor> outs;
+  for (size_t k = 0; k < out_shapes.size(); ++k) {
+    const std::string vname = out_shapes.size() == 1 ? node : node + ":" + std::to_string(k);
+    const int v = g.add_value(out_shapes[k], vname, out_kind);
+    call.shapes.push_back(out_shapes[k]);
+    call.modes.push_back(Access::write);
+    bufs.push_back(v);
+    outs.emplace_back(&self, v);
+  }
+  g.add_node(node, std::move(call), std::move(bufs), is_gradient);
+  if (!is_gradient && outs.size() == 1 && !g.by_name.count(node)) g.by_name[node] = outs[0].id();
+  return outs;
+}
+
+}  // namespace
+
+Tensor Graph::input(const std::string& name, const Shape& shape) {
+  CORUN_CHECK(!name.empty(), Status::invalid_argument, "input: a name is required");
+  CORUN_CHECK(!impl_->by_name.count(name), Status::invalid_argument, "input '" << name << "': the name is already used");
+  CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "input '" << name << "': empty shape");
+  const int id = impl_->add_value(shape, name, ValueKind::input);
+  impl_->by_name[name] = id;
+  return Tensor(this, id);
+}
+
+Tensor Graph::param(const std::string& name, const Shape& shape) {
+  CORUN_CHECK(!name.empty(), Status::invalid_argument, "param: a name is required");
+  CORUN_CHECK(!impl_->by_name.count(name), Status::invalid_argument, "param '" << name << "': the name is already used");
+  CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "param '" << name << "': empty shape");
+  CORUN_CHECK(!impl_->has_backward, Status::invalid_argument, "param '" << name << "': add parameters before backward()");
+  const int id = impl_->add_value(shape, name, ValueKind::param);
+  impl_->by_name[name] = id;
+  return Tensor(this, id);
+}
+
+Tensor Graph::matmul(Tensor a, Tensor b, bool trans_a, bool trans_b, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "matmul");
+  check_tensor(g, this, a, "matmul", node);
+  check_tensor(g, this, b, "matmul", node);
+  const Shape& sa = shape_of(g, a);
+  const Shape& sb = shape_of(g, b);
+  if (sa.rank != 2 || sb.rank != 2) shape_error(OpKind::matmul, node, "operands must be 2-D", "A", sa, "B", sb);
+  const int64_t m = trans_a ? sa[1] : sa[0];
+  const int64_t ka = trans_a ? sa[0] : sa[1];
+  const int64_t kb = trans_b ? sb[1] : sb[0];
+  const int64_t n = trans_b ? sb[0] : sb[1];
+  if (ka != kb) shape_error(OpKind::matmul, node, "inner dimensions differ", trans_a ? "A^T of" : "A", sa,
+                            trans_b ? "B^T of" : "B", sb);
+  return emit(*this, g, OpKind::matmul, node, {a.id(), b.id()}, {Shape{m, n}}, {trans_a, trans_b, 0, 0}, 0.0f,
+              ValueKind::activation, false)[0];
+}
+
+namespace {
+Tensor binary(Graph& self, GraphImpl& g, OpKind kind, Tensor a, Tensor b, const std::string& name, bool allow_bias) {
+  const std::string node = g.node_name(name, op_name(kind));
+  check_tensor(g, &self, a, op_name(kind), node);
+  check_tensor(g, &self, b, op_name(kind), node);
+  const Shape& sa = shape_of(g, a);
+  const Shape& sb = shape_of(g, b);
+  const bool same = sa == sb;
+  const bool bias = allow_bias && sb.rank == 1 && sb[0] == sa[sa.rank - 1] && sa.rank > 1;
+  if (!same && !bias)
+    shape_error(kind, node,
+                allow_bias ? "B must have A's shape or be 1-D of A's last extent" : "operands must have the same shape",
+                "A", sa, "B", sb);
+  return emit(self, g, kind, node, {a.id(), b.id()}, {sa}, {}, 0.0f, ValueKind::activation, false)[0];
+}
+
+Tensor unary(Graph& self, GraphImpl& g, OpKind kind, Tensor x, const std::string& name) {
+  const std::string node = g.node_name(name, op_name(kind));
+  check_tensor(g, &self, x, op_name(kind), node);
+  return emit(self, g, kind, node, {x.id()}, {shape_of(g, x)}, {}, 0.0f, ValueKind::activation, false)[0];
+}
+}  // namespace
+
+Tensor Graph::add(Tensor a, Tensor b, const std::string& name) { return binary(*this, *impl_, OpKind::add, a, b, name, true); }
+Tensor Graph::sub(Tensor a, Tensor b, const std::string& name) { return binary(*this, *impl_, OpKind::sub, a, b, name, false); }
+Tensor Graph::mul(Tensor a, Tensor b, const std::string& name) { return binary(*this, *impl_, OpKind::mul, a, b, name, false); }
+Tensor Graph::sigmoid(Tensor x, const std::string& name) { return unary(*this, *impl_, OpKind::sigmoid, x, name); }
+Tensor Graph::tanh(Tensor x, const std::string& name) { return unary(*this, *impl_, OpKind::tanh, x, name); }
+Tensor Graph::relu(Tensor x, const std::string& name) { return unary(*this, *impl_, OpKind::relu, x, name); }
+
+Tensor Graph::concat(const std::vector<Tensor>& xs, int dim, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "concat");
+  CORUN_CHECK(!xs.empty(), Status::invalid_argument, "concat '" << node << "': no operands");
+  for (Tensor x : xs) check_tensor(g, this, x, "concat", node);
+  const Shape& s0 = shape_of(g, xs[0]);
+  check_dim(dim, s0, OpKind::concat, node);
+  int64_t total = 0;
+  std::vector<int> ids;
+  for (Tensor x : xs) {
+    const Shape& s = shape_of(g, x);
+    if (s.rank != s0.rank || with_dim(s, dim, 1) != with_dim(s0, dim, 1))
+      shape_error(OpKind::concat, node, "extents other than dimension " + std::to_string(dim) + " differ",
+                  "first operand", s0, "operand", s);
+    total += s[dim];
+    ids.push_back(x.id());
+  }
+  return emit(*this, g, OpKind::concat, node, ids, {with_dim(s0, dim, total)}, {dim, 0, 0, 0}, 0.0f,
+              ValueKind::activation, false)[0];
+}
+
+std::vector<Tensor> Graph::split(Tensor x, int dim, const std::vector<int64_t>& sizes, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "split");
+  check_tensor(g, this, x, "split", node);
+  const Shape& s = shape_of(g, x);
+  check_dim(dim, s, OpKind::split, node);
+  CORUN_CHECK(!sizes.empty(), Status::invalid_argument, "split '" << node << "': no piece sizes given");
+  int64_t total = 0;
+  std::vector<Shape> outs;
+  for (int64_t n : sizes) {
+    CORUN_CHECK(n > 0, Status::invalid_argument, "split '" << node << "': piece sizes must be positive, got " << n);
+    total += n;
+    outs.push_back(with_dim(s, dim, n));
+  }
+  if (total != s[dim])
+    shape_error(OpKind::split, node,
+                "piece sizes add up to " + std::to_string(total) + ", not the extent of dimension " + std::to_string(dim),
+                "X", s, "pieces stacked", with_dim(s, dim, total));
+  return emit(*this, g, OpKind::split, node, {x.id()}, outs, {dim, 0, 0, 0}, 0.0f, ValueKind::activation, false);
+}
+
+Tensor Graph::slice(Tensor x, int dim, int64_t start, int64_t len, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "slice");
+  check_tensor(g, this, x, "slice", node);
+  const Shape& s = shape_of(g, x);
+  check_dim(dim, s, OpKind::slice, node);
+  if (start < 0 || len <= 0 || start + len > s[dim])
+    detail::fail(Status::invalid_argument, "slice '" + node + "': range [" + std::to_string(start) + ", " +
+                                               std::to_string(start + len) + ") is outside dimension " +
+                                               std::to_string(dim) + " of X " + s.str());
+  return emit(*this, g, OpKind::slice, node, {x.id()}, {with_dim(s, dim, len)}, {dim, start, len, 0}, 0.0f,
+              ValueKind::activation, false)[0];
+}
+
+Tensor Graph::sum(Tensor x, int dim, float scale, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "sum");
+  check_tensor(g, this, x, "sum", node);
+  const Shape& s = shape_of(g, x);
+  check_dim(dim, s, OpKind::sum, node);
+  return emit(*this, g, OpKind::sum, node, {x.id()}, {without_dim(s, dim)}, {dim, 0, 0, 0}, scale,
+              ValueKind::activation, false)[0];
+}
+
+Tensor Graph::softmax_xent(Tensor logits, Tensor targets, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "softmax_xent");
+  check_tensor(g, this, logits, "softmax_xent", node);
+  check_tensor(g, this, targets, "softmax_xent", node);
+  const Shape& sz = shape_of(g, logits);
+  const Shape& st = shape_of(g, targets);
+  if (sz.rank != 2) shape_error(OpKind::softmax_xent, node, "logits must be 2-D [batch, classes]", "logits", sz, "targets", st);
+  if (sz != st) shape_error(OpKind::softmax_xent, node, "logits and targets differ", "logits", sz, "targets", st);
+  // Two outputs: the softmax (kept for the backward) and one loss per row; the mean over rows is a
+  // separate sum node, so the row split of the SPMD kernel never splits a reduction.
+  auto outs = emit(*this, g, OpKind::softmax_xent, node + ".rows", {logits.id(), targets.id()}, {sz, Shape{sz[0]}},
+                   {}, 0.0f, ValueKind::activation, false);
+  return sum(outs[1], 0, 1.0f / static_cast<float>(sz[0]), node);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+int Graph::num_values() const { return static_cast<int>(impl_->values.size()); }
+int Graph::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
+
+Tensor Graph::value(int id) const {
+  CORUN_CHECK(id >= 0 && id < num_values(), Status::invalid_argument, "value id " << id << " out of range");
+  return Tensor(this, id);
+}
+
+ValueKind Graph::kind(Tensor t) const {
+  check_tensor(*impl_, this, t, "kind", "-");
+  return impl_->values[static_cast<size_t>(t.id())].kind;
+}
+
+std::vector<Tensor> Graph::inputs() const {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < impl_->values.size(); ++i)
+    if (impl_->values[i].kind == ValueKind::input) r.emplace_back(this, static_cast<int>(i));
+  return r;
+}
+
+std::vector<Tensor> Graph::params() const {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < impl_->values.size(); ++i)
+    if (impl_->values[i].kind == ValueKind::param) r.emplace_back(this, static_cast<int>(i));
+  return r;
+}
+
+Tensor Graph::find(const std::string& name) const {
+  auto it = impl_->by_name.find(name);
+  CORUN_CHECK(it != impl_->by_name.end(), Status::invalid_argument, "no tensor named '" << name << "' in the graph");
+  return Tensor(this, it->second);
+}
+
+Tensor Graph::grad(Tensor t) const {
+  check_tensor(*impl_, this, t, "grad", "-");
+  const int gid = impl_->grad_of[static_cast<size_t>(t.id())];
+  return gid < 0 ? Tensor() : Tensor(this, gid);
+}
+
+void Graph::set_learning_rate(float learning_rate) {
+  CORUN_CHECK(learning_rate > 0.0f, Status::invalid_argument, "learning rate must be positive, got " << learning_rate);
+  for (auto& n : impl_->nodes)
+    if (n.call.kind == OpKind::sgd) n.call.f = learning_rate;
+}
+
+float* Graph::data(Tensor t) {
+  check_tensor(*impl_, this, t, "data", "-");
+  CORUN_CHECK(impl_->bound_engines == 0, Status::invalid_argument,
+              "tensor '" << t.name() << "': the graph is bound to an Engine; use Engine::read / Engine::write");
+  return impl_->values[static_cast<size_t>(t.id())].data.get();
+}
+
+const float* Graph::data(Tensor t) const {
+  check_tensor(*impl_, this, t, "data", "-");
+  CORUN_CHECK(impl_->bound_engines == 0, Status::invalid_argument,
+              "tensor '" << t.name() << "': the graph is bound to an Engine; use Engine::read / Engine::write");
+  return impl_->values[static_cast<size_t>(t.id())].data.get();
+}
+
+const Shape& Tensor::shape() const {
+  CORUN_CHECK(valid(), Status::invalid_argument, "shape() of an invalid tensor");
+  return graph_->impl().values[static_cast<size_t>(id_)].shape;
+}
+
+const std::string& Tensor::name() const {
+  CORUN_CHECK(valid(), Status::invalid_argument, "name() of an invalid tensor");
+  return graph_->impl().values[static_cast<size_t>(id_)].name;
+}
+
+}  // namespace corun

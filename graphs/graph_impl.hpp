@@ -1,0 +1,60 @@
+// graphs/graph_impl.hpp — the graph's internal representation, shared by the builder, the autodiff, the
+// DOT writer and the engine. Node order is creation order, which is a topological order and the order in
+// which the engine submits tasks (StarPU derives the dependencies from the access modes in that order).
+#pragma once
+
+#include <corun/graph.hpp>
+
+#include "codelets/op.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace corun::detail {
+
+/// 64-byte aligned, zero-filled float buffer, allocated once.
+struct HostBuffer {
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> ptr;
+  int64_t n = 0;
+
+  explicit HostBuffer(int64_t count);
+  float* get() const { return ptr.get(); }
+};
+
+struct Value {
+  Shape shape;
+  std::string name;
+  ValueKind kind;
+  int producer = -1;  ///< node that first writes it (-1 for inputs, params, constants)
+  HostBuffer data;
+};
+
+struct Node {
+  std::string name;
+  codelets::OpCall call;
+  std::vector<int> buffers;  ///< value ids in buffer order (modes in call.modes)
+  bool is_gradient = false;  ///< added by backward()
+};
+
+struct GraphImpl {
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::unordered_map<std::string, int> by_name;
+  std::vector<int> grad_of;   ///< value id -> gradient value id (-1: none), filled by backward()
+  bool has_backward = false;
+  int bound_engines = 0;      ///< > 0 while an Engine has the values registered
+
+  int add_value(const Shape& shape, std::string name, ValueKind kind);
+  /// Appends a node; returns its index. `name` empty -> "<op>_<index>".
+  int add_node(std::string name, codelets::OpCall call, std::vector<int> buffers, bool is_gradient);
+  /// Unique node name from a user name or the op name.
+  std::string node_name(const std::string& requested, const char* op) const;
+};
+
+}  // namespace corun::detail

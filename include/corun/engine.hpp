@@ -1,0 +1,88 @@
+// corun/engine.hpp — running graphs on StarPU.
+//
+//   corun::Engine eng;                      // reads CORUN_SCHED, CORUN_KERNELS, ...; prints the resolved config
+//   for (int it = 0; it < iters; ++it) {
+//     eng.write(g, x, batch(it));           // new inputs
+//     corun::RunStats s = eng.run(g);       // one submission of every node, then wait
+//   }
+//   std::vector<float> loss = eng.read(g, loss_tensor);
+//
+// One Engine at a time per process: it owns starpu_init/starpu_shutdown. The first run of a graph
+// registers its values as StarPU data handles (the graph is then "bound": use read/write instead of
+// Graph::data). Dependencies between tasks come from the access modes in node order, so every policy
+// computes the same numbers. Destroy (or release()) the engine's hold on a graph before the graph dies.
+#pragma once
+
+#include <corun/graph.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun {
+
+/// Engine settings. from_env() reads the documented CORUN_* variables (docs/env-vars.md).
+struct Config {
+  std::string policy;      ///< CORUN_SCHED value ("" = STARPU_SCHED or the default)
+  int ncpus = -1;          ///< CPU workers (-1: StarPU's choice, i.e. STARPU_NCPU or all cores)
+  bool ref_kernels = false;///< CORUN_KERNELS=ref: run the reference kernels (debugging)
+  bool quiet = false;      ///< CORUN_QUIET=1: do not print the configuration line
+
+  static Config from_env();
+};
+
+/// What one Engine::run did.
+struct RunStats {
+  double wall_ms = 0.0;   ///< submission of the first task to completion of the last
+  int tasks = 0;          ///< tasks submitted
+};
+
+/// Facts about the running configuration, for the start line, `corun info` and result tables.
+struct EngineInfo {
+  std::string policy;            ///< resolved policy name
+  std::string policy_source;     ///< "CORUN_SCHED", "STARPU_SCHED" or "default"
+  bool own_policy = false;       ///< one of corun's, not a StarPU built-in
+  int workers = 0;               ///< CPU workers
+  int combined_workers = 0;      ///< teams StarPU knows about (after the first run for some policies)
+  std::string starpu_version;    ///< "1.3.10"
+  int starpu_maxcpus = 0;        ///< STARPU_MAXCPUS of the linked library
+  int starpu_maxnumanodes = 0;   ///< STARPU_MAXNUMANODES
+  std::string blas;              ///< "OpenBLAS 0.3.21 ..."
+  std::string blas_core;         ///< OpenBLAS core type actually used ("Haswell")
+  int blas_threads = 0;          ///< OpenBLAS threads per call (always 1 under corun)
+  std::string kernels;           ///< "fast" or "ref"
+
+  /// One line: "policy=lws (default) workers=2 starpu=1.3.10 (maxcpus 4, maxnumanodes 2) ...".
+  std::string summary() const;
+};
+
+class Engine {
+ public:
+  /// Initialises StarPU with the resolved configuration. Throws corun::Error for a bad configuration
+  /// (unknown policy, CORUN_SCHED/STARPU_SCHED conflict, CORUN_SCHED=help, a second live Engine).
+  explicit Engine(const Config& config = Config::from_env());
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Submits every node of `graph` once (registering its values on first use) and waits for all.
+  /// Throws corun::Error if a kernel failed.
+  RunStats run(Graph& graph);
+
+  /// Copies a value of a bound graph to the host, synchronised with the tasks submitted so far.
+  std::vector<float> read(Graph& graph, Tensor t);
+  /// Overwrites a value of a bound graph (numel floats), synchronised with the tasks submitted so far.
+  void write(Graph& graph, Tensor t, const std::vector<float>& values);
+  void write(Graph& graph, Tensor t, const float* values, size_t count);
+
+  /// Unregisters the graph's handles; data returns to the graph's host buffers and Graph::data works again.
+  void release(Graph& graph);
+
+  const EngineInfo& info() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace corun

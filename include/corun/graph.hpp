@@ -1,0 +1,126 @@
+// corun/graph.hpp — describing a computation graph.
+//
+// A Graph is built once and run many times by a corun::Engine (one submission of all its nodes per
+// Engine::run). Building checks every shape as the node is added: a mismatch throws corun::Error naming the
+// op, the node and both shapes.
+//
+//   corun::Graph g;
+//   auto x = g.input("x", {64, 128});
+//   auto t = g.input("t", {64, 10});          // one-hot targets
+//   auto w = g.param("w", {128, 10});
+//   auto b = g.param("b", {10});
+//   auto loss = g.softmax_xent(g.add(g.matmul(x, w), b), t, "loss");
+//   g.backward(loss, {.learning_rate = 0.1f});  // gradient nodes + SGD updates: one training step
+//   std::cout << g.dump_dot();
+//
+// Values are f32, C order, up to 4-D. Every value owns a 64-byte aligned host buffer allocated once when
+// it is created (zero-filled). Before the graph is bound to an Engine, data(t) gives direct access; after,
+// use Engine::read / Engine::write, which synchronise with the runtime.
+#pragma once
+
+#include <corun/tensor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun {
+
+namespace detail {
+struct GraphImpl;
+}
+
+/// What a value is; decides how the engine and the autodiff treat it.
+enum class ValueKind {
+  input,       ///< written by the user before each run (data, targets, initial states)
+  param,       ///< trainable: gets a gradient and an SGD update from backward()
+  constant,    ///< fixed content set at creation (ones, zeros) used by gradient nodes
+  activation,  ///< produced by a forward node
+  gradient,    ///< produced by a gradient node
+};
+
+/// Options of Graph::backward.
+struct BackwardOptions {
+  bool sgd_update = true;        ///< append `param -= learning_rate * grad` for every parameter
+  float learning_rate = 0.1f;    ///< SGD step (change later with Graph::set_learning_rate)
+};
+
+/// A computation graph of f32 tensors. Not copyable (values own their buffers); movable.
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  /// @name Leaves
+  /// Names must be unique among inputs and parameters (they are the file names of saved tensors).
+  ///@{
+  Tensor input(const std::string& name, const Shape& shape);
+  Tensor param(const std::string& name, const Shape& shape);
+  ///@}
+
+  /// @name Ops. `name` is optional; an unnamed node is called "<op>_<index>".
+  ///@{
+  /// C = op(A) * op(B) where op transposes when the flag is set. A, B must be 2-D with matching inner dims.
+  Tensor matmul(Tensor a, Tensor b, bool trans_a = false, bool trans_b = false, const std::string& name = "");
+  /// A + B with B of A's shape, or B 1-D of A's last extent (a bias broadcast over the rows of A).
+  Tensor add(Tensor a, Tensor b, const std::string& name = "");
+  /// A - B, same shapes.
+  Tensor sub(Tensor a, Tensor b, const std::string& name = "");
+  /// A * B elementwise, same shapes.
+  Tensor mul(Tensor a, Tensor b, const std::string& name = "");
+  Tensor sigmoid(Tensor x, const std::string& name = "");
+  Tensor tanh(Tensor x, const std::string& name = "");
+  Tensor relu(Tensor x, const std::string& name = "");
+  /// Concatenation along `dim`; all other extents must agree.
+  Tensor concat(const std::vector<Tensor>& xs, int dim, const std::string& name = "");
+  /// Splits `x` along `dim` into pieces of the given extents (they must add up to x's extent).
+  std::vector<Tensor> split(Tensor x, int dim, const std::vector<int64_t>& sizes, const std::string& name = "");
+  /// x[..., start : start + len, ...] along `dim` (e.g. one gate block of an LSTM's gate matrix).
+  Tensor slice(Tensor x, int dim, int64_t start, int64_t len, const std::string& name = "");
+  /// scale * sum of x along `dim`; the result drops that dimension ([1] for a 1-D x).
+  Tensor sum(Tensor x, int dim, float scale = 1.0f, const std::string& name = "");
+  /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
+  /// shape, rows summing to one). Returns a [1] loss.
+  Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
+  ///@}
+
+  /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one
+  /// SGD update per parameter. `loss` must have shape [1]. Call once per graph. Gradients of a value used
+  /// several times are summed in a fixed order (the reverse of the order the uses were added).
+  void backward(Tensor loss, const BackwardOptions& options = {});
+  /// The gradient of `t` after backward(), or an invalid Tensor if `t` has none.
+  Tensor grad(Tensor t) const;
+  /// Changes the step of every SGD update node (takes effect at the next Engine::run).
+  void set_learning_rate(float learning_rate);
+
+  /// @name Introspection
+  ///@{
+  int num_values() const;
+  int num_nodes() const;
+  Tensor value(int id) const;
+  ValueKind kind(Tensor t) const;
+  std::vector<Tensor> inputs() const;
+  std::vector<Tensor> params() const;
+  /// Value by name (inputs, params and named nodes' outputs); throws corun::Error if absent.
+  Tensor find(const std::string& name) const;
+  /// Graphviz DOT text of the nodes and values.
+  std::string dump_dot() const;
+  ///@}
+
+  /// Host buffer of `t` (numel floats). Throws corun::Error while the graph is bound to an Engine.
+  float* data(Tensor t);
+  const float* data(Tensor t) const;
+
+  /// Internal representation, for the engine and passes (not a stable API).
+  detail::GraphImpl& impl() { return *impl_; }
+  const detail::GraphImpl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::GraphImpl> impl_;
+};
+
+}  // namespace corun

@@ -1,0 +1,69 @@
+// corun/models/lstm.hpp — a stacked LSTM classifier and the synthetic sequence task it learns.
+//
+// Sizes follow the Graphi paper's Table 1a (batch 64; input = hidden, as in the PTB LSTM it builds on):
+//   small  seq 20, hidden 128      medium seq 30, hidden 512      large seq 40, hidden 1024
+//
+//   auto cfg = corun::models::lstm_config("small");   // 4 layers
+//   corun::models::Lstm m(cfg);                       // graph with backward + SGD: one training step
+//   corun::models::SequenceTask task(cfg);
+//   m.init_params();                                  // before the graph is bound to an engine
+//   for (it...) { task.make_batch(it, xs, t); /* eng.write each x[t] and targets */ eng.run(m.graph); }
+#pragma once
+
+#include <corun/graph.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace corun::models {
+
+struct LstmConfig {
+  int layers = 4;
+  int batch = 64;
+  int seq = 20;
+  int hidden = 128;
+  int input = 128;      ///< features per timestep
+  int classes = 10;
+  float learning_rate = 0.5f;
+  uint64_t seed = 42;   ///< parameters and data
+};
+
+/// "small", "medium" or "large" (4 layers, batch 64); throws corun::Error for another name.
+LstmConfig lstm_config(const std::string& size);
+
+/// Cell equations (per layer l, step t; gate order i, f, g, o as in PyTorch):
+///   [i f g o] = [x_t, h_{t-1}] W_l + b_l;  c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g);
+///   h_t = sigmoid(o) tanh(c_t);  logits = h_T(top) W_out + b_out;  loss = mean softmax cross-entropy.
+/// W_l is [(input or hidden) + hidden, 4 hidden]; parameters are named w<l>, b<l>, w_out, b_out.
+struct Lstm {
+  explicit Lstm(const LstmConfig& config, bool training = true);
+
+  LstmConfig config;
+  Graph graph;
+  std::vector<Tensor> x;        ///< one [batch, input] input per timestep: x0, x1, ...
+  Tensor targets;               ///< [batch, classes] one-hot
+  Tensor loss;                  ///< [1]
+  Tensor logits;                ///< [batch, classes]
+
+  /// Uniform(-1/sqrt(hidden), 1/sqrt(hidden)) weights, forget-gate bias 1, from config.seed. Writes through
+  /// Graph::data, so call it before the graph is bound to an Engine.
+  void init_params();
+};
+
+/// A learnable synthetic task: each sequence gets a uniformly drawn class c, and every step is
+/// x_t = N(0, I) noise + 0.5 * pattern_c, with one fixed random N(0, I) pattern per class. The model must
+/// tell the class from the noisy sequence. Batch k is the same for every run with the same seed.
+class SequenceTask {
+ public:
+  explicit SequenceTask(const LstmConfig& config);
+  /// Fills the inputs (seq x [batch, input]) and one-hot targets of batch `k`.
+  void make_batch(uint64_t k, std::vector<std::vector<float>>& xs, std::vector<float>& targets) const;
+
+ private:
+  LstmConfig config_;
+  static constexpr float kSignal = 0.5f;  // pattern strength relative to the unit noise
+  std::vector<float> patterns_;          // [classes, input]: one fixed N(0, 1) pattern per class
+};
+
+}  // namespace corun::models

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Build StarPU 1.3.10 from Debian's source package with the caps corun needs.
+#
+# Why: Debian's libstarpu-dev was configured with 1.3.10's default --enable-maxcpus=auto, which took the
+# buildd's core count: 4 CPU workers and 2 NUMA nodes at most. Combined workers (our teams) share the worker
+# id space, so a manycore node needs maxcpus well above its core count (see docs/architecture.md).
+#
+# Result: a prefix outside the repository, reused when present:
+#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16
+# Prints that prefix on its last line of stdout. Everything else goes to stderr.
+set -euo pipefail
+
+STARPU_VERSION=1.3.10
+MAXCPUS=256
+MAXNUMANODES=16
+cache=${CORUN_CACHE:-$HOME/.cache/corun}
+prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES"
+stamp="$prefix/.corun-build-complete"
+
+log() { echo "[build-starpu] $*" >&2; }
+
+if [[ -f "$stamp" && -f "$prefix/lib/pkgconfig/starpu-1.3.pc" ]]; then
+  log "reusing $prefix"
+  echo "$prefix"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  log "error: needs root to add the deb-src entry and install build dependencies (run as root)"
+  exit 1
+fi
+
+# A deb-src entry of our own, mirroring the machine's Debian sources, so `apt-get source` works without
+# editing the system's files.
+src_list=/etc/apt/sources.list.d/corun-deb-src.sources
+if [[ ! -f "$src_list" ]]; then
+  log "adding $src_list"
+  cat > "$src_list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  apt-get update -q >&2
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# Build dependencies for a CPU-only build (configure is shipped, no autotools needed).
+apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-config libhwloc-dev >&2
+
+work="$cache/src"
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+log "apt-get source starpu"
+apt-get source --download-only -q "starpu=$STARPU_VERSION*" >&2 || apt-get source --download-only -q starpu >&2
+orig=$(ls starpu_"$STARPU_VERSION"*.orig.tar.* | head -n 1)
+tar xf "$orig"
+srcdir=$(find . -maxdepth 1 -type d -name "starpu-$STARPU_VERSION*" | head -n 1)
+cd "$srcdir"
+
+log "configure (maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
+./configure --prefix="$prefix" \
+  --enable-maxcpus="$MAXCPUS" --enable-maxnumanodes="$MAXNUMANODES" \
+  --disable-cuda --disable-opencl --disable-mpi --disable-fortran \
+  --disable-build-doc --disable-build-examples --disable-build-tests \
+  --disable-starpufft --disable-socl --disable-starpurm --disable-mlr \
+  --disable-gcc-extensions --disable-opengl-render --without-fxt >"$work/configure.log" 2>&1 \
+  || { log "configure failed, see $work/configure.log"; tail -n 30 "$work/configure.log" >&2; exit 1; }
+
+log "make -j$(nproc)"
+make -j"$(nproc)" >"$work/make.log" 2>&1 || { log "make failed, see $work/make.log"; tail -n 30 "$work/make.log" >&2; exit 1; }
+make install >"$work/install.log" 2>&1 || { log "make install failed, see $work/install.log"; exit 1; }
+
+grep -q "define STARPU_MAXCPUS $MAXCPUS" "$prefix/include/starpu/1.3/starpu_config.h" \
+  || { log "error: built StarPU does not have STARPU_MAXCPUS $MAXCPUS"; exit 1; }
+touch "$stamp"
+rm -rf "$work"
+log "done: $prefix"
+echo "$prefix"

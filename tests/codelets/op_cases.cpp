@@ -1,0 +1,190 @@
+// Builds the op case table. Shapes mix tiny, odd (1, 3, 17, 33, 65, 127) and moderately large sizes so
+// that splits hit empty members, partial alignment blocks and row boundaries inside a member's block.
+#include "op_cases.hpp"
+
+#include <utility>
+
+namespace corun::codelets::testing {
+namespace {
+
+using Shapes = std::vector<Shape>;
+
+std::string dims_str(const Shape& s) {
+  std::string out;
+  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
+  return out;
+}
+
+OpCaseSpec make(std::string name, OpKind kind, Shapes shapes, std::vector<Access> modes,
+            std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
+  OpCaseSpec c;
+  c.name = std::move(name);
+  c.call.kind = kind;
+  c.call.shapes = std::move(shapes);
+  c.call.modes = std::move(modes);
+  c.call.i = i;
+  c.call.f = f;
+  c.scale = scale;
+  return c;
+}
+
+constexpr Access R = Access::read;
+constexpr Access W = Access::write;
+constexpr Access RW = Access::readwrite;
+
+void matmul_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t sizes[][3] = {{1, 1, 1},    {1, 17, 3},    {3, 1, 17},   {17, 33, 1},  {65, 33, 17},
+                              {33, 65, 127}, {127, 3, 65}, {3, 300, 65}, {257, 33, 65}, {200, 300, 150}};
+  for (const auto& mnk : sizes)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (int acc = 0; acc < 2; ++acc) {
+          const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
+          const Shape a = ta ? Shape{k, m} : Shape{m, k};
+          const Shape b = tb ? Shape{n, k} : Shape{k, n};
+          std::string name = std::string("matmul_") + (ta ? 't' : 'n') + (tb ? 't' : 'n') + "_" +
+                             std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                             (acc ? "_acc" : "");
+          out.push_back(make(name, OpKind::matmul, {a, b, Shape{m, n}}, {R, R, acc ? RW : W}, {ta, tb, acc}));
+        }
+}
+
+const Shapes kElementwise = {Shape{1}, Shape{17}, Shape{3, 33}, Shape{65, 127}, Shape{2, 3, 17, 5},
+                             Shape{4099}};
+
+// Ops whose buffers all share one shape: `inputs` read buffers then one output.
+void same_shape_cases(std::vector<OpCaseSpec>& out, OpKind kind, const char* op, int inputs, float scale = 1.0f,
+                      const char* suffix = "") {
+  for (const Shape& s : kElementwise) {
+    Shapes shapes(static_cast<size_t>(inputs + 1), s);
+    std::vector<Access> modes(static_cast<size_t>(inputs), R);
+    modes.push_back(W);
+    out.push_back(make(std::string(op) + "_" + dims_str(s) + suffix, kind, shapes, modes, {}, 0.0f, scale));
+  }
+}
+
+void bias_add_cases(std::vector<OpCaseSpec>& out) {
+  const Shapes rows = {Shape{1, 33}, Shape{3, 17}, Shape{127, 65}, Shape{4, 5, 7}, Shape{17, 1}};
+  for (const Shape& a : rows) {
+    const Shape bias{a[a.rank - 1]};
+    out.push_back(make("add_bias_" + dims_str(a), OpKind::add, {a, bias, a}, {R, R, W}));
+  }
+}
+
+// One concat case and the matching split case.
+void concat_split_case(std::vector<OpCaseSpec>& out, int dim, const Shapes& parts, const Shape& whole) {
+  std::string name = "d" + std::to_string(dim);
+  for (const Shape& p : parts) name += "_" + dims_str(p);
+  Shapes cat = parts;
+  cat.push_back(whole);
+  std::vector<Access> cat_modes(parts.size(), R);
+  cat_modes.push_back(W);
+  out.push_back(make("concat_" + name, OpKind::concat, cat, cat_modes, {dim}));
+  Shapes spl = {whole};
+  spl.insert(spl.end(), parts.begin(), parts.end());
+  std::vector<Access> spl_modes(parts.size(), W);
+  spl_modes.insert(spl_modes.begin(), R);
+  out.push_back(make("split_" + name, OpKind::split, spl, spl_modes, {dim}));
+}
+
+void concat_split_cases(std::vector<OpCaseSpec>& out) {
+  concat_split_case(out, 0, {Shape{17}, Shape{33}}, Shape{50});
+  concat_split_case(out, 0, {Shape{2, 5}, Shape{3, 5}, Shape{1, 5}}, Shape{6, 5});
+  concat_split_case(out, 1, {Shape{3, 5}, Shape{3, 7}}, Shape{3, 12});
+  concat_split_case(out, 1, {Shape{65, 127}, Shape{65, 1}, Shape{65, 33}}, Shape{65, 161});
+  concat_split_case(out, 1, {Shape{2, 3, 4}, Shape{2, 5, 4}}, Shape{2, 8, 4});
+  concat_split_case(out, 3, {Shape{2, 3, 4, 5}, Shape{2, 3, 4, 1}}, Shape{2, 3, 4, 6});
+  concat_split_case(out, 0, {Shape{1, 127}, Shape{1, 127}}, Shape{2, 127});
+}
+
+// One slice case and the matching slice_grad case.
+void slice_case(std::vector<OpCaseSpec>& out, const Shape& x, int dim, int64_t start, int64_t len) {
+  Shape y = x;
+  y.dims[static_cast<size_t>(dim)] = len;
+  const std::string name = dims_str(x) + "_d" + std::to_string(dim) + "_" + std::to_string(start) + "_" +
+                           std::to_string(len);
+  out.push_back(make("slice_" + name, OpKind::slice, {x, y}, {R, W}, {dim, start, len}));
+  out.push_back(make("slice_grad_" + name, OpKind::slice_grad, {y, x}, {R, W}, {dim, start, len}));
+}
+
+void slice_cases(std::vector<OpCaseSpec>& out) {
+  slice_case(out, Shape{17}, 0, 3, 5);
+  slice_case(out, Shape{33, 65}, 1, 10, 33);
+  slice_case(out, Shape{33, 65}, 0, 0, 1);
+  slice_case(out, Shape{127, 3}, 0, 100, 27);
+  slice_case(out, Shape{3, 5, 7, 9}, 2, 2, 3);
+  slice_case(out, Shape{3, 5, 7, 9}, 3, 8, 1);
+  slice_case(out, Shape{4, 65}, 1, 0, 65);
+}
+
+// One sum case and the matching sum_grad case.
+void sum_case(std::vector<OpCaseSpec>& out, const Shape& x, int dim, float f) {
+  Shape y;
+  if (x.rank == 1) {
+    y = Shape{1};
+  } else {
+    int64_t dims[kMaxDims];
+    int n = 0;
+    for (int d = 0; d < x.rank; ++d)
+      if (d != dim) dims[n++] = x[d];
+    y = Shape::of(dims, n);
+  }
+  const std::string name = dims_str(x) + "_d" + std::to_string(dim) + (f == 1.0f ? "" : "_scaled");
+  out.push_back(make("sum_" + name, OpKind::sum, {x, y}, {R, W}, {dim}, f));
+  out.push_back(make("sum_grad_" + name, OpKind::sum_grad, {y, x}, {R, W}, {dim}, f));
+}
+
+void sum_cases(std::vector<OpCaseSpec>& out) {
+  sum_case(out, Shape{1}, 0, 1.0f);
+  sum_case(out, Shape{17}, 0, 1.0f);
+  sum_case(out, Shape{4099}, 0, 0.5f);
+  sum_case(out, Shape{33, 65}, 0, 1.0f);
+  sum_case(out, Shape{33, 65}, 1, 0.25f);
+  sum_case(out, Shape{3, 5, 7}, 0, 1.0f);
+  sum_case(out, Shape{3, 5, 7}, 1, 1.0f);
+  sum_case(out, Shape{3, 5, 7}, 2, 1.0f);
+  sum_case(out, Shape{2, 3, 4, 17}, 3, -2.0f);
+  sum_case(out, Shape{127, 1, 33}, 1, 1.0f);
+}
+
+void softmax_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t sizes[][2] = {{1, 1}, {1, 10}, {3, 17}, {64, 10}, {127, 65}, {33, 1000}};
+  for (const auto& bc : sizes)
+    for (const float scale : {1.0f, 100.0f}) {
+      const Shape z{bc[0], bc[1]}, l{bc[0]};
+      const std::string name = dims_str(z) + (scale == 1.0f ? "" : "_large");
+      out.push_back(make("softmax_xent_" + name, OpKind::softmax_xent, {z, z, z, l}, {R, R, W, W}, {}, 0.0f, scale));
+      out.push_back(make("softmax_xent_grad_" + name, OpKind::softmax_xent_grad, {z, z, l, z}, {R, R, R, W}));
+    }
+}
+
+void sgd_cases(std::vector<OpCaseSpec>& out) {
+  for (const Shape& s : kElementwise) out.push_back(make("sgd_" + dims_str(s), OpKind::sgd, {s, s}, {RW, R}, {}, 0.01f));
+}
+
+}  // namespace
+
+std::vector<OpCaseSpec> all_op_cases() {
+  std::vector<OpCaseSpec> out;
+  matmul_cases(out);
+  same_shape_cases(out, OpKind::add, "add", 2);
+  bias_add_cases(out);
+  same_shape_cases(out, OpKind::sub, "sub", 2);
+  same_shape_cases(out, OpKind::mul, "mul", 2);
+  same_shape_cases(out, OpKind::sigmoid, "sigmoid", 1);
+  same_shape_cases(out, OpKind::sigmoid, "sigmoid", 1, 200.0f, "_large");
+  same_shape_cases(out, OpKind::sigmoid_grad, "sigmoid_grad", 2);
+  same_shape_cases(out, OpKind::tanh, "tanh", 1);
+  same_shape_cases(out, OpKind::tanh, "tanh", 1, 200.0f, "_large");
+  same_shape_cases(out, OpKind::tanh_grad, "tanh_grad", 2);
+  same_shape_cases(out, OpKind::relu, "relu", 1);
+  same_shape_cases(out, OpKind::relu_grad, "relu_grad", 2);
+  concat_split_cases(out);
+  slice_cases(out);
+  sum_cases(out);
+  softmax_cases(out);
+  sgd_cases(out);
+  return out;
+}
+
+}  // namespace corun::codelets::testing

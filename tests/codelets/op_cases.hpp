@@ -1,0 +1,21 @@
+// The table of op cases test_ops runs: every op on several shapes (odd sizes included), matmul with every
+// transpose combination and accumulate on and off.
+#pragma once
+
+#include "codelets/op.hpp"
+
+#include <string>
+#include <vector>
+
+namespace corun::codelets::testing {
+
+struct OpCaseSpec {
+  std::string name;   ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
+  OpCall call;
+  float scale = 1.0f;  ///< inputs are uniform in [-scale, scale] (large scales probe overflow safety)
+};
+
+/// All cases, in a fixed order.
+std::vector<OpCaseSpec> all_op_cases();
+
+}  // namespace corun::codelets::testing

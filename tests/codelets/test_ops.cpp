@@ -1,0 +1,245 @@
+// test_ops — ggml test-backend-ops style check of every kernel.
+//
+// For each case of op_cases.cpp: the reference kernel and the fast kernel run as SPMD teams of several
+// widths (members called one after another, exactly what concurrent members compute). Checks: fast
+// agrees with reference (normalised MSE), every width is bitwise equal to width 1, no write outside a
+// buffer (guard bands) and every output element written (sentinel fill).
+#include "codelets/op.hpp"
+#include "op_cases.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace corun::codelets {
+namespace testing {
+
+// Failure messages name the case instead of dumping its bytes.
+void PrintTo(const OpCaseSpec& c, std::ostream* os) { *os << c.name; }
+
+}  // namespace testing
+namespace {
+
+using testing::OpCaseSpec;
+
+constexpr int64_t kGuard = 64;             // floats of guard band on each side of a buffer
+constexpr uint32_t kGuardBits = 0x7fa0dead;   // NaN payloads no kernel computes
+constexpr uint32_t kSentinelBits = 0x7fc0beef;
+const int kWidths[] = {1, 2, 3, 4, 8, 16};    // 3 and 16 add uneven splits and members with nothing to do
+
+float from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint32_t to_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+/// One buffer with guard bands: [guard | data | guard].
+struct GuardedBuffer {
+  std::vector<float> storage;
+  float* data() { return storage.data() + kGuard; }
+  int64_t size() const { return static_cast<int64_t>(storage.size()) - 2 * kGuard; }
+};
+
+/// Initial contents of every buffer; outputs (write mode) get the sentinel.
+std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
+  uint32_t seed = 2166136261u;  // FNV-1a of the name: a fixed, per-case seed
+  for (char ch : c.name) seed = (seed ^ static_cast<uint8_t>(ch)) * 16777619u;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-c.scale, c.scale);
+  std::vector<std::vector<float>> init;
+  for (int b = 0; b < c.call.nbuffers(); ++b) {
+    std::vector<float> v(static_cast<size_t>(numel(c.call, b)));
+    if (c.call.modes[static_cast<size_t>(b)] == Access::write)
+      std::fill(v.begin(), v.end(), from_bits(kSentinelBits));
+    else
+      for (float& x : v) x = dist(rng);
+    init.push_back(std::move(v));
+  }
+  return init;
+}
+
+/// Runs `kernel` as a team of `width` and stores every buffer's final contents in `result`. Reports
+/// guard-band damage and unwritten outputs as (fatal) test failures.
+void run_team(const OpCaseSpec& c, Kernel kernel, int width, const std::vector<std::vector<float>>& init,
+              std::vector<std::vector<float>>& result) {
+  std::vector<GuardedBuffer> bufs(init.size());
+  std::vector<float*> ptrs;
+  for (size_t b = 0; b < init.size(); ++b) {
+    bufs[b].storage.assign(init[b].size() + 2 * kGuard, from_bits(kGuardBits));
+    std::copy(init[b].begin(), init[b].end(), bufs[b].data());
+    ptrs.push_back(bufs[b].data());
+  }
+  for (int rank = 0; rank < width; ++rank) kernel(c.call, ptrs.data(), rank, width);
+
+  result.clear();
+  for (size_t b = 0; b < bufs.size(); ++b) {
+    const std::vector<float>& s = bufs[b].storage;
+    const int64_t n = bufs[b].size();
+    for (int64_t g = 0; g < kGuard; ++g) {
+      ASSERT_EQ(to_bits(s[static_cast<size_t>(g)]), kGuardBits) << "buffer " << b << " width " << width
+                                                                << ": write before the buffer";
+      ASSERT_EQ(to_bits(s[static_cast<size_t>(kGuard + n + g)]), kGuardBits)
+          << "buffer " << b << " width " << width << ": write after the buffer";
+    }
+    const float* data = s.data() + kGuard;
+    if (c.call.modes[b] != Access::read) {
+      for (int64_t e = 0; e < n; ++e) {
+        ASSERT_NE(to_bits(data[e]), kSentinelBits) << "buffer " << b << " width " << width << ": element "
+                                                   << e << " never written";
+        ASSERT_TRUE(std::isfinite(data[e])) << "buffer " << b << " width " << width << ": element " << e
+                                            << " is " << data[e];
+      }
+    } else {
+      EXPECT_EQ(std::memcmp(data, init[b].data(), init[b].size() * sizeof(float)), 0)
+          << "buffer " << b << " is read-only but was modified";
+    }
+    result.emplace_back(data, data + n);
+  }
+}
+
+/// Runs each member of a `width` team alone on fresh buffers and checks that the output elements the
+/// members write are disjoint and cover every output (each element written exactly once). A write is
+/// seen as a change from the initial contents; for readwrite buffers a write of the same value goes
+/// unseen, so those are only checked for overlap where a change is visible.
+void check_write_footprints(const OpCaseSpec& c, Kernel kernel, int width,
+                            const std::vector<std::vector<float>>& init) {
+  std::vector<std::vector<int>> owner(init.size());
+  for (size_t b = 0; b < init.size(); ++b) owner[b].assign(init[b].size(), -1);
+  for (int rank = 0; rank < width; ++rank) {
+    std::vector<std::vector<float>> bufs = init;
+    std::vector<float*> ptrs;
+    for (std::vector<float>& v : bufs) ptrs.push_back(v.data());
+    kernel(c.call, ptrs.data(), rank, width);
+    for (size_t b = 0; b < bufs.size(); ++b)
+      for (size_t e = 0; e < bufs[b].size(); ++e) {
+        if (to_bits(bufs[b][e]) == to_bits(init[b][e])) continue;
+        ASSERT_EQ(owner[b][e], -1) << "buffer " << b << " element " << e << " written by members " << owner[b][e]
+                                   << " and " << rank << " of " << width;
+        owner[b][e] = rank;
+      }
+  }
+  for (size_t b = 0; b < init.size(); ++b) {
+    if (c.call.modes[b] != Access::write) continue;
+    for (size_t e = 0; e < owner[b].size(); ++e)
+      ASSERT_NE(owner[b][e], -1) << "buffer " << b << " element " << e << " written by no member of " << width;
+  }
+}
+
+// Runs `kernel` at every width; returns the width-1 result after checking the others bitwise.
+std::vector<std::vector<float>> run_all_widths(const OpCaseSpec& c, Kernel kernel, const char* which,
+                                               const std::vector<std::vector<float>>& init) {
+  std::vector<std::vector<float>> base;
+  for (int width : kWidths) {
+    SCOPED_TRACE(std::string(which) + " kernel, width " + std::to_string(width));
+    std::vector<std::vector<float>> out;
+    run_team(c, kernel, width, init, out);
+    if (::testing::Test::HasFatalFailure()) return {};
+    check_write_footprints(c, kernel, width, init);
+    if (::testing::Test::HasFatalFailure()) return {};
+    if (width == 1) {
+      base = std::move(out);
+      continue;
+    }
+    for (size_t b = 0; b < out.size(); ++b)
+      EXPECT_EQ(std::memcmp(out[b].data(), base[b].data(), out[b].size() * sizeof(float)), 0)
+          << which << " buffer " << b << " differs bitwise between width 1 and width " << width;
+  }
+  return base;
+}
+
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0.0, norm = 0.0;
+  for (size_t e = 0; e < want.size(); ++e) {
+    const double d = static_cast<double>(got[e]) - want[e];
+    err += d * d;
+    norm += static_cast<double>(want[e]) * want[e];
+  }
+  return norm == 0.0 ? err : err / norm;
+}
+
+double max_rel_err(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0.0, scale = 0.0;
+  for (size_t e = 0; e < want.size(); ++e) {
+    err = std::max(err, std::fabs(static_cast<double>(got[e]) - want[e]));
+    scale = std::max(scale, std::fabs(static_cast<double>(want[e])));
+  }
+  return scale == 0.0 ? err : err / scale;
+}
+
+class OpCase : public ::testing::TestWithParam<OpCaseSpec> {
+ protected:
+  static void SetUpTestSuite() { openblas_set_num_threads(1); }  // the engine runs BLAS single-threaded
+};
+
+TEST_P(OpCase, Matches) {
+  const OpCaseSpec& c = GetParam();
+  const OpInfo& info = op_info(c.call.kind);
+  const std::vector<std::vector<float>> init = make_inputs(c);
+  const std::vector<std::vector<float>> ref = run_all_widths(c, info.ref, "ref", init);
+  if (HasFatalFailure()) return;
+  const std::vector<std::vector<float>> fast = run_all_widths(c, info.fast, "fast", init);
+  if (HasFatalFailure()) return;
+  for (size_t b = 0; b < init.size(); ++b) {
+    if (c.call.modes[b] == Access::read) continue;
+    EXPECT_LT(nmse(fast[b], ref[b]), 1e-10) << "fast vs ref, buffer " << b;
+    if (c.call.kind == OpKind::matmul) {
+      EXPECT_LT(max_rel_err(fast[b], ref[b]), 1e-5) << "fast vs ref, max error";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpCase, ::testing::ValuesIn(testing::all_op_cases()),
+                         [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
+
+TEST(KernelTable, EveryKindHasItsKernels) {
+  const char* names[] = {"matmul", "add",        "sub",        "mul",          "sigmoid",      "sigmoid_grad",
+                         "tanh",   "tanh_grad",  "relu",       "relu_grad",    "concat",       "split",
+                         "slice",  "slice_grad", "sum",        "sum_grad",     "softmax_xent", "softmax_xent_grad",
+                         "sgd"};
+  static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
+  for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
+    const OpInfo& info = op_info(static_cast<OpKind>(k));
+    EXPECT_STREQ(info.name, names[k]);
+    EXPECT_NE(info.ref, nullptr);
+    EXPECT_NE(info.fast, nullptr);
+    EXPECT_GE(info.max_width, 1);
+  }
+}
+
+TEST(KernelTableDeathTest, InvalidKindAborts) {
+  EXPECT_DEATH(op_info(OpKind::count_), "invalid op kind");
+}
+
+TEST(SplitRange, PartitionsAlignedAndBalanced) {
+  for (int64_t n : {0, 1, 15, 16, 17, 100, 1000, 4099})
+    for (int width : {1, 2, 3, 4, 8, 16, 256})
+      for (int64_t align : {1, 16}) {
+        int64_t next = 0;
+        for (int rank = 0; rank < width; ++rank) {
+          const Range r = split_range(n, rank, width, align);
+          ASSERT_EQ(r.begin, next) << n << " " << width << " " << align << " rank " << rank;
+          ASSERT_LE(r.begin, r.end);
+          ASSERT_TRUE(r.begin % align == 0 || r.begin == n);
+          // Balanced: no member gets more than one alignment block above an even share.
+          ASSERT_LE(r.size(), ((n + align - 1) / align + width - 1) / width * align);
+          next = r.end;
+        }
+        ASSERT_EQ(next, n);
+      }
+}
+
+}  // namespace
+}  // namespace corun::codelets
