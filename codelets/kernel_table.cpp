@@ -26,6 +26,7 @@ namespace {
 // softmax rows) simply leave members with an empty range idle when the tensor is small.
 constexpr int kWide = 256;
 
+// clang-format off
 #define CORUN_OP(op) OpInfo{#op, &op##_ref, &op##_fast, kWide}
 
 // Indexed by OpKind; the order must follow the enum exactly (checked by the static_assert and the tests).
@@ -38,6 +39,7 @@ const OpInfo kTable[] = {
 };
 
 #undef CORUN_OP
+// clang-format on
 
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == static_cast<size_t>(OpKind::count_),
               "kernel table must have one entry per OpKind");

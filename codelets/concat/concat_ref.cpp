@@ -9,13 +9,15 @@ void concat_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const Shape& sy = call.shapes[static_cast<size_t>(nx)];
   const int64_t inner = sy.inner(dim);
   const int64_t row_y = sy[dim] * inner;
+  // Elements per outer row of buffer b's piece.
+  auto piece = [&](int b) { return call.shapes[static_cast<size_t>(b)][dim] * inner; };
   const Range r = split_range(sy.numel(), rank, width);
   for (int64_t e = r.begin; e < r.end; ++e) {
     const int64_t row = e / row_y;
     int64_t col = e % row_y;
     int x = 0;
-    while (col >= call.shapes[static_cast<size_t>(x)][dim] * inner) col -= call.shapes[static_cast<size_t>(x++)][dim] * inner;
-    const int64_t row_x = call.shapes[static_cast<size_t>(x)][dim] * inner;
+    while (col >= piece(x)) col -= piece(x++);
+    const int64_t row_x = piece(x);
     buf[nx][e] = buf[x][row * row_x + col];
   }
 }

@@ -7,7 +7,8 @@ namespace corun::codelets {
 
 void tanh_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const Range r = split_range(numel(call, 1), rank, width);
-  for (int64_t e = r.begin; e < r.end; ++e) buf[1][e] = static_cast<float>(std::tanh(static_cast<double>(buf[0][e])));
+  for (int64_t e = r.begin; e < r.end; ++e)
+    buf[1][e] = static_cast<float>(std::tanh(static_cast<double>(buf[0][e])));
 }
 
 void tanh_grad_ref(const OpCall& call, float* const* buf, int rank, int width) {

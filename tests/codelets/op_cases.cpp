@@ -16,7 +16,7 @@ std::string dims_str(const Shape& s) {
 }
 
 OpCaseSpec make(std::string name, OpKind kind, Shapes shapes, std::vector<Access> modes,
-            std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
+                std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
   OpCaseSpec c;
   c.name = std::move(name);
   c.call.kind = kind;
@@ -33,7 +33,7 @@ constexpr Access W = Access::write;
 constexpr Access RW = Access::readwrite;
 
 void matmul_cases(std::vector<OpCaseSpec>& out) {
-  const int64_t sizes[][3] = {{1, 1, 1},    {1, 17, 3},    {3, 1, 17},   {17, 33, 1},  {65, 33, 17},
+  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 3},   {3, 1, 17},   {17, 33, 1},   {65, 33, 17},
                               {33, 65, 127}, {127, 3, 65}, {3, 300, 65}, {257, 33, 65}, {200, 300, 150}};
   for (const auto& mnk : sizes)
     for (int ta = 0; ta < 2; ++ta)
@@ -49,12 +49,12 @@ void matmul_cases(std::vector<OpCaseSpec>& out) {
         }
 }
 
-const Shapes kElementwise = {Shape{1}, Shape{17}, Shape{3, 33}, Shape{65, 127}, Shape{2, 3, 17, 5},
-                             Shape{4099}};
+const Shapes kElementwise = {Shape{1},       Shape{17},          Shape{3, 33},
+                             Shape{65, 127}, Shape{2, 3, 17, 5}, Shape{4099}};
 
 // Ops whose buffers all share one shape: `inputs` read buffers then one output.
-void same_shape_cases(std::vector<OpCaseSpec>& out, OpKind kind, const char* op, int inputs, float scale = 1.0f,
-                      const char* suffix = "") {
+void same_shape_cases(std::vector<OpCaseSpec>& out, OpKind kind, const char* op, int inputs,
+                      float scale = 1.0f, const char* suffix = "") {
   for (const Shape& s : kElementwise) {
     Shapes shapes(static_cast<size_t>(inputs + 1), s);
     std::vector<Access> modes(static_cast<size_t>(inputs), R);
@@ -101,8 +101,8 @@ void concat_split_cases(std::vector<OpCaseSpec>& out) {
 void slice_case(std::vector<OpCaseSpec>& out, const Shape& x, int dim, int64_t start, int64_t len) {
   Shape y = x;
   y.dims[static_cast<size_t>(dim)] = len;
-  const std::string name = dims_str(x) + "_d" + std::to_string(dim) + "_" + std::to_string(start) + "_" +
-                           std::to_string(len);
+  const std::string name =
+      dims_str(x) + "_d" + std::to_string(dim) + "_" + std::to_string(start) + "_" + std::to_string(len);
   out.push_back(make("slice_" + name, OpKind::slice, {x, y}, {R, W}, {dim, start, len}));
   out.push_back(make("slice_grad_" + name, OpKind::slice_grad, {y, x}, {R, W}, {dim, start, len}));
 }
@@ -153,13 +153,15 @@ void softmax_cases(std::vector<OpCaseSpec>& out) {
     for (const float scale : {1.0f, 100.0f}) {
       const Shape z{bc[0], bc[1]}, l{bc[0]};
       const std::string name = dims_str(z) + (scale == 1.0f ? "" : "_large");
-      out.push_back(make("softmax_xent_" + name, OpKind::softmax_xent, {z, z, z, l}, {R, R, W, W}, {}, 0.0f, scale));
+      out.push_back(
+          make("softmax_xent_" + name, OpKind::softmax_xent, {z, z, z, l}, {R, R, W, W}, {}, 0.0f, scale));
       out.push_back(make("softmax_xent_grad_" + name, OpKind::softmax_xent_grad, {z, z, l, z}, {R, R, R, W}));
     }
 }
 
 void sgd_cases(std::vector<OpCaseSpec>& out) {
-  for (const Shape& s : kElementwise) out.push_back(make("sgd_" + dims_str(s), OpKind::sgd, {s, s}, {RW, R}, {}, 0.01f));
+  for (const Shape& s : kElementwise)
+    out.push_back(make("sgd_" + dims_str(s), OpKind::sgd, {s, s}, {RW, R}, {}, 0.01f));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 namespace corun::codelets::testing {
 
 struct OpCaseSpec {
-  std::string name;   ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
+  std::string name;  ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
   OpCall call;
   float scale = 1.0f;  ///< inputs are uniform in [-scale, scale] (large scales probe overflow safety)
 };

@@ -29,10 +29,10 @@ namespace {
 
 using testing::OpCaseSpec;
 
-constexpr int64_t kGuard = 64;             // floats of guard band on each side of a buffer
-constexpr uint32_t kGuardBits = 0x7fa0dead;   // NaN payloads no kernel computes
+constexpr int64_t kGuard = 64;               // floats of guard band on each side of a buffer
+constexpr uint32_t kGuardBits = 0x7fa0dead;  // NaN payloads no kernel computes
 constexpr uint32_t kSentinelBits = 0x7fc0beef;
-const int kWidths[] = {1, 2, 3, 4, 8, 16};    // 3 and 16 add uneven splits and members with nothing to do
+const int kWidths[] = {1, 2, 3, 4, 8, 16};  // 3 and 16 add uneven splits and members with nothing to do
 
 float from_bits(uint32_t bits) {
   float f;
@@ -89,18 +89,18 @@ void run_team(const OpCaseSpec& c, Kernel kernel, int width, const std::vector<s
     const std::vector<float>& s = bufs[b].storage;
     const int64_t n = bufs[b].size();
     for (int64_t g = 0; g < kGuard; ++g) {
-      ASSERT_EQ(to_bits(s[static_cast<size_t>(g)]), kGuardBits) << "buffer " << b << " width " << width
-                                                                << ": write before the buffer";
+      ASSERT_EQ(to_bits(s[static_cast<size_t>(g)]), kGuardBits)
+          << "buffer " << b << " width " << width << ": write before the buffer";
       ASSERT_EQ(to_bits(s[static_cast<size_t>(kGuard + n + g)]), kGuardBits)
           << "buffer " << b << " width " << width << ": write after the buffer";
     }
     const float* data = s.data() + kGuard;
     if (c.call.modes[b] != Access::read) {
       for (int64_t e = 0; e < n; ++e) {
-        ASSERT_NE(to_bits(data[e]), kSentinelBits) << "buffer " << b << " width " << width << ": element "
-                                                   << e << " never written";
-        ASSERT_TRUE(std::isfinite(data[e])) << "buffer " << b << " width " << width << ": element " << e
-                                            << " is " << data[e];
+        ASSERT_NE(to_bits(data[e]), kSentinelBits)
+            << "buffer " << b << " width " << width << ": element " << e << " never written";
+        ASSERT_TRUE(std::isfinite(data[e]))
+            << "buffer " << b << " width " << width << ": element " << e << " is " << data[e];
       }
     } else {
       EXPECT_EQ(std::memcmp(data, init[b].data(), init[b].size() * sizeof(float)), 0)
@@ -126,15 +126,16 @@ void check_write_footprints(const OpCaseSpec& c, Kernel kernel, int width,
     for (size_t b = 0; b < bufs.size(); ++b)
       for (size_t e = 0; e < bufs[b].size(); ++e) {
         if (to_bits(bufs[b][e]) == to_bits(init[b][e])) continue;
-        ASSERT_EQ(owner[b][e], -1) << "buffer " << b << " element " << e << " written by members " << owner[b][e]
-                                   << " and " << rank << " of " << width;
+        ASSERT_EQ(owner[b][e], -1) << "buffer " << b << " element " << e << " written by members "
+                                   << owner[b][e] << " and " << rank << " of " << width;
         owner[b][e] = rank;
       }
   }
   for (size_t b = 0; b < init.size(); ++b) {
     if (c.call.modes[b] != Access::write) continue;
     for (size_t e = 0; e < owner[b].size(); ++e)
-      ASSERT_NE(owner[b][e], -1) << "buffer " << b << " element " << e << " written by no member of " << width;
+      ASSERT_NE(owner[b][e], -1) << "buffer " << b << " element " << e << " written by no member of "
+                                 << width;
   }
 }
 
@@ -205,9 +206,9 @@ INSTANTIATE_TEST_SUITE_P(Ops, OpCase, ::testing::ValuesIn(testing::all_op_cases(
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 
 TEST(KernelTable, EveryKindHasItsKernels) {
-  const char* names[] = {"matmul", "add",        "sub",        "mul",          "sigmoid",      "sigmoid_grad",
-                         "tanh",   "tanh_grad",  "relu",       "relu_grad",    "concat",       "split",
-                         "slice",  "slice_grad", "sum",        "sum_grad",     "softmax_xent", "softmax_xent_grad",
+  const char* names[] = {"matmul", "add",        "sub",  "mul",       "sigmoid",      "sigmoid_grad",
+                         "tanh",   "tanh_grad",  "relu", "relu_grad", "concat",       "split",
+                         "slice",  "slice_grad", "sum",  "sum_grad",  "softmax_xent", "softmax_xent_grad",
                          "sgd"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
@@ -219,9 +220,7 @@ TEST(KernelTable, EveryKindHasItsKernels) {
   }
 }
 
-TEST(KernelTableDeathTest, InvalidKindAborts) {
-  EXPECT_DEATH(op_info(OpKind::count_), "invalid op kind");
-}
+TEST(KernelTableDeathTest, InvalidKindAborts) { EXPECT_DEATH(op_info(OpKind::count_), "invalid op kind"); }
 
 TEST(SplitRange, PartitionsAlignedAndBalanced) {
   for (int64_t n : {0, 1, 15, 16, 17, 100, 1000, 4099})
