@@ -10,7 +10,6 @@
 #include <corun/npy.hpp>
 
 #include "core/base/check.hpp"
-#include "sched/registry.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -89,11 +88,6 @@ int train(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
     return 2;
-  }
-
-  if (const char* s = std::getenv("CORUN_SCHED"); s && std::string(s) == "help") {
-    std::fputs(sched::policy_help().c_str(), stdout);
-    return 0;
   }
 
   models::Lstm model(cfg);

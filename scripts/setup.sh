@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Sets up everything corun needs on a Debian 12 machine (as root) and builds it.
+#
+#   scripts/setup.sh [system|source]     builds into build/<flavour>, prints that directory last
+#
+# Flavour (which StarPU to build against), in order of precedence: the argument, $CORUN_STARPU, or auto:
+#   system  Debian's libstarpu-dev (capped at 4 CPU workers and 2 NUMA nodes)
+#   source  StarPU 1.3.10 built from Debian's source package with maxcpus 256 / maxnumanodes 16
+#           (scripts/build-starpu.sh; cached in ${CORUN_CACHE:-~/.cache/corun})
+#   auto    system when the machine's cores plus the teams we create fit in its caps, source otherwise
+# Idempotent: packages already installed and a StarPU build already cached are reused.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+log() { echo "[setup] $*" >&2; }
+
+flavour=${1:-${CORUN_STARPU:-auto}}
+case "$flavour" in
+  auto|system|source) ;;
+  *) log "error: StarPU flavour '$flavour' is not one of auto, system, source (argument or CORUN_STARPU)"; exit 2 ;;
+esac
+
+packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
+          libgtest-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    log "error: missing Debian packages (${missing[*]}); run as root or install them: apt-get install ${missing[*]}"
+    exit 1
+  fi
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [[ "$flavour" == auto ]]; then
+  # A machine of n cores needs n worker ids plus up to n-1 ids for aligned power-of-two teams.
+  cores=$(nproc)
+  numa=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+  ((numa > 0)) || numa=1
+  sys_cpus=$(sed -n 's/^#define STARPU_MAXCPUS \([0-9]*\).*/\1/p' /usr/include/starpu/1.3/starpu_config.h)
+  sys_numa=$(sed -n 's/^#define STARPU_MAXNUMANODES \([0-9]*\).*/\1/p' /usr/include/starpu/1.3/starpu_config.h)
+  if ((2 * cores <= sys_cpus && numa <= sys_numa)); then flavour=system; else flavour=source; fi
+  log "auto: $cores cores, $numa NUMA node(s), Debian StarPU caps $sys_cpus CPUs / $sys_numa NUMA -> $flavour"
+fi
+
+pkgpath=
+if [[ "$flavour" == source ]]; then
+  prefix=$("$here/build-starpu.sh" | tail -n 1)
+  pkgpath="$prefix/lib/pkgconfig"
+fi
+
+build="$root/build/$flavour"
+log "configuring and building corun in $build (StarPU: $flavour)"
+PKG_CONFIG_PATH="$pkgpath${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 \
+  || { mkdir -p "$build"; cat "$build.configure.log" >&2; log "error: cmake configure failed"; exit 1; }
+cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 \
+  || { tail -n 60 "$build.build.log" >&2; log "error: build failed (full log: $build.build.log)"; exit 1; }
+log "built $build"
+echo "$build"
