@@ -35,6 +35,10 @@ class Args {
   std::map<std::string, std::string> values_;
 };
 
+/// CORUN_SCHED=help: prints every policy with its description and returns true (the command then exits 0,
+/// after its arguments were parsed, so usage errors still win).
+bool policy_help_requested();
+
 /// "  --iters N   iterations to run" lines for the usage text.
 std::string describe(const std::vector<FlagSpec>& specs);
 

@@ -22,6 +22,7 @@ int info(int argc, char** argv) {
     std::fprintf(stderr, "corun info: %s\nusage: corun info\n", e.what());
     return 2;
   }
+  if (policy_help_requested()) return 0;
   std::printf("cpu          %s (nproc %d)\n", machine::cpu_model().c_str(), machine::nproc());
   std::printf("topology     %s\n", machine::topology_summary().c_str());
   std::printf("affinity     %s (process mask)\n", machine::affinity_list().c_str());

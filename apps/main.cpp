@@ -4,8 +4,6 @@
 
 #include <corun/error.hpp>
 
-#include "sched/registry.hpp"
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +22,6 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
-  }
-  // CORUN_SCHED=help lists the policies and stops, like STARPU_SCHED=help, but with exit code 0.
-  if (const char* s = std::getenv("CORUN_SCHED"); s && !std::strcmp(s, "help")) {
-    std::fputs(corun::sched::policy_help().c_str(), stdout);
-    return 0;
   }
   try {
     if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);

@@ -89,6 +89,7 @@ int train(int argc, char** argv) {
     std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
     return 2;
   }
+  if (policy_help_requested()) return 0;
 
   models::Lstm model(cfg);
   model.init_params();

@@ -2,6 +2,7 @@
 
 #include "core/base/check.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -16,10 +17,12 @@ std::optional<std::string> get(const char* name) {
 std::optional<long> get_int(const char* name, long min, long max) {
   auto v = get(name);
   if (!v) return std::nullopt;
+  // strtol alone would accept leading blanks and '+': only an optional '-' and digits are an integer here.
+  const bool starts_ok = std::isdigit(static_cast<unsigned char>((*v)[0])) || (*v)[0] == '-';
   errno = 0;
   char* end = nullptr;
   const long x = std::strtol(v->c_str(), &end, 10);
-  CORUN_CHECK(errno == 0 && end != v->c_str() && *end == '\0' && x >= min && x <= max, Status::invalid_config,
+  CORUN_CHECK(starts_ok && errno == 0 && end != v->c_str() && *end == '\0' && x >= min && x <= max, Status::invalid_config,
               name << "='" << *v << "' is not an integer in [" << min << ", " << max << "]");
   return x;
 }

@@ -54,7 +54,8 @@ void save_npy(const std::string& path, const Shape& shape, const float* data) {
   CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "save_npy '" << path << "': empty shape");
   std::ostringstream dict;
   dict << "{'descr': '<f4', 'fortran_order': False, 'shape': (";
-  for (int i = 0; i < shape.rank; ++i) dict << shape[i] << (shape.rank == 1 || i + 1 < shape.rank ? ", " : "");
+  // NumPy's own spelling: "(5,)" for 1-D, "(2, 3)" otherwise.
+  for (int i = 0; i < shape.rank; ++i) dict << shape[i] << (shape.rank == 1 ? "," : i + 1 < shape.rank ? ", " : "");
   dict << "), }";
   std::string header = dict.str();
   // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64, '\n' last.

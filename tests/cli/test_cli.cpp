@@ -1,0 +1,658 @@
+// The corun executable end to end: usage errors (exit 2), configuration errors (exit 1), a tiny training run
+// with JSON / .npy output and --load, and `corun info`.
+#include <corun/error.hpp>
+#include <corun/npy.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CORUN_EXE
+#error "CORUN_EXE must be defined to the path of the corun executable"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+struct Result {
+  int code = -1;  // exit status, or -1 if the process did not exit normally
+  std::string out, err;
+  std::string cmd;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "command: " << r.cmd << "\nexit: " << r.code << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n"
+            << r.err;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/corun_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!HasFailure()) fs::remove_all(dir_, ec);  // kept for inspection when a test failed
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Runs corun with `args` in the temp dir. `env` are extra NAME=value settings; CORUN_SCHED and STARPU_SCHED
+  // from the caller's environment are removed so each test controls the policy.
+  Result run(const std::string& args, const std::string& env = "") {
+    Result r;
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    r.cmd = "cd " + shell_quote(dir_) + " && env -u CORUN_SCHED -u STARPU_SCHED " + env + " " + shell_quote(CORUN_EXE) +
+            " " + args;
+    const std::string full = r.cmd + " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+    const int status = std::system(full.c_str());
+    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  std::string dir_;
+};
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+#define EXPECT_HAS(text, part) EXPECT_TRUE(contains((text), (part))) << "'" << (part) << "' not found in:\n" << (text)
+
+const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1";
+
+// ------------------------------------------------------------------------------------------ usage: exit 2
+
+TEST_F(Cli, NoCommandIsUsageError) {
+  const Result r = run("");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "usage: corun <command>");
+}
+
+TEST_F(Cli, TopLevelHelp) {
+  for (const char* h : {"--help", "-h"}) {
+    const Result r = run(h);
+    EXPECT_EQ(r.code, 0) << r;
+    EXPECT_HAS(r.out, "usage: corun <command>");
+    EXPECT_HAS(r.out, "train");
+    EXPECT_HAS(r.out, "info");
+  }
+}
+
+TEST_F(Cli, UnknownCommand) {
+  const Result r = run("frobnicate --model lstm");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "unknown command 'frobnicate'");
+  EXPECT_HAS(r.err, "usage: corun <command>");
+}
+
+TEST_F(Cli, UnknownFlag) {
+  const Result r = run("train --model lstm --bogus 3");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "unknown argument '--bogus'");
+  EXPECT_HAS(r.err, "usage: corun train");
+  EXPECT_HAS(r.err, "--iters");  // the flag list
+  // Positional junk is not silently ignored either.
+  const Result r2 = run("train --model lstm extra");
+  EXPECT_EQ(r2.code, 2) << r2;
+  EXPECT_HAS(r2.err, "'extra'");
+}
+
+TEST_F(Cli, MissingValue) {
+  const Result r = run("train --model lstm --iters");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "--iters needs a value");
+  EXPECT_HAS(r.err, "usage: corun train");
+  const Result r2 = run("train --model");
+  EXPECT_EQ(r2.code, 2) << r2;
+  EXPECT_HAS(r2.err, "--model needs a value");
+}
+
+TEST_F(Cli, NonPositiveOrMalformedSizes) {
+  for (const char* bad : {"--hidden 0", "--iters -1", "--batch abc", "--seq 1.5", "--layers 3x",
+                          "--iters=", "--hidden 99999999999999999999", "--lr 0", "--lr -0.1", "--lr nan"}) {
+    SCOPED_TRACE(bad);
+    const Result r = run(std::string("train --model lstm ") + bad);
+    EXPECT_EQ(r.code, 2) << r;
+    EXPECT_HAS(r.err, "needs a positive");
+    EXPECT_HAS(r.err, "usage: corun train");
+  }
+}
+
+TEST_F(Cli, OtherUsageErrors) {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"train --model gru", "unknown model 'gru'"}, Case{"train --iters 1", "--model is required"},
+        Case{"train --model lstm --size huge", "--size must be small, medium or large"},
+        Case{"train --model lstm --iters 1 --iters 2", "--iters given twice"},
+        Case{"train --model lstm --help=yes", "--help takes no value"},
+        Case{"info --bogus", "unknown argument '--bogus'"}}) {
+    SCOPED_TRACE(c.args);
+    const Result r = run(c.args);
+    EXPECT_EQ(r.code, 2) << r;
+    EXPECT_HAS(r.err, c.message);
+  }
+}
+
+TEST_F(Cli, TrainHelp) {
+  const Result r = run("train --help");
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "usage: corun train");
+  for (const char* flag : {"--model", "--size", "--layers", "--batch", "--seq", "--hidden", "--iters", "--lr", "--seed",
+                           "--json", "--save", "--load", "--dump-grads"})
+    EXPECT_HAS(r.out, flag);
+  EXPECT_TRUE(r.err.empty()) << r;
+  const Result ri = run("info --help");
+  EXPECT_EQ(ri.code, 0) << ri;
+  EXPECT_HAS(ri.out, "usage: corun info");
+}
+
+// ------------------------------------------------------------------------- configuration errors: exit 1
+
+TEST_F(Cli, UnknownPolicy) {
+  const Result r = run("train " + kTiny, "CORUN_SCHED=nosuch CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_SCHED='nosuch'");
+  for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.err, name);
+  EXPECT_FALSE(contains(r.out, "| iterations |")) << r;
+}
+
+TEST_F(Cli, UnknownPolicyFromStarpuSched) {
+  const Result r = run("train " + kTiny, "STARPU_SCHED=nosuch CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "STARPU_SCHED='nosuch'");
+  EXPECT_HAS(r.err, "lws");
+}
+
+TEST_F(Cli, PolicyHelp) {
+  const Result r = run("train " + kTiny, "CORUN_SCHED=help");
+  EXPECT_EQ(r.code, 0) << r;
+  for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.out, std::string("  ") + name + "\t");
+  EXPECT_HAS(r.out, "default: lws");
+  EXPECT_FALSE(contains(r.out, "| iterations |")) << "help must not train\n" << r;
+}
+
+TEST_F(Cli, ConflictingPolicies) {
+  const Result r = run("train " + kTiny, "CORUN_SCHED=eager STARPU_SCHED=lws CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_SCHED=eager");
+  EXPECT_HAS(r.err, "STARPU_SCHED=lws");
+}
+
+TEST_F(Cli, MalformedEnvironment) {
+  const Result r = run("train " + kTiny, "CORUN_KERNELS=turbo CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_KERNELS='turbo'");
+  EXPECT_HAS(r.err, "fast, ref");
+  const Result q = run("train " + kTiny, "CORUN_QUIET=yes");
+  EXPECT_EQ(q.code, 1) << q;
+  EXPECT_HAS(q.err, "CORUN_QUIET='yes'");
+}
+
+// -------------------------------------------------------------------------------------- a minimal JSON
+
+// Just enough JSON to check the result file strictly (RFC 8259 syntax, no extensions).
+struct Json {
+  enum class Type { null, boolean, number, string, array, object } type = Type::null;
+  bool b = false;
+  double num = 0.0;
+  std::string str;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  const Json* get(const std::string& key) const {
+    for (const auto& [k, v] : members)
+      if (k == key) return &v;
+    return nullptr;
+  }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& s) : s_(s) {}
+  // Parses one value followed only by whitespace; sets error() otherwise.
+  Json parse() {
+    Json v = value();
+    ws();
+    if (err_.empty() && p_ != s_.size()) fail("trailing text");
+    return v;
+  }
+  const std::string& error() const { return err_; }
+
+ private:
+  void fail(const std::string& why) {
+    if (err_.empty()) err_ = why + " at offset " + std::to_string(p_);
+    p_ = s_.size();
+  }
+  void ws() {
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\t' || s_[p_] == '\r')) ++p_;
+  }
+  bool eat(char c) {
+    ws();
+    if (p_ < s_.size() && s_[p_] == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  bool literal(const char* w) {
+    const std::string lit(w);
+    if (s_.compare(p_, lit.size(), lit) == 0) {
+      p_ += lit.size();
+      return true;
+    }
+    return false;
+  }
+  std::string string() {
+    std::string r;
+    if (!eat('"')) {
+      fail("expected a string");
+      return r;
+    }
+    while (p_ < s_.size() && s_[p_] != '"') {
+      const char c = s_[p_++];
+      if (static_cast<unsigned char>(c) < 0x20) {
+        fail("control character in a string");
+        return r;
+      }
+      if (c != '\\') {
+        r += c;
+        continue;
+      }
+      if (p_ >= s_.size()) break;
+      const char e = s_[p_++];
+      if (e == 'u') {
+        if (p_ + 4 > s_.size()) break;
+        r += static_cast<char>(std::stoi(s_.substr(p_, 4), nullptr, 16));
+        p_ += 4;
+      } else if (std::string("\"\\/bfnrt").find(e) != std::string::npos) {
+        r += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+      } else {
+        fail("bad escape");
+        return r;
+      }
+    }
+    if (p_ >= s_.size()) {
+      fail("unterminated string");
+      return r;
+    }
+    ++p_;
+    return r;
+  }
+  Json value() {
+    Json v;
+    ws();
+    if (p_ >= s_.size()) {
+      fail("unexpected end");
+      return v;
+    }
+    const char c = s_[p_];
+    if (c == '{') {
+      ++p_;
+      v.type = Json::Type::object;
+      if (eat('}')) return v;
+      do {
+        std::string k = string();
+        if (!eat(':')) fail("expected ':'");
+        v.members.emplace_back(k, value());
+      } while (err_.empty() && eat(','));
+      if (!eat('}')) fail("expected '}'");
+    } else if (c == '[') {
+      ++p_;
+      v.type = Json::Type::array;
+      if (eat(']')) return v;
+      do v.items.push_back(value());
+      while (err_.empty() && eat(','));
+      if (!eat(']')) fail("expected ']'");
+    } else if (c == '"') {
+      v.type = Json::Type::string;
+      v.str = string();
+    } else if (literal("true") || literal("false")) {
+      v.type = Json::Type::boolean;
+      v.b = s_[p_ - 1] == 'e' && s_[p_ - 2] == 'u';
+    } else if (literal("null")) {
+      v.type = Json::Type::null;
+    } else {
+      // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+      const size_t start = p_;
+      auto digits = [&] {
+        const size_t d = p_;
+        while (p_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_]))) ++p_;
+        return p_ > d;
+      };
+      if (p_ < s_.size() && s_[p_] == '-') ++p_;
+      if (p_ < s_.size() && s_[p_] == '0')
+        ++p_;
+      else if (!digits()) {
+        fail("bad value");
+        return v;
+      }
+      if (p_ < s_.size() && s_[p_] == '.') {
+        ++p_;
+        if (!digits()) fail("bad fraction");
+      }
+      if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
+        ++p_;
+        if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
+        if (!digits()) fail("bad exponent");
+      }
+      v.type = Json::Type::number;
+      v.num = std::strtod(s_.substr(start, p_ - start).c_str(), nullptr);
+    }
+    return v;
+  }
+
+  const std::string s_;
+  size_t p_ = 0;
+  std::string err_;
+};
+
+TEST(CliJsonParser, SelfCheck) {
+  JsonParser ok(R"({"a":[1,-2.5e3,0.25],"b":{"c":"x\"y\u0041"},"d":true,"e":null})");
+  const Json j = ok.parse();
+  ASSERT_TRUE(ok.error().empty()) << ok.error();
+  ASSERT_NE(j.get("b"), nullptr);
+  EXPECT_EQ(j.get("b")->get("c")->str, "x\"yA");
+  EXPECT_EQ(j.get("a")->items[1].num, -2500.0);
+  EXPECT_TRUE(j.get("d")->b);
+  for (const char* bad : {"{\"a\":1,}", "{\"a\" 1}", "[01]", "{\"a\":nan}", "[1] x", "{\"a\":\"x"}) {
+    JsonParser p(bad);
+    p.parse();
+    EXPECT_FALSE(p.error().empty()) << bad;
+  }
+}
+
+// ------------------------------------------------------------------------------------- the results table
+
+// The first markdown row whose first cell is `first_cell`, split into trimmed cells.
+std::vector<std::string> table_row(const std::string& text, const std::string& first_cell) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("|", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream ls(line.substr(1));
+    while (std::getline(ls, cell, '|')) {
+      const auto a = cell.find_first_not_of(' ');
+      const auto b = cell.find_last_not_of(' ');
+      cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+    }
+    if (!cells.empty() && cells[0] == first_cell) return cells;
+  }
+  return {};
+}
+
+// The row following the header and separator lines.
+std::vector<std::string> table_data_row(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("|", 0) == 0) lines.push_back(line);
+  if (lines.size() < 3) return {};
+  const std::string row = lines[2];
+  std::vector<std::string> cells;
+  std::istringstream ls(row.substr(1));
+  for (std::string cell; std::getline(ls, cell, '|');) {
+    const auto a = cell.find_first_not_of(' ');
+    const auto b = cell.find_last_not_of(' ');
+    cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  return cells;
+}
+
+int column(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+// ------------------------------------------------------------------------------------------ full runs
+
+TEST_F(Cli, TinyTrainingRunWithOutputs) {
+  const std::string json = path("run.json"), save = path("params"), grads = path("grads");
+  const Result r = run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3 --json " +
+                           shell_quote(json) + " --save " + shell_quote(save) + " --dump-grads " + shell_quote(grads),
+                       "CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+
+  // Results table.
+  const auto header = table_row(r.out, "iterations");
+  ASSERT_FALSE(header.empty()) << r;
+  for (const char* col :
+       {"iterations", "median ms/iter", "min ms/iter", "tasks/iter", "policy", "workers", "final loss"})
+    EXPECT_GE(column(header, col), 0) << "column '" << col << "' missing\n" << r;
+  const auto row = table_data_row(r.out);
+  ASSERT_EQ(row.size(), header.size()) << r;
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "iterations"))], "3");
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "policy"))], "lws");
+  EXPECT_GT(std::stoi(row[static_cast<size_t>(column(header, "workers"))]), 0);
+  EXPECT_GT(std::stoi(row[static_cast<size_t>(column(header, "tasks/iter"))]), 0);
+  const double med = std::stod(row[static_cast<size_t>(column(header, "median ms/iter"))]);
+  const double best = std::stod(row[static_cast<size_t>(column(header, "min ms/iter"))]);
+  EXPECT_GE(med, best);
+  const double final_loss = std::stod(row[static_cast<size_t>(column(header, "final loss"))]);
+  EXPECT_TRUE(std::isfinite(final_loss) && final_loss > 0.0) << final_loss;
+  // CORUN_QUIET=1: no configuration line.
+  EXPECT_FALSE(contains(r.err, "policy=")) << r;
+
+  // JSON result file: valid, with every section; no temporary left behind.
+  ASSERT_TRUE(fs::exists(json)) << r;
+  EXPECT_FALSE(fs::exists(json + ".tmp"));
+  const std::string text = read_file(json);
+  JsonParser parser(text);
+  const Json j = parser.parse();
+  ASSERT_TRUE(parser.error().empty()) << parser.error() << "\n" << text;
+  ASSERT_EQ(j.type, Json::Type::object);
+  for (const char* key : {"config", "machine", "engine", "ms_per_iter", "loss", "summary"})
+    ASSERT_NE(j.get(key), nullptr) << "key '" << key << "' missing: " << text;
+  const Json& cfg = *j.get("config");
+  EXPECT_EQ(cfg.get("model")->str, "lstm");
+  EXPECT_EQ(cfg.get("layers")->num, 1);
+  EXPECT_EQ(cfg.get("seq")->num, 3);
+  EXPECT_EQ(cfg.get("hidden")->num, 8);
+  EXPECT_EQ(cfg.get("batch")->num, 4);
+  EXPECT_EQ(cfg.get("iters")->num, 3);
+  EXPECT_EQ(j.get("engine")->get("policy")->str, "lws");
+  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "default");
+  EXPECT_GT(j.get("engine")->get("workers")->num, 0);
+  EXPECT_GT(j.get("machine")->get("nproc")->num, 0);
+  const Json& ms = *j.get("ms_per_iter");
+  const Json& loss = *j.get("loss");
+  ASSERT_EQ(ms.type, Json::Type::array);
+  ASSERT_EQ(ms.items.size(), 3u);
+  ASSERT_EQ(loss.items.size(), 3u);
+  for (const auto& v : ms.items) EXPECT_GT(v.num, 0.0);
+  for (const auto& v : loss.items) {
+    EXPECT_EQ(v.type, Json::Type::number);
+    EXPECT_TRUE(std::isfinite(v.num) && v.num > 0.0);
+  }
+  EXPECT_DOUBLE_EQ(j.get("summary")->get("final_loss")->num, loss.items[2].num);
+  EXPECT_NEAR(final_loss, loss.items[2].num, 1e-4);
+  EXPECT_EQ(j.get("summary")->get("tasks_per_iter")->num,
+            std::stod(row[static_cast<size_t>(column(header, "tasks/iter"))]));
+
+  // Saved parameters and gradients: loadable, with the parameter shapes (W_l is [input + hidden, 4 hidden]).
+  const std::map<std::string, corun::Shape> shapes{{"w0", corun::Shape{16, 32}},
+                                                   {"b0", corun::Shape{32}},
+                                                   {"w_out", corun::Shape{8, 10}},
+                                                   {"b_out", corun::Shape{10}}};
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(save)) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".npy") << e.path();
+  }
+  EXPECT_EQ(files, shapes.size());
+  for (const auto& [name, shape] : shapes) {
+    SCOPED_TRACE(name);
+    const corun::NpyArray p = corun::load_npy(save + "/" + name + ".npy");
+    EXPECT_EQ(p.shape, shape);
+    const corun::NpyArray g = corun::load_npy(grads + "/" + name + ".grad.npy");
+    EXPECT_EQ(g.shape, shape);
+    bool all_finite = true, any_nonzero = false;
+    for (float v : g.data) {
+      all_finite = all_finite && std::isfinite(v);
+      any_nonzero = any_nonzero || v != 0.0f;
+    }
+    EXPECT_TRUE(all_finite);
+    EXPECT_TRUE(any_nonzero) << "gradient is all zeros";
+  }
+
+  // --load of the saved parameters: a run starting from them works (and starts from a lower loss than the
+  // fresh initialisation did on the same first batch, since they were trained on it).
+  const Result l =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(save),
+          "CORUN_QUIET=1");
+  ASSERT_EQ(l.code, 0) << l;
+  const auto lheader = table_row(l.out, "iterations");
+  const auto lrow = table_data_row(l.out);
+  ASSERT_EQ(lrow.size(), lheader.size()) << l;
+  const int first_col = column(lheader, "first loss");
+  ASSERT_GE(first_col, 0) << l;
+  EXPECT_NE(std::stod(lrow[static_cast<size_t>(first_col)]),
+            std::stod(row[static_cast<size_t>(column(header, "first loss"))]))
+      << "--load did not change the starting parameters\n"
+      << l;
+
+  // --load with a corrupt file: exit 1 naming the file.
+  const std::string bad = path("bad");
+  fs::create_directories(bad);
+  for (const auto& [name, shape] : shapes) fs::copy_file(save + "/" + name + ".npy", bad + "/" + name + ".npy");
+  {
+    std::ofstream out(bad + "/b0.npy", std::ios::binary | std::ios::trunc);
+    out << "garbage, not an npy file";
+  }
+  const Result c =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(c.code, 1) << c;
+  EXPECT_HAS(c.err, bad + "/b0.npy");
+  EXPECT_HAS(c.err, "not a usable .npy file");
+
+  // --load with a file of the wrong shape: exit 1 naming the parameter and both shapes.
+  const std::vector<float> zeros(20, 0.0f);
+  corun::save_npy(bad + "/b0.npy", corun::Shape{20}, zeros.data());
+  const Result s =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(s.code, 1) << s;
+  EXPECT_HAS(s.err, "'b0'");
+  EXPECT_HAS(s.err, "[32]");
+  EXPECT_HAS(s.err, "[20]");
+
+  // --load from a directory missing a file: exit 1 naming it.
+  fs::remove(bad + "/w_out.npy");
+  corun::save_npy(bad + "/b0.npy", corun::Shape{32}, std::vector<float>(32, 0.0f).data());
+  const Result m =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(m.code, 1) << m;
+  EXPECT_HAS(m.err, bad + "/w_out.npy");
+}
+
+TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {
+  const Result r = run("train " + kTiny, "CORUN_SCHED=eager");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.err, "policy=eager");
+  EXPECT_HAS(r.err, "from CORUN_SCHED");
+  const auto header = table_row(r.out, "iterations");
+  const auto row = table_data_row(r.out);
+  ASSERT_EQ(row.size(), header.size()) << r;
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "policy"))], "eager");
+}
+
+TEST_F(Cli, StarpuSchedAloneIsUsed) {
+  const Result r = run("train " + kTiny + " --json " + shell_quote(path("r.json")), "STARPU_SCHED=eager CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+  JsonParser p(read_file(path("r.json")));
+  const Json j = p.parse();
+  ASSERT_TRUE(p.error().empty()) << p.error();
+  EXPECT_EQ(j.get("engine")->get("policy")->str, "eager");
+  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "STARPU_SCHED");
+}
+
+TEST_F(Cli, UnwritableOutputIsRuntimeError) {
+  // A --save target that is a regular file cannot become a directory: exit 1 with the path.
+  { std::ofstream(path("file")) << "x"; }
+  const Result r = run("train " + kTiny + " --save " + shell_quote(path("file") + "/sub"), "CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, path("file"));
+}
+
+// ----------------------------------------------------------------------------------------------- info
+
+TEST_F(Cli, Info) {
+  const Result r = run("info");
+  ASSERT_EQ(r.code, 0) << r;
+  for (const char* part : {"cpu", "topology", "affinity", "starpu", "STARPU_MAXCPUS", "STARPU_MAXNUMANODES", "policy",
+                           "workers", "blas", "git"})
+    EXPECT_HAS(r.out, part);
+  // "workers      N CPU" followed by one binding line per worker.
+  std::istringstream in(r.out);
+  int workers = -1, bindings = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("workers", 0) == 0) workers = std::atoi(line.substr(7).c_str());
+    if (line.rfind("  worker ", 0) == 0) {
+      ++bindings;
+      EXPECT_HAS(line, "bindid");
+      EXPECT_HAS(line, "runs on cpus");
+    }
+  }
+  EXPECT_GT(workers, 0) << r;
+  EXPECT_EQ(bindings, workers) << r;
+}
+
+TEST_F(Cli, InfoWithOneWorker) {
+  const Result r = run("info", "STARPU_NCPU=1");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "workers      1 CPU");
+  EXPECT_HAS(r.out, "  worker 0 ");
+  EXPECT_FALSE(contains(r.out, "  worker 1 ")) << r;
+}
+
+TEST_F(Cli, InfoBadPolicy) {
+  const Result r = run("info", "CORUN_SCHED=nosuch");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_SCHED='nosuch'");
+  const Result h = run("info", "CORUN_SCHED=eager STARPU_SCHED=dmdas");
+  EXPECT_EQ(h.code, 1) << h;
+  EXPECT_HAS(h.err, "STARPU_SCHED=dmdas");
+}
+
+TEST_F(Cli, InfoPolicyHelp) {
+  const Result r = run("info", "CORUN_SCHED=help");
+  EXPECT_EQ(r.code, 0) << r;
+  for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.out, std::string("  ") + name + "\t");
+}
+
+}  // namespace
