@@ -22,7 +22,7 @@ case "$flavour" in
 esac
 
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
-          libgtest-dev python3)
+          libgtest-dev python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

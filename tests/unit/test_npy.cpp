@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -279,21 +281,23 @@ TEST_F(NpyTest, SaveEmptyShapeFails) {
 
 // ------------------------------------------------------------------------------------ NumPy cross-check
 
-bool have_numpy() {
-  return std::system("python3 -c 'import numpy' >/dev/null 2>&1") == 0;
-}
+// Debian's interpreter first: scripts/setup.sh installs python3-numpy for it, while a python3 earlier on
+// PATH (pyenv, a venv) may lack numpy.
+std::string python() { return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
+
+bool have_numpy() { return std::system((python() + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0; }
 
 TEST_F(NpyTest, CrossCheckWithNumpy) {
   if (!have_numpy()) GTEST_SKIP() << "python3 with numpy is not available";
   // corun -> NumPy: NumPy reads our file and checks shape, dtype and values.
   const auto a = iota_data(24);
   corun::save_npy(path("ours.npy"), Shape{2, 3, 4}, a.data());
-  const std::string check = "python3 -c \"import numpy as np; a = np.load('" + path("ours.npy") +
+  const std::string check = python() + " -c \"import numpy as np; a = np.load('" + path("ours.npy") +
                             "'); assert a.dtype == np.dtype('<f4'), a.dtype; assert a.shape == (2, 3, 4), a.shape; "
                             "assert (a.ravel() == np.arange(24, dtype='<f4') * 0.5 - 3.25).all()\"";
   EXPECT_EQ(std::system(check.c_str()), 0) << check;
   // NumPy -> corun, for 1-D to 4-D.
-  const std::string make = "python3 -c \"import numpy as np; d = '" + dir_ +
+  const std::string make = python() + " -c \"import numpy as np; d = '" + dir_ +
                            "'; [np.save(d + '/np%d.npy' % r, (np.arange(int(np.prod(s)), dtype='<f4') * 0.25)"
                            ".reshape(s)) for r, s in [(1, (5,)), (2, (2, 3)), (3, (2, 1, 3)), (4, (1, 2, 2, 2))]]\"";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
@@ -304,7 +308,7 @@ TEST_F(NpyTest, CrossCheckWithNumpy) {
     for (size_t i = 0; i < x.data.size(); ++i) EXPECT_EQ(x.data[i], 0.25f * static_cast<float>(i));
   }
   // NumPy's float64 default is rejected with a clear message.
-  const std::string f8 = "python3 -c \"import numpy as np; np.save('" + path("f8.npy") + "', np.zeros(3))\"";
+  const std::string f8 = python() + " -c \"import numpy as np; np.save('" + path("f8.npy") + "', np.zeros(3))\"";
   ASSERT_EQ(std::system(f8.c_str()), 0);
   EXPECT_CORUN_ERROR(corun::load_npy(path("f8.npy")), Status::io_error, "'<f8'");
 }
