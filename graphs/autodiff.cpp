@@ -288,7 +288,7 @@ void Autodiff::run(int loss, const BackwardOptions& options) {
 
 void Graph::backward(Tensor loss, const BackwardOptions& options) {
   GraphImpl& g = *impl_;
-  CORUN_CHECK(loss.valid() && loss.graph() == this, Status::invalid_argument, "backward: the loss is not a tensor of this graph");
+  CORUN_CHECK(loss.valid() && loss.belongs_to(*this), Status::invalid_argument, "backward: the loss is not a tensor of this graph");
   CORUN_CHECK(!g.has_backward, Status::invalid_argument, "backward: already called on this graph (call it once)");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());

@@ -91,7 +91,7 @@ Graph& Graph::operator=(Graph&&) noexcept = default;
 namespace {
 
 void check_tensor(const GraphImpl& g, const Graph* self, Tensor t, const char* op, const std::string& node) {
-  CORUN_CHECK(t.valid() && t.graph() == self && t.id() < static_cast<int>(g.values.size()),
+  CORUN_CHECK(t.valid() && t.belongs_to(*self) && t.id() < static_cast<int>(g.values.size()),
               Status::invalid_argument,
               op << " '" << node << "': operand is not a tensor of this graph (default-constructed or from another graph)");
 }
@@ -124,7 +124,7 @@ std::vector<Tensor> emit(Graph& self, GraphImpl& g, OpKind kind, const std::stri
     call.shapes.push_back(out_shapes[k]);
     call.modes.push_back(Access::write);
     bufs.push_back(v);
-    outs.emplace_back(&self, v);
+    outs.emplace_back(&g, v);
   }
   g.add_node(node, std::move(call), std::move(bufs), is_gradient);
   if (!is_gradient && outs.size() == 1 && !g.by_name.count(node)) g.by_name[node] = outs[0].id();
@@ -139,7 +139,7 @@ Tensor Graph::input(const std::string& name, const Shape& shape) {
   CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "input '" << name << "': empty shape");
   const int id = impl_->add_value(shape, name, ValueKind::input);
   impl_->by_name[name] = id;
-  return Tensor(this, id);
+  return Tensor(impl_.get(), id);
 }
 
 Tensor Graph::param(const std::string& name, const Shape& shape) {
@@ -149,7 +149,7 @@ Tensor Graph::param(const std::string& name, const Shape& shape) {
   CORUN_CHECK(!impl_->has_backward, Status::invalid_argument, "param '" << name << "': add parameters before backward()");
   const int id = impl_->add_value(shape, name, ValueKind::param);
   impl_->by_name[name] = id;
-  return Tensor(this, id);
+  return Tensor(impl_.get(), id);
 }
 
 Tensor Graph::matmul(Tensor a, Tensor b, bool trans_a, bool trans_b, const std::string& name) {
@@ -289,7 +289,7 @@ int Graph::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
 
 Tensor Graph::value(int id) const {
   CORUN_CHECK(id >= 0 && id < num_values(), Status::invalid_argument, "value id " << id << " out of range");
-  return Tensor(this, id);
+  return Tensor(impl_.get(), id);
 }
 
 ValueKind Graph::kind(Tensor t) const {
@@ -300,27 +300,27 @@ ValueKind Graph::kind(Tensor t) const {
 std::vector<Tensor> Graph::inputs() const {
   std::vector<Tensor> r;
   for (size_t i = 0; i < impl_->values.size(); ++i)
-    if (impl_->values[i].kind == ValueKind::input) r.emplace_back(this, static_cast<int>(i));
+    if (impl_->values[i].kind == ValueKind::input) r.emplace_back(impl_.get(), static_cast<int>(i));
   return r;
 }
 
 std::vector<Tensor> Graph::params() const {
   std::vector<Tensor> r;
   for (size_t i = 0; i < impl_->values.size(); ++i)
-    if (impl_->values[i].kind == ValueKind::param) r.emplace_back(this, static_cast<int>(i));
+    if (impl_->values[i].kind == ValueKind::param) r.emplace_back(impl_.get(), static_cast<int>(i));
   return r;
 }
 
 Tensor Graph::find(const std::string& name) const {
   auto it = impl_->by_name.find(name);
   CORUN_CHECK(it != impl_->by_name.end(), Status::invalid_argument, "no tensor named '" << name << "' in the graph");
-  return Tensor(this, it->second);
+  return Tensor(impl_.get(), it->second);
 }
 
 Tensor Graph::grad(Tensor t) const {
   check_tensor(*impl_, this, t, "grad", "-");
   const int gid = impl_->grad_of[static_cast<size_t>(t.id())];
-  return gid < 0 ? Tensor() : Tensor(this, gid);
+  return gid < 0 ? Tensor() : Tensor(impl_.get(), gid);
 }
 
 void Graph::set_learning_rate(float learning_rate) {
@@ -343,14 +343,16 @@ const float* Graph::data(Tensor t) const {
   return impl_->values[static_cast<size_t>(t.id())].data.get();
 }
 
+bool Tensor::belongs_to(const Graph& graph) const { return owner_ != nullptr && owner_ == &graph.impl(); }
+
 const Shape& Tensor::shape() const {
   CORUN_CHECK(valid(), Status::invalid_argument, "shape() of an invalid tensor");
-  return graph_->impl().values[static_cast<size_t>(id_)].shape;
+  return owner_->values[static_cast<size_t>(id_)].shape;
 }
 
 const std::string& Tensor::name() const {
   CORUN_CHECK(valid(), Status::invalid_argument, "name() of an invalid tensor");
-  return graph_->impl().values[static_cast<size_t>(id_)].name;
+  return owner_->values[static_cast<size_t>(id_)].name;
 }
 
 }  // namespace corun

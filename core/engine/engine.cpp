@@ -53,12 +53,13 @@ std::string EngineInfo::summary() const {
 
 struct Engine::Impl {
   EngineInfo info;
-  // Handles of each bound graph, indexed by value id.
-  std::unordered_map<const Graph*, std::vector<starpu_data_handle_t>> bound;
+  // Handles of each bound graph, indexed by value id. Keyed by the graph's storage, which a move of the
+  // Graph object keeps.
+  std::unordered_map<detail::GraphImpl*, std::vector<starpu_data_handle_t>> bound;
 
   std::vector<starpu_data_handle_t>& bind(Graph& graph) {
-    auto& handles = bound[&graph];
     auto& g = graph.impl();
+    auto& handles = bound[&g];
     if (handles.empty() && !g.values.empty()) ++g.bound_engines;
     // Values added since the last run (e.g. after backward()) are registered too.
     for (size_t v = handles.size(); v < g.values.size(); ++v) {
@@ -71,7 +72,7 @@ struct Engine::Impl {
   }
 
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what) {
-    CORUN_CHECK(t.valid() && t.graph() == &graph, Status::invalid_argument, what << ": the tensor is not from this graph");
+    CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument, what << ": the tensor is not from this graph");
     auto& handles = bind(graph);
     return handles[static_cast<size_t>(t.id())];
   }
@@ -102,7 +103,12 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     } else {
       conf.sched_policy_name = policy.name.c_str();
     }
-    if (config.ncpus >= 0) conf.ncpus = config.ncpus;
+    if (config.ncpus >= 0) {
+      conf.ncpus = config.ncpus;
+      // Without this, a set STARPU_NCPU silently overrides conf.ncpus inside starpu_init. starpu_conf_init
+      // already copied every other STARPU_* variable into conf, so only the fields set here change meaning.
+      conf.precedence_over_environment_variables = 1;
+    }
     conf.ncuda = 0;
     conf.nopencl = 0;
     starpu_check(starpu_init(&conf), "starpu_init");
@@ -132,7 +138,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 Engine::~Engine() {
   for (auto& [graph, handles] : impl_->bound) {
     for (auto h : handles) starpu_data_unregister(h);
-    --const_cast<Graph*>(graph)->impl().bound_engines;
+    --graph->bound_engines;
   }
   impl_->bound.clear();
   starpu_shutdown();
@@ -202,7 +208,7 @@ void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
 }
 
 void Engine::release(Graph& graph) {
-  auto it = impl_->bound.find(&graph);
+  auto it = impl_->bound.find(&graph.impl());
   if (it == impl_->bound.end()) return;
   for (auto h : it->second) starpu_data_unregister(h);
   if (!it->second.empty()) --graph.impl().bound_engines;

@@ -45,7 +45,9 @@ struct BackwardOptions {
   float learning_rate = 0.1f;    ///< SGD step (change later with Graph::set_learning_rate)
 };
 
-/// A computation graph of f32 tensors. Not copyable (values own their buffers); movable.
+/// A computation graph of f32 tensors. Not copyable (values own their buffers). Movable: tensors and an
+/// Engine's binding follow the graph's storage, so they stay valid; a moved-from Graph may only be destroyed
+/// or assigned to.
 class Graph {
  public:
   Graph();

@@ -40,25 +40,31 @@ struct Shape {
 };
 
 class Graph;
+namespace detail {
+struct GraphImpl;
+}
 
 /// Handle to one value of a Graph. Default-constructed handles are invalid (`valid()` is false).
+/// A handle refers to the graph's storage, not to the Graph object, so it stays valid when the Graph
+/// is moved.
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(const Graph* graph, int id) : graph_(graph), id_(id) {}
+  Tensor(const detail::GraphImpl* owner, int id) : owner_(owner), id_(id) {}
 
-  bool valid() const { return graph_ != nullptr && id_ >= 0; }
+  bool valid() const { return owner_ != nullptr && id_ >= 0; }
   /// Index of the value in its graph.
   int id() const { return id_; }
-  const Graph* graph() const { return graph_; }
+  /// True when the tensor is a value of `graph`.
+  bool belongs_to(const Graph& graph) const;
   const Shape& shape() const;
   const std::string& name() const;
 
-  bool operator==(const Tensor& o) const { return graph_ == o.graph_ && id_ == o.id_; }
+  bool operator==(const Tensor& o) const { return owner_ == o.owner_ && id_ == o.id_; }
   bool operator!=(const Tensor& o) const { return !(*this == o); }
 
  private:
-  const Graph* graph_ = nullptr;
+  const detail::GraphImpl* owner_ = nullptr;
   int id_ = -1;
 };
 

@@ -614,4 +614,24 @@ TEST(GraphData, ZeroFilledAndWritable) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
 }
 
+// Moving a Graph keeps its tensors valid: they refer to the graph's storage, which moves along.
+TEST(GraphMove, TensorsFollowTheStorage) {
+  Graph a;
+  auto x = a.input("x", {2, 3});
+  auto w = a.param("w", {3, 4});
+  auto y = a.matmul(x, w, false, false, "y");
+  a.data(x)[5] = 7.0f;
+  Graph b(std::move(a));
+  EXPECT_TRUE(y.belongs_to(b));
+  EXPECT_EQ(y.shape(), (Shape{2, 4}));
+  EXPECT_EQ(y.name(), "y");
+  EXPECT_EQ(b.data(x)[5], 7.0f);
+  auto z = b.relu(y, "z");  // building goes on in the new owner
+  EXPECT_EQ(b.find("z"), z);
+  Graph c;
+  c = std::move(b);
+  EXPECT_TRUE(z.belongs_to(c));
+  EXPECT_FALSE(z.belongs_to(Graph{}));
+}
+
 }  // namespace

@@ -1,0 +1,155 @@
+// tests/engine/engine_test_util.hpp — helpers shared by the engine tests: scoped environment variables,
+// a private STARPU_HOME per test process, deterministic random fills, the Engine configuration of the tests,
+// and an assertion helper for corun::Error. Include it from exactly one source file per test executable.
+#pragma once
+
+#include <corun/engine.hpp>
+#include <corun/error.hpp>
+#include <corun/graph.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace corun::test {
+
+/// Sets (or, with nullptr, unsets) an environment variable for the lifetime of the object, then restores
+/// the previous state.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = std::string(old);
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+/// History-based perfmodels (calibrated by dmdas, pheft, ...) are saved under $STARPU_HOME at shutdown.
+/// Keep the tests' tiny shapes and oversubscribed timings out of the user's models: every test process
+/// gets a fresh directory, removed at exit (which also makes calibration start from the same state).
+/// XDG_CACHE_HOME beats STARPU_HOME in StarPU's lookup, so it is unset for the process too.
+class PrivateStarpuHome : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string templ = (std::filesystem::temp_directory_path() / "corun-test-starpu-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) return;
+    dir_ = templ;
+    xdg_ = std::make_unique<ScopedEnv>("XDG_CACHE_HOME", nullptr);
+    home_ = std::make_unique<ScopedEnv>("STARPU_HOME", dir_.c_str());
+  }
+  void TearDown() override {
+    home_.reset();
+    xdg_.reset();
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<ScopedEnv> xdg_, home_;
+};
+
+// Internal linkage on purpose: an unreferenced inline variable is never emitted, so never initialised.
+[[maybe_unused]] static ::testing::Environment* const g_private_starpu_home =
+    ::testing::AddGlobalTestEnvironment(new PrivateStarpuHome);
+
+/// The environment's configuration (CORUN_SCHED, CORUN_KERNELS, ...) with `policy` forced when not empty
+/// and no config line. Worker count is left to StarPU (STARPU_NCPU), so the suite also runs oversubscribed.
+inline Config test_config(const std::string& policy = "") {
+  Config c = Config::from_env();
+  if (!policy.empty()) c.policy = policy;
+  c.quiet = true;
+  return c;
+}
+
+/// n values uniform in [lo, hi) from `rng`.
+inline std::vector<float> uniform(std::mt19937_64& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+/// Fills t's host buffer (graph not bound yet) with uniform values.
+inline void fill_uniform(Graph& g, Tensor t, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f) {
+  const auto v = uniform(rng, t.shape().numel(), lo, hi);
+  std::copy(v.begin(), v.end(), g.data(t));
+}
+
+/// Copies t's host buffer (graph not bound yet).
+inline std::vector<float> host_copy(const Graph& g, Tensor t) {
+  const float* p = g.data(t);
+  return std::vector<float>(p, p + t.shape().numel());
+}
+
+/// ||a - b|| / max(||b||, tiny): the normwise relative error of `a` against the reference `b`.
+template <class A, class B>
+double rel_error(const A& a, const B& b) {
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    num += d * d;
+    den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+inline const char* status_name(Status s) {
+  switch (s) {
+    case Status::invalid_argument: return "invalid_argument";
+    case Status::invalid_config: return "invalid_config";
+    case Status::io_error: return "io_error";
+    case Status::runtime_error: return "runtime_error";
+  }
+  return "?";
+}
+
+/// Runs `f`, which must throw corun::Error with status `expected`; returns what() ("" plus a test failure
+/// otherwise).
+template <class F>
+std::string error_of(F&& f, Status expected) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_STREQ(status_name(e.status()), status_name(expected)) << "message: " << e.what();
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected corun::Error, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected corun::Error(" << status_name(expected) << "), nothing was thrown";
+  return "";
+}
+
+/// gtest predicate-style check that `text` contains `part`.
+inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
+}
+
+}  // namespace corun::test
