@@ -7,6 +7,8 @@
 #include <corun/error.hpp>
 #include <corun/graph.hpp>
 
+#include "common/error_matchers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,33 +119,6 @@ double rel_error(const A& a, const B& b) {
     den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
   }
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
-
-inline const char* status_name(Status s) {
-  switch (s) {
-    case Status::invalid_argument: return "invalid_argument";
-    case Status::invalid_config: return "invalid_config";
-    case Status::io_error: return "io_error";
-    case Status::runtime_error: return "runtime_error";
-  }
-  return "?";
-}
-
-/// Runs `f`, which must throw corun::Error with status `expected`; returns what() ("" plus a test failure
-/// otherwise).
-template <class F>
-std::string error_of(F&& f, Status expected) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_STREQ(status_name(e.status()), status_name(expected)) << "message: " << e.what();
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected corun::Error, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected corun::Error(" << status_name(expected) << "), nothing was thrown";
-  return "";
 }
 
 /// gtest predicate-style check that `text` contains `part`.

@@ -14,7 +14,7 @@ namespace corun {
 namespace {
 
 using test::contains;
-using test::error_of;
+using corun::testing::error_message;
 using test::ScopedEnv;
 using test::test_config;
 
@@ -38,7 +38,7 @@ struct Tiny {
 };
 
 TEST_F(EngineErrors, UnknownPolicyListsValidNames) {
-  const std::string msg = error_of([] { Engine e(test_config("no-such-policy")); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config("no-such-policy")); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "no-such-policy"));
   for (const char* name : {"eager", "lws", "dmdas", "pheft", "peager"}) EXPECT_TRUE(contains(msg, name));
   EXPECT_TRUE(contains(msg, "CORUN_SCHED"));  // where the bad name came from
@@ -49,21 +49,21 @@ TEST_F(EngineErrors, UnknownPolicyListsValidNames) {
 
 TEST_F(EngineErrors, UnknownPolicyFromEnvironment) {
   ScopedEnv sched("CORUN_SCHED", "bogus");
-  const std::string msg = error_of([] { Engine e(test_config()); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config()); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "bogus"));
   EXPECT_TRUE(contains(msg, "eager"));
 }
 
 TEST_F(EngineErrors, UnknownPolicyFromStarpuSched) {
   ScopedEnv sched("STARPU_SCHED", "bogus");
-  const std::string msg = error_of([] { Engine e(test_config()); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config()); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "STARPU_SCHED"));
   EXPECT_TRUE(contains(msg, "bogus"));
 }
 
 TEST_F(EngineErrors, ConflictingCorunAndStarpuSched) {
   ScopedEnv starpu("STARPU_SCHED", "eager");
-  const std::string msg = error_of([] { Engine e(test_config("lws")); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config("lws")); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "CORUN_SCHED"));
   EXPECT_TRUE(contains(msg, "STARPU_SCHED"));
   EXPECT_TRUE(contains(msg, "lws"));
@@ -73,7 +73,7 @@ TEST_F(EngineErrors, ConflictingCorunAndStarpuSched) {
 TEST_F(EngineErrors, ConflictingVariablesBothFromEnvironment) {
   ScopedEnv corun("CORUN_SCHED", "dmdas");
   ScopedEnv starpu("STARPU_SCHED", "eager");
-  const std::string msg = error_of([] { Engine e(test_config()); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config()); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "CORUN_SCHED=dmdas"));
   EXPECT_TRUE(contains(msg, "STARPU_SCHED=eager"));
 }
@@ -103,7 +103,7 @@ TEST_F(EngineErrors, PolicySources) {
 
 TEST_F(EngineErrors, SchedHelpIsAnError) {
   ::testing::internal::CaptureStdout();
-  const std::string msg = error_of([] { Engine e(test_config("help")); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine e(test_config("help")); }, Status::invalid_config);
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_TRUE(contains(msg, "help"));
   EXPECT_TRUE(contains(out, "eager"));  // the list went to stdout
@@ -112,7 +112,7 @@ TEST_F(EngineErrors, SchedHelpIsAnError) {
 
 TEST_F(EngineErrors, SecondLiveEngine) {
   Engine first(test_config("eager"));
-  const std::string msg = error_of([] { Engine second(test_config("eager")); }, Status::invalid_config);
+  const std::string msg = error_message([] { Engine second(test_config("eager")); }, Status::invalid_config);
   EXPECT_TRUE(contains(msg, "Engine"));
   // The first one is unaffected.
   Tiny t;
@@ -160,11 +160,11 @@ TEST_F(EngineErrors, GraphDataOnBoundGraph) {
   Tiny t;
   Engine e(test_config("eager"));
   e.run(t.g);
-  std::string msg = error_of([&] { t.g.data(t.w); }, Status::invalid_argument);
+  std::string msg = error_message([&] { t.g.data(t.w); }, Status::invalid_argument);
   EXPECT_TRUE(contains(msg, "'w'"));
   EXPECT_TRUE(contains(msg, "Engine::read"));
   const Graph& cg = t.g;
-  msg = error_of([&] { cg.data(t.x); }, Status::invalid_argument);
+  msg = error_message([&] { cg.data(t.x); }, Status::invalid_argument);
   EXPECT_TRUE(contains(msg, "bound"));
   e.release(t.g);
 }
@@ -173,7 +173,7 @@ TEST_F(EngineErrors, WriteBindsTheGraph) {  // the first read/write binds, not o
   Tiny t;
   Engine e(test_config("eager"));
   e.write(t.g, t.x, std::vector<float>(6, 1.0f));
-  (void)error_of([&] { t.g.data(t.x); }, Status::invalid_argument);
+  (void)error_message([&] { t.g.data(t.x); }, Status::invalid_argument);
   e.release(t.g);
   EXPECT_EQ(t.g.data(t.x)[5], 1.0f);
 }
@@ -181,12 +181,12 @@ TEST_F(EngineErrors, WriteBindsTheGraph) {  // the first read/write binds, not o
 TEST_F(EngineErrors, WriteWithWrongCount) {
   Tiny t;
   Engine e(test_config("eager"));
-  std::string msg = error_of([&] { e.write(t.g, t.x, std::vector<float>(5, 1.0f)); }, Status::invalid_argument);
+  std::string msg = error_message([&] { e.write(t.g, t.x, std::vector<float>(5, 1.0f)); }, Status::invalid_argument);
   EXPECT_TRUE(contains(msg, "'x'"));
   EXPECT_TRUE(contains(msg, "5"));
   EXPECT_TRUE(contains(msg, "[2, 3]"));
   const std::vector<float> seven(7, 1.0f);
-  msg = error_of([&] { e.write(t.g, t.x, seven.data(), seven.size()); }, Status::invalid_argument);
+  msg = error_message([&] { e.write(t.g, t.x, seven.data(), seven.size()); }, Status::invalid_argument);
   EXPECT_TRUE(contains(msg, "7"));
   // Nothing was written.
   EXPECT_EQ(e.read(t.g, t.x), std::vector<float>(6, 0.0f));
@@ -196,8 +196,8 @@ TEST_F(EngineErrors, WriteWithWrongCount) {
 TEST_F(EngineErrors, TensorOfAnotherGraph) {
   Tiny a, b;
   Engine e(test_config("eager"));
-  (void)error_of([&] { e.read(a.g, b.x); }, Status::invalid_argument);
-  (void)error_of([&] { e.write(a.g, Tensor(), std::vector<float>(6)); }, Status::invalid_argument);
+  (void)error_message([&] { e.read(a.g, b.x); }, Status::invalid_argument);
+  (void)error_message([&] { e.write(a.g, Tensor(), std::vector<float>(6)); }, Status::invalid_argument);
   e.release(a.g);
   e.release(b.g);
 }

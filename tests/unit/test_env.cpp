@@ -2,7 +2,7 @@
 // corun::Error(invalid_config) naming the variable, the value and what is accepted.
 #include "core/base/env.hpp"
 
-#include "error_matchers.hpp"
+#include "common/error_matchers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <corun/error.hpp>
 #include <corun/npy.hpp>
 
-#include "error_matchers.hpp"
+#include "common/error_matchers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // names and conflicts. Needs only StarPU's static policy table, not starpu_init.
 #include "sched/registry.hpp"
 
-#include "error_matchers.hpp"
+#include "common/error_matchers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 
 #include "graphs/graph_impl.hpp"
 
-#include "error_matchers.hpp"
+#include "common/error_matchers.hpp"
 
 #include <gtest/gtest.h>
 

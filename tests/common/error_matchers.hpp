@@ -1,4 +1,4 @@
-// tests/unit/error_matchers.hpp — helpers for asserting on corun::Error (status and message contents).
+// tests/common/error_matchers.hpp — helpers for asserting on corun::Error (status and message contents).
 #pragma once
 
 #include <corun/error.hpp>
