@@ -56,10 +56,11 @@ if [[ "$flavour" == source ]]; then
 fi
 
 build="$root/build/$flavour"
+mkdir -p "$build"
 log "configuring and building corun in $build (StarPU: $flavour)"
 PKG_CONFIG_PATH="$pkgpath${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 \
-  || { mkdir -p "$build"; cat "$build.configure.log" >&2; log "error: cmake configure failed"; exit 1; }
+  || { cat "$build.configure.log" >&2; log "error: cmake configure failed"; exit 1; }
 cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 \
   || { tail -n 60 "$build.build.log" >&2; log "error: build failed (full log: $build.build.log)"; exit 1; }
 log "built $build"
