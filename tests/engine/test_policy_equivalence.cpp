@@ -8,8 +8,12 @@
 #include <corun/engine.hpp>
 #include <corun/models/lstm.hpp>
 
+#include "sched/registry.hpp"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -96,8 +100,45 @@ TEST_P(PolicyEquivalence, SameBitsAsEager) {
               got.info.combined_workers);
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, PolicyEquivalence, ::testing::Values("lws", "dmdas", "pheft", "peager"),
-                         [](const auto& p) { return p.param; });
+// Built-ins that cannot run corun's graphs, each with the reason (the list is printed by the
+// KnownBrokenBuiltins test so that it stays visible in every run).
+//   modular-heteroprio-heft: StarPU 1.3.10 never dispatches some ready tasks while its history models are
+//   uncalibrated (workers spin in pop_task, starpu_task_wait_for_all never returns; reproduced with a fresh
+//   STARPU_HOME, deterministic). It ran once models were calibrated by other policies.
+//   modular-heteroprio: the same hang, intermittently (1 run in 6 of this test binary on the 2-core VM).
+//   modular-heft2: intermittent abort inside StarPU, "component_heft.c:134: heft_progress_one: Assertion
+//   `0 && "best_icomponent != -1"' failed" (1 run in ~16; modular-heft, -heft-prio and -pheft passed 12/12).
+const std::vector<std::string> kBrokenBuiltins = {"modular-heteroprio-heft", "modular-heteroprio", "modular-heft2"};
+
+// Every other StarPU built-in of the linked library ("Applies to: all schedulers"), by its own table.
+std::vector<std::string> builtin_names(bool with_eager) {
+  std::vector<std::string> names;
+  for (const auto& [name, description] : sched::builtin_policies()) {
+    const bool broken = std::find(kBrokenBuiltins.begin(), kBrokenBuiltins.end(), name) != kBrokenBuiltins.end();
+    if (!broken && (with_eager || name != "eager")) names.push_back(name);
+  }
+  return names;
+}
+
+TEST(KnownBrokenBuiltins, AreStillBuiltins) {
+  // An exclusion only makes sense for a policy the library has; drop entries StarPU no longer ships.
+  for (const auto& broken : kBrokenBuiltins) {
+    bool found = false;
+    for (const auto& [name, description] : sched::builtin_policies()) found = found || name == broken;
+    EXPECT_TRUE(found) << broken << " is not a StarPU built-in any more: remove it from kBrokenBuiltins";
+    std::printf("  excluded from the per-policy tests: %s\n", broken.c_str());
+  }
+}
+
+// gtest names allow [A-Za-z0-9_] only: "modular-heft2" -> "modular_heft2".
+std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
+  std::string n = p.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtins, PolicyEquivalence, ::testing::ValuesIn(builtin_names(false)), test_name);
 
 TEST(PolicyEquivalenceTeams, ParallelPoliciesFormTeams) {
   // pheft and peager only exercise the SPMD split when StarPU builds combined workers; on one core there
@@ -138,8 +179,7 @@ TEST_P(LossFalls, UnderPolicy) {
   EXPECT_LT(last, 0.6 * first) << "the loss did not fall under " << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, LossFalls, ::testing::Values("eager", "lws", "dmdas", "pheft", "peager"),
-                         [](const auto& p) { return p.param; });
+INSTANTIATE_TEST_SUITE_P(Builtins, LossFalls, ::testing::ValuesIn(builtin_names(true)), test_name);
 
 }  // namespace
 }  // namespace corun
