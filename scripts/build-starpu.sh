@@ -52,6 +52,8 @@ apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-confi
 work="$cache/src"
 rm -rf "$work"
 mkdir -p "$work"
+# apt downloads as the unprivileged _apt user when it can write the target directory (no sandbox warning).
+id _apt >/dev/null 2>&1 && chown _apt "$work"
 cd "$work"
 log "apt-get source starpu"
 apt-get source --download-only -q "starpu=$STARPU_VERSION*" >&2 || apt-get source --download-only -q starpu >&2
