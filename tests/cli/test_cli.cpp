@@ -3,6 +3,8 @@
 #include <corun/error.hpp>
 #include <corun/npy.hpp>
 
+#include "common/temp_dir_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -50,18 +52,9 @@ std::ostream& operator<<(std::ostream& os, const Result& r) {
             << r.err;
 }
 
-class Cli : public ::testing::Test {
+class Cli : public corun::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/corun_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure()) fs::remove_all(dir_, ec);  // kept for inspection when a test failed
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  Cli() : TempDirTest("cli") {}
 
   // Runs corun with `args` in the temp dir. `env` are extra NAME=value settings; CORUN_SCHED and STARPU_SCHED
   // from the caller's environment are removed so each test controls the policy.
@@ -77,8 +70,6 @@ class Cli : public ::testing::Test {
     r.err = read_file(err);
     return r;
   }
-
-  std::string dir_;
 };
 
 bool contains(const std::string& s, const std::string& part) {

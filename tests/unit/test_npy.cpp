@@ -4,6 +4,7 @@
 #include <corun/npy.hpp>
 
 #include "common/error_matchers.hpp"
+#include "common/temp_dir_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,18 +28,9 @@ using corun::NpyArray;
 using corun::Shape;
 using corun::Status;
 
-class NpyTest : public ::testing::Test {
+class NpyTest : public corun::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/corun_npy_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  NpyTest() : TempDirTest("npy") {}
 
   static void write_bytes(const std::string& p, const std::string& bytes) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -49,8 +41,6 @@ class NpyTest : public ::testing::Test {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-
-  std::string dir_;
 };
 
 std::vector<float> iota_data(int64_t n) {
