@@ -71,6 +71,13 @@ struct Engine::Impl {
     return handles;
   }
 
+  // Undoes bind(): unregisters the handles (data returns to the host buffers) and drops the binding.
+  void unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles) {
+    for (auto h : handles) starpu_data_unregister(h);
+    if (!handles.empty()) --g.bound_engines;  // bind() counted the graph only once it had handles
+    handles.clear();
+  }
+
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what) {
     CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument, what << ": the tensor is not from this graph");
     auto& handles = bind(graph);
@@ -136,10 +143,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 }
 
 Engine::~Engine() {
-  for (auto& [graph, handles] : impl_->bound) {
-    for (auto h : handles) starpu_data_unregister(h);
-    --graph->bound_engines;
-  }
+  for (auto& [graph, handles] : impl_->bound) impl_->unbind(*graph, handles);
   impl_->bound.clear();
   starpu_shutdown();
   g_engine_alive = false;
@@ -210,8 +214,7 @@ void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
 void Engine::release(Graph& graph) {
   auto it = impl_->bound.find(&graph.impl());
   if (it == impl_->bound.end()) return;
-  for (auto h : it->second) starpu_data_unregister(h);
-  if (!it->second.empty()) --graph.impl().bound_engines;
+  impl_->unbind(graph.impl(), it->second);
   impl_->bound.erase(it);
 }
 
