@@ -1,9 +1,8 @@
 #include "apps/args.hpp"
 
+#include "core/base/parse.hpp"
 #include "sched/registry.hpp"
 
-#include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -43,29 +42,17 @@ std::string Args::str(const std::string& flag, const std::string& fallback) cons
 long Args::positive(const std::string& flag, long fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
-  const std::string& text = it->second;
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-'))
-    throw UsageError(flag + " needs a positive integer, got '" + text + "'");
-  errno = 0;
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (errno != 0 || end == it->second.c_str() || *end != '\0' || v <= 0 || v > 1000000000L)
-    throw UsageError(flag + " needs a positive integer, got '" + it->second + "'");
-  return v;
+  const auto v = parse::integer(it->second);
+  if (!v || *v <= 0 || *v > 1000000000L) throw UsageError(flag + " needs a positive integer, got '" + it->second + "'");
+  return *v;
 }
 
 double Args::positive_real(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
-  const std::string& text = it->second;
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '.'))
-    throw UsageError(flag + " needs a positive number, got '" + text + "'");
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end == it->second.c_str() || *end != '\0' || !(v > 0.0) || v > 1e9)
-    throw UsageError(flag + " needs a positive number, got '" + it->second + "'");
-  return v;
+  const auto v = parse::real(it->second);
+  if (!v || !(*v > 0.0) || *v > 1e9) throw UsageError(flag + " needs a positive number, got '" + it->second + "'");
+  return *v;
 }
 
 bool policy_help_requested() {

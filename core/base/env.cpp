@@ -1,9 +1,8 @@
 #include "core/base/env.hpp"
 
 #include "core/base/check.hpp"
+#include "core/base/parse.hpp"
 
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 
 namespace corun::env {
@@ -17,14 +16,10 @@ std::optional<std::string> get(const char* name) {
 std::optional<long> get_int(const char* name, long min, long max) {
   auto v = get(name);
   if (!v) return std::nullopt;
-  // strtol alone would accept leading blanks and '+': only an optional '-' and digits are an integer here.
-  const bool starts_ok = std::isdigit(static_cast<unsigned char>((*v)[0])) || (*v)[0] == '-';
-  errno = 0;
-  char* end = nullptr;
-  const long x = std::strtol(v->c_str(), &end, 10);
-  CORUN_CHECK(starts_ok && errno == 0 && end != v->c_str() && *end == '\0' && x >= min && x <= max, Status::invalid_config,
+  const auto x = parse::integer(*v);
+  CORUN_CHECK(x && *x >= min && *x <= max, Status::invalid_config,
               name << "='" << *v << "' is not an integer in [" << min << ", " << max << "]");
-  return x;
+  return *x;
 }
 
 std::optional<std::string> get_choice(const char* name, const std::vector<std::string>& choices) {
