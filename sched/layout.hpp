@@ -1,0 +1,38 @@
+// sched/layout.hpp — Graphi's executor layout: `count` executors of `width` cores each.
+//
+// Plain C++. The engine resolves the layout (CORUN_EXECUTORS, the profile, or a default) before
+// starpu_init and hands it to our policies through set_policy_options(); the policies create the teams.
+#pragma once
+
+#include <string>
+
+namespace corun::sched {
+
+struct ExecutorLayout {
+  int count = 0;  ///< executors (0: as many as the workers allow)
+  int width = 1;  ///< cores per executor
+
+  bool operator==(const ExecutorLayout&) const = default;
+  /// "2x4"
+  std::string str() const { return std::to_string(count) + "x" + std::to_string(width); }
+};
+
+/// Parses "NxK" (N executors of K cores, both >= 1) strictly. Throws corun::Error (invalid_config)
+/// naming `what` (e.g. "CORUN_EXECUTORS") for anything else.
+ExecutorLayout parse_layout(const std::string& text, const std::string& what);
+
+/// Settings shared by our policies; read when StarPU calls the policy's init/add_workers.
+struct PolicyOptions {
+  ExecutorLayout layout;       ///< requested layout (count 0 = fill the workers with executors of `width`)
+  bool narrow_when_faster = true;  ///< cpf: run a task narrower than its executor when the model says it is faster
+};
+
+void set_policy_options(const PolicyOptions& options);
+const PolicyOptions& policy_options();
+
+/// The layout the running policy actually built (after clamping to the workers StarPU gave it);
+/// count 0 before a policy of ours has started.
+ExecutorLayout effective_layout();
+void set_effective_layout(const ExecutorLayout& layout);
+
+}  // namespace corun::sched

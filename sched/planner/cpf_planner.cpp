@@ -1,0 +1,82 @@
+#include "sched/planner/cpf_planner.hpp"
+
+#include "core/base/check.hpp"
+
+#include <cmath>
+#include <utility>
+
+namespace corun::sched {
+
+namespace {
+double level_of(const PlannerTask& t) { return std::isnan(t.level) ? 0.0 : t.level; }
+}  // namespace
+
+bool CpfPlanner::Before::operator()(const Entry& a, const Entry& b) const {
+  // true when `a` must come after `b`.
+  if (order == ReadyOrder::level) {
+    const double la = level_of(a.task), lb = level_of(b.task);
+    if (la != lb) return la < lb;
+  }
+  return a.seq > b.seq;
+}
+
+CpfPlanner::CpfPlanner(ExecutorLayout layout, ReadyOrder order, bool narrow_when_faster)
+    : layout_(layout), order_(order), narrow_(narrow_when_faster), ready_(Before{order}) {
+  CORUN_ASSERT(layout.count >= 1 && layout.width >= 1);
+  for (int w = 1; w < layout.width; w *= 2) widths_.push_back(w);
+  widths_.push_back(layout.width);
+  busy_.assign(static_cast<size_t>(layout.count), 0);
+  idle_count_ = layout.count;
+}
+
+int CpfPlanner::choose_width(const PlannerTask& task, double* predicted) const {
+  const int cap = std::max(1, std::min(task.max_width, layout_.width));
+  const int want = task.fixed_width > 0 ? std::min(task.fixed_width, cap) : cap;
+  // The widest team width not above `want`.
+  size_t pick = 0;
+  for (size_t i = 0; i < widths_.size(); ++i)
+    if (widths_[i] <= want) pick = i;
+  auto time_at = [&](size_t i) { return i < task.predicted.size() ? task.predicted[i] : NAN; };
+  if (task.fixed_width == 0 && narrow_ && !std::isnan(time_at(pick))) {
+    // A narrower team only when its prediction is known and strictly better; ties keep the wider one,
+    // whose time a run at full width keeps calibrated.
+    for (size_t i = 0; i < pick; ++i)
+      if (!std::isnan(time_at(i)) && time_at(i) < time_at(pick)) pick = i;
+  }
+  if (predicted) *predicted = time_at(pick);
+  return widths_[pick];
+}
+
+void CpfPlanner::add_ready(PlannerTask task) { ready_.push(Entry{std::move(task), seq_++}); }
+
+int CpfPlanner::first_idle() const {
+  for (size_t e = 0; e < busy_.size(); ++e)
+    if (!busy_[e]) return static_cast<int>(e);
+  return -1;
+}
+
+void CpfPlanner::dispatch(std::vector<Assignment>& out) {
+  while (idle_count_ > 0 && !ready_.empty()) {
+    const int e = first_idle();
+    CORUN_ASSERT(e >= 0);
+    const Entry& top = ready_.top();
+    Assignment a;
+    a.id = top.task.id;
+    a.executor = e;
+    a.first_core = e * layout_.width;
+    a.width = choose_width(top.task, &a.predicted);
+    a.level = level_of(top.task);
+    ready_.pop();
+    busy_[static_cast<size_t>(e)] = 1;
+    --idle_count_;
+    out.push_back(a);
+  }
+}
+
+void CpfPlanner::finished(int executor) {
+  CORUN_ASSERT(executor >= 0 && executor < layout_.count && busy_[static_cast<size_t>(executor)]);
+  busy_[static_cast<size_t>(executor)] = 0;
+  ++idle_count_;
+}
+
+}  // namespace corun::sched
