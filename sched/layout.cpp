@@ -3,7 +3,6 @@
 #include "core/base/check.hpp"
 #include "core/base/parse.hpp"
 
-#include <atomic>
 #include <mutex>
 
 namespace corun::sched {
@@ -23,12 +22,14 @@ namespace {
 std::mutex g_mutex;
 PolicyOptions g_options;
 ExecutorLayout g_effective;
+std::vector<int> g_workers;
 }  // namespace
 
 void set_policy_options(const PolicyOptions& options) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_options = options;
   g_effective = {};
+  g_workers.clear();
 }
 
 const PolicyOptions& policy_options() {
@@ -41,9 +42,15 @@ ExecutorLayout effective_layout() {
   return g_effective;
 }
 
-void set_effective_layout(const ExecutorLayout& layout) {
+std::vector<int> executor_workers() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_workers;
+}
+
+void set_effective_layout(const ExecutorLayout& layout, const std::vector<int>& workers) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_effective = layout;
+  g_workers = workers;
 }
 
 }  // namespace corun::sched

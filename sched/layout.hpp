@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace corun::sched {
 
@@ -33,6 +34,8 @@ const PolicyOptions& policy_options();
 /// The layout the running policy actually built (after clamping to the workers StarPU gave it);
 /// count 0 before a policy of ours has started.
 ExecutorLayout effective_layout();
-void set_effective_layout(const ExecutorLayout& layout);
+/// StarPU worker ids in executor order: executor e owns cores [e*width, (e+1)*width) of this list.
+std::vector<int> executor_workers();
+void set_effective_layout(const ExecutorLayout& layout, const std::vector<int>& workers);
 
 }  // namespace corun::sched

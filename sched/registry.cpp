@@ -1,6 +1,7 @@
 #include "sched/registry.hpp"
 
 #include "core/base/check.hpp"
+#include "sched/cpf/cpf_policy.hpp"
 
 #include <starpu.h>
 
@@ -9,7 +10,10 @@
 namespace corun::sched {
 
 const std::vector<PolicyEntry>& own_policies() {
-  static const std::vector<PolicyEntry> table{};
+  static const std::vector<PolicyEntry> table{
+      {"cpf", kCpfDescription, cpf_policy},
+      {"fifo", kFifoDescription, fifo_policy},
+  };
   return table;
 }
 

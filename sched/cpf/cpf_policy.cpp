@@ -1,0 +1,237 @@
+// sched/cpf/cpf_policy.cpp — the StarPU adapter of the cpf planner (policies `cpf` and `fifo`).
+//
+// Mechanism only; every decision is CpfPlanner's. The adapter
+//   * orders its workers by hwloc binding (so consecutive workers are topology neighbours), cuts them
+//     into the executors of the requested layout and creates one combined worker per (executor, team
+//     width > 1) itself (a custom policy gets no teams otherwise);
+//   * on push_task, turns the task's TaskHint into a PlannerTask, lets the planner dispatch, and pushes
+//     each assignment to its core(s) with starpu_push_local_task: a width-w task becomes w aliases, all
+//     appended under the one policy mutex, so every member's queue sees team tasks in the same order (the
+//     alias-ordering rule of the StarPU notes). An executor holds one task at a time, so a team starts
+//     only when all its cores are free and no member waits at the barrier for another task;
+//   * on post_exec_hook (each member runs it once per task), marks the executor idle when its last member
+//     is done and dispatches again.
+// pop_task always returns NULL: workers drain their local lists before asking the policy, so the idle
+// loop of StarPU's non-blocking drivers costs no lock here.
+#include "sched/cpf/cpf_policy.hpp"
+
+#include "core/base/check.hpp"
+#include "sched/hint.hpp"
+#include "sched/layout.hpp"
+#include "sched/planner/cpf_planner.hpp"
+
+#include <starpu.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace corun::sched {
+namespace {
+
+struct CpfState {
+  ReadyOrder order;
+  starpu_pthread_mutex_t mutex;
+  std::unique_ptr<CpfPlanner> planner;  // created in add_workers, once the workers are known
+  std::vector<int> workers;             // basic worker ids in executor order (executor e owns [e*k, e*k+k))
+  std::vector<int> worker_slot;         // worker id -> index in `workers` (-1: not ours)
+  std::map<std::pair<int, int>, int> team_id;  // (first core index, width) -> combined worker id
+  // Per core slot: the task (or alias) it was given; per executor: members that still have to finish.
+  // Matching by pointer, never through the job: a member may run post_exec_hook after rank 0 freed it.
+  std::vector<starpu_task*> expected;
+  std::vector<int> members_left;
+  std::vector<Assignment> assignments;  // scratch, reused under the mutex
+};
+
+CpfState* state_of(unsigned ctx) { return static_cast<CpfState*>(starpu_sched_ctx_get_policy_data(ctx)); }
+
+void init_common(unsigned ctx, ReadyOrder order) {
+  auto* s = new CpfState{};
+  s->order = order;
+  STARPU_PTHREAD_MUTEX_INIT(&s->mutex, nullptr);
+  starpu_sched_ctx_set_policy_data(ctx, s);
+}
+void init_cpf(unsigned ctx) { init_common(ctx, ReadyOrder::level); }
+void init_fifo(unsigned ctx) { init_common(ctx, ReadyOrder::arrival); }
+
+void deinit(unsigned ctx) {
+  CpfState* s = state_of(ctx);
+  STARPU_PTHREAD_MUTEX_DESTROY(&s->mutex);
+  delete s;
+}
+
+// Executors of `layout.width` consecutive workers; count 0 means as many as fit. A layout wider than the
+// machine is clamped (with a warning), never an error: the profile of a bigger node may be reused.
+ExecutorLayout fit_layout(ExecutorLayout want, int nworkers) {
+  ExecutorLayout got = want;
+  if (got.width > nworkers) got.width = nworkers;
+  const int fit = nworkers / got.width;
+  got.count = got.count == 0 ? fit : std::min(got.count, fit);
+  if (!(got == want) && want.count != 0)
+    std::fprintf(stderr, "corun: warning: executor layout %s does not fit %d workers; using %s\n", want.str().c_str(),
+                 nworkers, got.str().c_str());
+  return got;
+}
+
+void add_workers(unsigned ctx, int* ids, unsigned n) {
+  CpfState* s = state_of(ctx);
+  CORUN_CHECK(s->planner == nullptr, Status::runtime_error,
+              "the cpf/fifo policies support one scheduling context with a fixed worker set");
+  std::vector<int> cpus;
+  for (unsigned i = 0; i < n; ++i)
+    if (starpu_worker_get_type(ids[i]) == STARPU_CPU_WORKER) cpus.push_back(ids[i]);
+  CORUN_CHECK(!cpus.empty(), Status::runtime_error, "the cpf/fifo policies need at least one CPU worker");
+  // hwloc logical order of the bound PUs: consecutive workers share caches and NUMA nodes.
+  std::stable_sort(cpus.begin(), cpus.end(),
+                   [](int a, int b) { return starpu_worker_get_bindid(a) < starpu_worker_get_bindid(b); });
+
+  const PolicyOptions& opt = policy_options();
+  const ExecutorLayout layout = fit_layout(opt.layout, static_cast<int>(cpus.size()));
+  s->planner = std::make_unique<CpfPlanner>(layout, s->order, opt.narrow_when_faster);
+  s->workers.assign(cpus.begin(), cpus.begin() + layout.count * layout.width);
+  s->worker_slot.assign(STARPU_NMAXWORKERS, -1);
+  for (size_t i = 0; i < s->workers.size(); ++i) s->worker_slot[static_cast<size_t>(s->workers[i])] = static_cast<int>(i);
+  s->expected.assign(s->workers.size(), nullptr);
+  s->members_left.assign(static_cast<size_t>(layout.count), 0);
+
+  // One team per executor and width > 1, on the executor's first w cores (the planner's convention).
+  for (int e = 0; e < layout.count; ++e)
+    for (int w : s->planner->team_widths()) {
+      if (w == 1) continue;
+      const int first = e * layout.width;
+      std::vector<int> members(s->workers.begin() + first, s->workers.begin() + first + w);
+      const int total = static_cast<int>(starpu_worker_get_count()) + static_cast<int>(starpu_combined_worker_get_count());
+      CORUN_CHECK(total < STARPU_NMAXWORKERS, Status::runtime_error,
+                  "StarPU was built with room for " << STARPU_NMAXWORKERS << " workers and teams, too few for layout "
+                                                    << layout.str() << "; rebuild it with scripts/build-starpu.sh");
+      const int id = starpu_combined_worker_assign_workerid(w, members.data());
+      CORUN_CHECK(id >= 0, Status::runtime_error, "StarPU refused a team of " << w << " workers (" << id << ")");
+      s->team_id[{first, w}] = id;
+    }
+  set_effective_layout(layout, s->workers);
+}
+
+PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner) {
+  PlannerTask p;
+  p.id = reinterpret_cast<uint64_t>(task);
+  const starpu_codelet* cl = task->cl;
+  const bool parallel = cl->type == STARPU_SPMD || cl->type == STARPU_FORKJOIN;
+  p.max_width = parallel ? std::max(1, cl->max_parallelism) : 1;
+  if (const auto* h = static_cast<const TaskHint*>(task->sched_data)) {
+    p.level = h->level_us;
+    if (h->max_width > 0) p.max_width = std::min(p.max_width, h->max_width);
+    p.fixed_width = h->fixed_width;
+    if (h->npredicted > 0) {
+      const auto& widths = planner.team_widths();
+      p.predicted.resize(widths.size(), NAN);
+      for (size_t i = 0; i < widths.size(); ++i)
+        if (widths[i] <= h->npredicted) p.predicted[i] = h->predicted_us[widths[i] - 1];
+    }
+  }
+  return p;
+}
+
+// Hands the planner's assignments to the workers (starpu_push_local_task wakes them). Called with the
+// policy mutex held.
+void apply(CpfState* s) {
+  s->assignments.clear();
+  s->planner->dispatch(s->assignments);
+  for (const Assignment& a : s->assignments) {
+    auto* task = reinterpret_cast<starpu_task*>(a.id);
+    if (auto* h = static_cast<TaskHint*>(task->sched_data)) {
+      h->placed_executor = a.executor;
+      h->placed_first_core = a.first_core;
+      h->placed_width = a.width;
+    }
+    task->predicted = std::isnan(a.predicted) ? 0.0 : a.predicted;
+    const size_t e = static_cast<size_t>(a.executor);
+    s->members_left[e] = a.width;
+    if (a.width == 1) {
+      const int w = s->workers[static_cast<size_t>(a.first_core)];
+      s->expected[static_cast<size_t>(a.first_core)] = task;
+      const int ret = starpu_push_local_task(w, task, 0);
+      if (ret != 0) CORUN_ABORT("starpu_push_local_task failed (" << ret << ")");
+      continue;
+    }
+    const int team = s->team_id.at({a.first_core, a.width});
+    starpu_parallel_task_barrier_init(task, team);
+    starpu_push_task_end(task);  // before any alias can run and finish the job
+    for (int m = 0; m < a.width; ++m) {
+      starpu_task* alias = starpu_task_dup(task);
+      alias->destroy = 1;
+      const int w = s->workers[static_cast<size_t>(a.first_core + m)];
+      s->expected[static_cast<size_t>(a.first_core + m)] = alias;
+      const int ret = starpu_push_local_task(w, alias, 0);
+      if (ret != 0) CORUN_ABORT("starpu_push_local_task failed (" << ret << ")");
+    }
+  }
+}
+
+void lock(CpfState* s) {
+  starpu_worker_relax_on();
+  STARPU_PTHREAD_MUTEX_LOCK(&s->mutex);
+  starpu_worker_relax_off();
+}
+
+int push_task(starpu_task* task) {
+  CpfState* s = state_of(task->sched_ctx);
+  lock(s);
+  s->planner->add_ready(planner_task(task, *s->planner));
+  apply(s);
+  STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
+  return 0;
+}
+
+starpu_task* pop_task(unsigned) { return nullptr; }
+
+void post_exec_hook(starpu_task* task, unsigned ctx) {
+  CpfState* s = state_of(ctx);
+  const int worker = starpu_worker_get_id_check();
+  const int slot = s->worker_slot[static_cast<size_t>(worker)];
+  if (slot < 0) return;
+  const size_t e = static_cast<size_t>(slot / s->planner->layout().width);
+  lock(s);
+  // Only what this core was given counts (a task StarPU ran on a specific worker bypassed the policy).
+  if (s->expected[static_cast<size_t>(slot)] == task) {
+    s->expected[static_cast<size_t>(slot)] = nullptr;
+    if (--s->members_left[e] > 0) {
+      STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
+      return;
+    }
+    s->planner->finished(static_cast<int>(e));
+    apply(s);
+  }
+  STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
+}
+
+starpu_sched_policy make_policy(const char* name, const char* description, void (*init)(unsigned)) {
+  starpu_sched_policy p{};
+  p.init_sched = init;
+  p.deinit_sched = deinit;
+  p.add_workers = add_workers;
+  p.push_task = push_task;
+  p.pop_task = pop_task;
+  p.post_exec_hook = post_exec_hook;
+  p.policy_name = name;
+  p.policy_description = description;
+  p.worker_type = STARPU_WORKER_LIST;
+  return p;
+}
+
+}  // namespace
+
+starpu_sched_policy* cpf_policy() {
+  static starpu_sched_policy p = make_policy("cpf", kCpfDescription, init_cpf);
+  return &p;
+}
+
+starpu_sched_policy* fifo_policy() {
+  static starpu_sched_policy p = make_policy("fifo", kFifoDescription, init_fifo);
+  return &p;
+}
+
+}  // namespace corun::sched
