@@ -12,6 +12,7 @@
 #include "core/base/check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +37,7 @@ const std::vector<FlagSpec> kFlags = {
     {"--save", true, "save the trained parameters as <name>.npy into this directory"},
     {"--load", true, "load initial parameters <name>.npy from this directory"},
     {"--dump-grads", true, "save the last iteration's gradients as <name>.grad.npy into this directory"},
+    {"--trace", true, "write the last iteration's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--help", false, "show this help"},
 };
 
@@ -54,12 +56,26 @@ void make_dir(const std::string& dir) {
   CORUN_CHECK(!ec, Status::io_error, "cannot create directory '" << dir << "': " << ec.message());
 }
 
+// The schedule's physical limit, from the same models the policy used (design.md section 5).
+void print_bound(const RunStats& s, const EngineInfo& info) {
+  if (!info.own_policy && std::isnan(s.lower_bound_ms) && s.uncalibrated == 0) return;  // not computed
+  if (std::isnan(s.lower_bound_ms)) {
+    std::printf("lower bound: n/a (%d nodes not calibrated yet; run more iterations or `corun profile`)\n",
+                s.uncalibrated);
+    return;
+  }
+  std::printf("last iteration: makespan %.2f ms, lower bound %.2f ms = max(critical path %.2f, work %.2f / %d cores), "
+              "ratio %.2f\n",
+              s.wall_ms, s.lower_bound_ms, s.critical_path_ms, s.total_work_ms,
+              s.bound_cores, s.wall_ms / s.lower_bound_ms);
+}
+
 }  // namespace
 
 int train(int argc, char** argv) {
   models::LstmConfig cfg;
   long iters = 0;
-  std::string json_path, save_dir, load_dir, grads_dir;
+  std::string json_path, save_dir, load_dir, grads_dir, trace_path;
   try {
     Args args(argc, argv, 2, kFlags);
     if (args.has("--help")) {
@@ -85,6 +101,7 @@ int train(int argc, char** argv) {
     save_dir = args.str("--save", "");
     load_dir = args.str("--load", "");
     grads_dir = args.str("--dump-grads", "");
+    trace_path = args.str("--trace", "");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
     return 2;
@@ -109,15 +126,18 @@ int train(int argc, char** argv) {
   Engine engine;
   std::vector<double> ms, losses;
   int tasks = 0;
+  RunStats last;
   std::vector<std::vector<float>> xs;
   std::vector<float> targets;
   for (long it = 0; it < iters; ++it) {
+    if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     task.make_batch(static_cast<uint64_t>(it), xs, targets);
     for (size_t t = 0; t < model.x.size(); ++t) engine.write(g, model.x[t], xs[t]);
     engine.write(g, model.targets, targets);
     const RunStats s = engine.run(g);
     ms.push_back(s.wall_ms);
     tasks = s.tasks;
+    last = s;
     losses.push_back(engine.read(g, model.loss)[0]);
   }
 
@@ -132,6 +152,12 @@ int train(int argc, char** argv) {
   std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", iters, med, best, tasks, info.policy.c_str(),
               info.workers, losses.front(), losses.back());
   if (ms.size() > 1) std::printf("(timing excludes the first iteration)\n");
+  print_bound(last, info);
+  if (!trace_path.empty()) {
+    // MERGE-TRACE write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
+    std::printf("trace of the last iteration: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
+                trace_path.c_str(), trace_path.c_str());
+  }
 
   if (!save_dir.empty()) {
     make_dir(save_dir);
@@ -161,10 +187,14 @@ int train(int argc, char** argv) {
           .field("workers", info.workers).field("starpu_version", info.starpu_version)
           .field("starpu_maxcpus", info.starpu_maxcpus).field("starpu_maxnumanodes", info.starpu_maxnumanodes)
           .field("blas", info.blas).field("blas_core", info.blas_core).field("blas_threads", info.blas_threads)
-          .field("kernels", info.kernels).close();
+          .field("kernels", info.kernels).field("executors", info.layout).field("machine_key", info.machine_key)
+          .close();
       j.array("ms_per_iter", ms).array("loss", losses);
       j.open("summary").field("median_ms", med).field("min_ms", best).field("tasks_per_iter", tasks)
-          .field("first_loss", losses.front()).field("final_loss", losses.back()).close();
+          .field("first_loss", losses.front()).field("final_loss", losses.back())
+          .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
+          .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)
+          .field("uncalibrated_nodes", last.uncalibrated).close();
       j.close();
       out << "\n";
       CORUN_CHECK(out.good(), Status::io_error, "writing '" << tmp << "' failed");

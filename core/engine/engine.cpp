@@ -1,12 +1,19 @@
 // Engine: StarPU lifetime, data registration and one submission of a graph per run().
 #include <corun/engine.hpp>
 
+#include <corun/machine.hpp>
+
 #include "codelets/starpu/codelets.hpp"
 #include "core/base/check.hpp"
 #include "core/base/env.hpp"
 #include "core/engine/blas.hpp"
+#include "core/engine/model_files.hpp"
+#include "core/engine/planning.hpp"
 #include "core/engine/starpu_check.hpp"
+#include "core/engine/trace_recorder.hpp"
 #include "graphs/graph_impl.hpp"
+#include "sched/layout.hpp"
+#include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
 
 #include <starpu.h>
@@ -32,6 +39,64 @@ starpu_data_access_mode to_starpu(codelets::Access a) {
   }
   return STARPU_R;
 }
+// A sample more than this many percent off the mean counts as an error in StarPU's history models, and an
+// entry with as many errors as samples is flushed (starpu-1.3-notes.md (c)). StarPU's default of 50 never
+// lets µs-sized ops calibrate on a shared machine; the mean of noisy samples is what the planner needs.
+constexpr const char* kHistoryMaxError = "1000";
+
+// Sets the executor layout for our policies from CORUN_EXECUTORS or CORUN_PROFILE; returns where it came
+// from. Both, and CORUN_FIXED_WIDTH, only mean something to corun's policies: with a built-in they are an
+// error, not something to ignore silently in a batch job.
+std::string configure_policy_options(const Config& config, bool own, const std::string& policy) {
+  if (!own) {
+    CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0,
+                Status::invalid_config,
+                "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo), not to "
+                "the StarPU built-in '" << policy << "'; unset them or choose CORUN_SCHED=cpf");
+    sched::set_policy_options({});
+    return "";
+  }
+  sched::PolicyOptions opt;
+  opt.layout = {0, 1};  // one executor per core
+  std::string source = "default";
+  if (!config.profile.empty()) {
+    const sched::Profile prof = sched::read_profile(config.profile);
+    opt.layout = prof.layout;
+    source = "CORUN_PROFILE";
+    const std::string key = machine::machine_key();
+    if (prof.machine_key != key && !config.quiet)
+      std::fprintf(stderr,
+                   "corun: warning: profile '%s' was made on machine %s (%s), this is %s: its layout may not suit; "
+                   "rerun `corun profile` here\n",
+                   config.profile.c_str(), prof.machine_key.c_str(), prof.cpu.c_str(), key.c_str());
+  }
+  if (!config.executors.empty()) {
+    opt.layout = sched::parse_layout(config.executors, "CORUN_EXECUTORS");
+    source = config.profile.empty() ? "CORUN_EXECUTORS" : "CORUN_EXECUTORS, over CORUN_PROFILE";
+  }
+  sched::set_policy_options(opt);
+  return source;
+}
+// One StarPU task for a node (not submitted). Tasks are destroyed by StarPU once they complete.
+starpu_task* make_task(const detail::Node& node, const std::vector<starpu_data_handle_t>& handles) {
+  const auto& call = node.call;
+  const int n = call.nbuffers();
+  starpu_task* task = starpu_task_create();
+  task->cl = codelets::codelet(call.kind);
+  task->cl_arg = const_cast<codelets::OpCall*>(&call);
+  task->cl_arg_size = 0;
+  task->name = node.name.c_str();
+  task->nbuffers = n;
+  if (n > STARPU_NMAXBUFS) {  // freed by StarPU with the task
+    task->dyn_handles = static_cast<starpu_data_handle_t*>(std::malloc(sizeof(starpu_data_handle_t) * n));
+    task->dyn_modes = static_cast<starpu_data_access_mode*>(std::malloc(sizeof(starpu_data_access_mode) * n));
+  }
+  for (int b = 0; b < n; ++b) {
+    STARPU_TASK_SET_HANDLE(task, handles[static_cast<size_t>(node.buffers[static_cast<size_t>(b)])], b);
+    STARPU_TASK_SET_MODE(task, to_starpu(call.modes[static_cast<size_t>(b)]), b);
+  }
+  return task;
+}
 }  // namespace
 
 Config Config::from_env() {
@@ -39,6 +104,9 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_SCHED")) c.policy = *v;
   if (auto k = env::get_choice("CORUN_KERNELS", {"fast", "ref"})) c.ref_kernels = *k == "ref";
   if (auto q = env::get_bool("CORUN_QUIET")) c.quiet = *q;
+  if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
+  if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
+  if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);
   return c;
 }
 
@@ -48,18 +116,30 @@ std::string EngineInfo::summary() const {
      << ") workers=" << workers << " starpu=" << starpu_version << " (maxcpus " << starpu_maxcpus << ", maxnumanodes "
      << starpu_maxnumanodes << ") blas=" << blas << " core=" << blas_core << " blas_threads=" << blas_threads
      << " kernels=" << kernels;
+  if (!layout.empty()) os << " executors=" << layout << " (" << layout_source << ")";
   return os.str();
 }
 
 struct Engine::Impl {
   EngineInfo info;
-  // Handles of each bound graph, indexed by value id. Keyed by the graph's storage, which a move of the
-  // Graph object keeps.
-  std::unordered_map<detail::GraphImpl*, std::vector<starpu_data_handle_t>> bound;
+  Config config;
+  std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
+  bool tracing = false;
+  engine::TraceRecorder recorder;
+  std::vector<starpu_task*> tasks;  // scratch: the tasks of one run
+  int runs = 0;
 
-  std::vector<starpu_data_handle_t>& bind(Graph& graph) {
+  struct Bound {
+    std::vector<starpu_data_handle_t> handles;  // indexed by value id
+    engine::GraphPlan plan;
+  };
+  // Keyed by the graph's storage, which a move of the Graph object keeps.
+  std::unordered_map<detail::GraphImpl*, Bound> bound;
+
+  Bound& bind(Graph& graph) {
     auto& g = graph.impl();
-    auto& handles = bound[&g];
+    Bound& b = bound[&g];
+    auto& handles = b.handles;
     if (handles.empty() && !g.values.empty()) ++g.bound_engines;
     // Values added since the last run (e.g. after backward()) are registered too.
     for (size_t v = handles.size(); v < g.values.size(); ++v) {
@@ -68,7 +148,7 @@ struct Engine::Impl {
                                   static_cast<uint32_t>(g.values[v].shape.numel()), sizeof(float));
       handles.push_back(h);
     }
-    return handles;
+    return b;
   }
 
   // Undoes bind(): unregisters the handles (data returns to the host buffers) and drops the binding.
@@ -80,8 +160,7 @@ struct Engine::Impl {
 
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what) {
     CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument, what << ": the tensor is not from this graph");
-    auto& handles = bind(graph);
-    return handles[static_cast<size_t>(t.id())];
+    return bind(graph).handles[static_cast<size_t>(t.id())];
   }
 };
 
@@ -99,6 +178,15 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
     // the resolver), so drop it for our own policies.
     if (policy.policy != nullptr) unsetenv("STARPU_SCHED");
+    impl_->config = config;
+    std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name);
+
+    // Perfmodels are keyed by machine kind, not host name (STARPU_HOSTNAME names the model files).
+    const std::string key = machine::machine_key();
+    if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
+    if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
+      setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
+    engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
@@ -135,6 +223,13 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     i.blas_core = blas::core_name();
     i.blas_threads = blas::threads();
     i.kernels = config.ref_kernels ? "ref" : "fast";
+    i.machine_key = std::getenv("STARPU_HOSTNAME");
+    if (i.own_policy) {
+      const sched::ExecutorLayout layout = sched::effective_layout();
+      i.layout = layout.str();
+      i.layout_source = layout_source;
+      impl_->planner = std::make_unique<engine::Planner>(layout, layout.width, config.fixed_width);
+    }
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
   } catch (...) {
     g_engine_alive = false;
@@ -143,48 +238,75 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 }
 
 Engine::~Engine() {
-  for (auto& [graph, handles] : impl_->bound) impl_->unbind(*graph, handles);
+  for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b.handles);
   impl_->bound.clear();
   starpu_shutdown();
   g_engine_alive = false;
 }
 
 RunStats Engine::run(Graph& graph) {
-  auto& handles = impl_->bind(graph);
-  const auto& nodes = graph.impl().nodes;
+  Impl& im = *impl_;
+  Impl::Bound& b = im.bind(graph);
+  const auto& g = graph.impl();
+  const auto& nodes = g.nodes;
   RunStats stats;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& node : nodes) {
-    const auto& call = node.call;
-    const int n = call.nbuffers();
-    starpu_task* task = starpu_task_create();
-    task->cl = codelets::codelet(call.kind);
-    task->cl_arg = const_cast<codelets::OpCall*>(&call);
-    task->cl_arg_size = 0;
-    task->name = node.name.c_str();
-    task->nbuffers = n;
-    if (n > STARPU_NMAXBUFS) {  // freed by StarPU with the task
-      task->dyn_handles = static_cast<starpu_data_handle_t*>(std::malloc(sizeof(starpu_data_handle_t) * n));
-      task->dyn_modes = static_cast<starpu_data_access_mode*>(std::malloc(sizeof(starpu_data_access_mode) * n));
-    }
-    for (int b = 0; b < n; ++b) {
-      STARPU_TASK_SET_HANDLE(task, handles[static_cast<size_t>(node.buffers[static_cast<size_t>(b)])], b);
-      STARPU_TASK_SET_MODE(task, to_starpu(call.modes[static_cast<size_t>(b)]), b);
-    }
-    const int ret = starpu_task_submit(task);
+
+  // Create every task first: the models are queried through them, and the levels need the whole graph.
+  im.tasks.assign(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = make_task(nodes[i], b.handles);
+  if (im.planner) {
+    im.planner->plan(g, im.tasks, b.plan);
+    if (im.info.own_policy)
+      for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
+    stats.critical_path_ms = b.plan.critical_path_us / 1e3;
+    stats.total_work_ms = b.plan.total_work_us / 1e3;
+    stats.lower_bound_ms = b.plan.lower_bound_us / 1e3;
+    stats.uncalibrated = b.plan.uncalibrated;
+    stats.bound_cores = b.plan.cores;
+  }
+  if (im.tracing) im.recorder.begin_run(im.tasks);
+
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int ret = starpu_task_submit(im.tasks[i]);
     if (ret != 0) {
+      for (size_t j = i; j < nodes.size(); ++j) starpu_task_destroy(im.tasks[j]);
       starpu_task_wait_for_all();
-      detail::fail(Status::runtime_error, "submitting node '" + node.name + "' failed: " +
+      detail::fail(Status::runtime_error, "submitting node '" + nodes[i].name + "' failed: " +
                                               (ret == -ENODEV ? "no worker can run it" : std::strerror(-ret)));
     }
     ++stats.tasks;
   }
   starpu_task_wait_for_all();
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  impl_->info.combined_workers = starpu_combined_worker_get_count();
+  im.info.combined_workers = starpu_combined_worker_get_count();
+  if (im.tracing) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
+  ++im.runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);
   return stats;
+}
+
+void Engine::set_tracing(bool on) {
+  Impl& im = *impl_;
+  im.tracing = on;
+  if (on) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  // Built-ins get predictions too (for the trace and the lower bound), over widths up to all workers.
+  if (on && !im.planner) {
+    const int workers = static_cast<int>(starpu_cpu_worker_get_count());
+    im.planner = std::make_unique<engine::Planner>(sched::ExecutorLayout{workers, 1}, workers, 0);
+  }
+}
+
+const std::vector<TraceTask>& Engine::trace() const { return impl_->recorder.tasks(); }
+
+TraceMeta Engine::trace_meta() const {
+  TraceMeta m = impl_->recorder.meta();
+  m.policy = impl_->info.policy;
+  m.layout = impl_->info.layout;
+  m.workers = impl_->info.workers;
+  m.machine = machine::cpu_model() + ", " + machine::topology_summary() + ", " + impl_->info.machine_key;
+  return m;
 }
 
 std::vector<float> Engine::read(Graph& graph, Tensor t) {
@@ -214,7 +336,7 @@ void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
 void Engine::release(Graph& graph) {
   auto it = impl_->bound.find(&graph.impl());
   if (it == impl_->bound.end()) return;
-  impl_->unbind(graph.impl(), it->second);
+  impl_->unbind(graph.impl(), it->second.handles);
   impl_->bound.erase(it);
 }
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -114,5 +116,16 @@ std::vector<WorkerBinding> worker_bindings() {
 }
 
 std::string git_sha() { return CORUN_GIT_SHA; }
+
+std::string machine_key() {
+  // FNV-1a of what makes two machines time kernels alike: CPU model and topology (not the hostname, so
+  // the identical nodes of a cluster share one set of perfmodels).
+  const std::string what = cpu_model() + "|" + topology_summary();
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : what) h = (h ^ c) * 1099511628211ull;
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "corun-%012llx", static_cast<unsigned long long>(h & 0xffffffffffffull));
+  return buf;
+}
 
 }  // namespace corun::machine

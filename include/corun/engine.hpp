@@ -14,7 +14,9 @@
 #pragma once
 
 #include <corun/graph.hpp>
+#include <corun/trace.hpp>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ struct Config {
   int ncpus = -1;          ///< CPU workers (-1: StarPU's choice, i.e. STARPU_NCPU or all cores)
   bool ref_kernels = false;///< CORUN_KERNELS=ref: run the reference kernels (debugging)
   bool quiet = false;      ///< CORUN_QUIET=1: do not print the configuration line
+  std::string executors;   ///< CORUN_EXECUTORS=NxK: executor layout of corun's policies ("" = profile/default)
+  std::string profile;     ///< CORUN_PROFILE=path: a file written by `corun profile` (layout, machine key)
+  int fixed_width = 0;     ///< CORUN_FIXED_WIDTH=w: every task at width w (calibration; 0 = the policy decides)
 
   static Config from_env();
 };
@@ -35,6 +40,12 @@ struct Config {
 struct RunStats {
   double wall_ms = 0.0;   ///< submission of the first task to completion of the last
   int tasks = 0;          ///< tasks submitted
+  /// From the perfmodels (corun's policies or tracing only; NaN while any node is uncalibrated):
+  double critical_path_ms = NAN;  ///< longest chain of predicted times (each node at its fastest width)
+  double total_work_ms = NAN;     ///< sum of each node's least predicted core-time
+  double lower_bound_ms = NAN;    ///< max(critical path, total work / cores): no schedule can beat it
+  int uncalibrated = 0;           ///< nodes without any prediction yet
+  int bound_cores = 0;            ///< cores the lower bound divides the work by
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.
@@ -51,6 +62,9 @@ struct EngineInfo {
   std::string blas_core;         ///< OpenBLAS core type actually used ("Haswell")
   int blas_threads = 0;          ///< OpenBLAS threads per call (always 1 under corun)
   std::string kernels;           ///< "fast" or "ref"
+  std::string layout;            ///< executors of corun's policies, "NxK" ("" for built-ins)
+  std::string layout_source;     ///< "CORUN_EXECUTORS", "CORUN_PROFILE", "default" or ""
+  std::string machine_key;       ///< perfmodel key (STARPU_HOSTNAME), see machine::machine_key()
 
   /// One line: "policy=lws (default) workers=2 starpu=1.3.10 (maxcpus 4, maxnumanodes 2) ...".
   std::string summary() const;
@@ -79,6 +93,12 @@ class Engine {
   void release(Graph& graph);
 
   const EngineInfo& info() const;
+
+  /// Records a timeline of every following run (StarPU profiling is switched on: a few µs per task).
+  void set_tracing(bool on);
+  /// The timeline of the last traced run, in node order, and its summary.
+  const std::vector<TraceTask>& trace() const;
+  TraceMeta trace_meta() const;
 
  private:
   struct Impl;

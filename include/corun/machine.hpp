@@ -26,6 +26,10 @@ struct WorkerBinding {
 /// Needs a live Engine (StarPU initialised); runs a tiny function on every CPU worker.
 std::vector<WorkerBinding> worker_bindings();
 
+/// "corun-<12 hex digits>": a hash of cpu_model() and topology_summary(). The engine uses it as
+/// STARPU_HOSTNAME, so perfmodels are shared by identical machines and never by different ones.
+std::string machine_key();
+
 /// Short git revision of the source tree corun was built from ("unknown" outside git).
 std::string git_sha();
 
