@@ -5,5 +5,6 @@ namespace corun::cli {
 
 int train(int argc, char** argv);  ///< corun train --model lstm ...
 int info(int argc, char** argv);   ///< corun info
+int profile(int argc, char** argv);  ///< corun profile --model lstm ...
 
 }  // namespace corun::cli

@@ -1,4 +1,4 @@
-// corun — command-line front end: `corun train`, `corun info`.
+// corun — command-line front end: `corun train`, `corun info`, `corun profile`.
 // Exit codes: 0 success, 1 runtime or configuration error, 2 usage error.
 #include "apps/commands.hpp"
 
@@ -15,6 +15,7 @@ const char* kUsage =
     "commands:\n"
     "  train   train a model and print a results table (corun train --help)\n"
     "  info    topology, workers, StarPU caps and the CPU binding actually applied\n"
+    "  profile search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n";
 }
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   try {
     if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);
     if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
+    if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
   } catch (const corun::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -3,6 +3,7 @@
 #include "apps/args.hpp"
 #include "apps/commands.hpp"
 #include "apps/json.hpp"
+#include "apps/lstm_session.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -42,13 +43,6 @@ const std::vector<FlagSpec> kFlags = {
 };
 
 std::string usage() { return "usage: corun train --model lstm [options]\n" + describe(kFlags); }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 void make_dir(const std::string& dir) {
   std::error_code ec;
@@ -108,8 +102,8 @@ int train(int argc, char** argv) {
   }
   if (policy_help_requested()) return 0;
 
-  models::Lstm model(cfg);
-  model.init_params();
+  LstmSession session(cfg);
+  models::Lstm& model = session.model;
   Graph& g = model.graph;
   if (!load_dir.empty()) {
     for (Tensor p : g.params()) {
@@ -121,20 +115,13 @@ int train(int argc, char** argv) {
     }
   }
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
-  models::SequenceTask task(cfg);
-
   Engine engine;
   std::vector<double> ms, losses;
   int tasks = 0;
   RunStats last;
-  std::vector<std::vector<float>> xs;
-  std::vector<float> targets;
   for (long it = 0; it < iters; ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
-    task.make_batch(static_cast<uint64_t>(it), xs, targets);
-    for (size_t t = 0; t < model.x.size(); ++t) engine.write(g, model.x[t], xs[t]);
-    engine.write(g, model.targets, targets);
-    const RunStats s = engine.run(g);
+    const RunStats s = session.step(engine, static_cast<uint64_t>(it));
     ms.push_back(s.wall_ms);
     tasks = s.tasks;
     last = s;

@@ -2,6 +2,9 @@
 
 #include <starpu.h>
 #include <sys/wait.h>
+
+#include <atomic>
+#include <csignal>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +17,9 @@
 namespace corun::engine {
 
 namespace {
+
+constexpr unsigned kChildSeconds = 20;
+std::atomic<bool> g_checked{false};
 
 // StarPU's own lookup (src/core/perfmodel/perfmodel.c:484-506, src/common/utils.c:488-500).
 std::filesystem::path codelet_model_dir() {
@@ -32,8 +38,13 @@ bool loads_cleanly(const std::string& path) {
   const pid_t pid = fork();
   if (pid < 0) return true;  // cannot check: let StarPU try
   if (pid == 0) {
-    // Silence StarPU's assertion message; the parent prints its own warning.
+    // Silence StarPU's assertion message; the parent prints its own warning. A crash must end the child
+    // (StarPU's own SIGSEGV handler, if installed, would loop), and a stuck parse must not block the run.
     std::freopen("/dev/null", "w", stderr);
+    std::signal(SIGSEGV, SIG_DFL);
+    std::signal(SIGBUS, SIG_DFL);
+    std::signal(SIGABRT, SIG_DFL);
+    alarm(kChildSeconds);
     starpu_perfmodel_initialize();
     starpu_perfmodel model{};
     model.type = STARPU_HISTORY_BASED;
@@ -44,13 +55,18 @@ bool loads_cleanly(const std::string& path) {
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return true;
   }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return true;  // undecided: let StarPU try
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
 
 }  // namespace
 
 void quarantine_corrupt_models(const char* machine_key, bool quiet) {
-  if (machine_key == nullptr) return;
+  // Only before the first starpu_init of the process: the child must start from a pristine StarPU (after
+  // a shutdown, the forked copy of the perfmodel state is stale), and files written since were written
+  // by StarPU itself.
+  if (machine_key == nullptr || g_checked.exchange(true)) return;
   const std::filesystem::path dir = codelet_model_dir();
   std::error_code ec;
   if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return;
