@@ -4,6 +4,33 @@
 
 namespace corun::cli {
 
+std::vector<FlagSpec> lstm_flags() {
+  return {
+      {"--model", true, "model: lstm"},
+      {"--size", true, "small | medium | large (default small)"},
+      {"--layers", true, "override the number of layers"},
+      {"--batch", true, "override the batch size"},
+      {"--seq", true, "override the sequence length"},
+      {"--hidden", true, "override the hidden (and input) size"},
+  };
+}
+
+models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
+  const std::string model = args.str("--model", "");
+  if (model.empty()) throw UsageError("--model is required");
+  if (model != "lstm") throw UsageError("unknown model '" + model + "' (available: lstm)");
+  size = args.str("--size", "small");
+  if (size != "small" && size != "medium" && size != "large")
+    throw UsageError("--size must be small, medium or large, got '" + size + "'");
+  models::LstmConfig cfg = models::lstm_config(size);
+  cfg.layers = static_cast<int>(args.positive("--layers", cfg.layers));
+  cfg.batch = static_cast<int>(args.positive("--batch", cfg.batch));
+  cfg.seq = static_cast<int>(args.positive("--seq", cfg.seq));
+  cfg.hidden = static_cast<int>(args.positive("--hidden", cfg.hidden));
+  cfg.input = cfg.hidden;
+  return cfg;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());

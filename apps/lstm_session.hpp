@@ -1,10 +1,13 @@
 // apps/lstm_session.hpp — one LSTM training setup driven by an Engine, shared by `train` and `profile`.
 #pragma once
 
+#include "apps/args.hpp"
+
 #include <corun/engine.hpp>
 #include <corun/models/lstm.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace corun::cli {
@@ -28,6 +31,11 @@ class LstmSession {
   std::vector<std::vector<float>> xs_;  // reused: no allocation per step
   std::vector<float> targets_;
 };
+
+/// The flags that choose an LSTM (--model lstm, --size and the shape overrides), for a command's flag list.
+std::vector<FlagSpec> lstm_flags();
+/// Reads them strictly; throws UsageError. `size_out` gets the --size name.
+models::LstmConfig lstm_config_from(const Args& args, std::string& size_out);
 
 /// Median of a sample (0 when empty).
 double median(std::vector<double> v);

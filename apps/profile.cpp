@@ -30,9 +30,7 @@ namespace corun::cli {
 
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
-    {"--model", true, "model to profile: lstm"},
-    {"--size", true, "small | medium | large (default small)"},
+const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "timed iterations per configuration and round (default 5)"},
     {"--rounds", true, "rounds over all configurations (default 3); the median of all iterations counts"},
     {"--calibration-iters", true, "iterations per team width while calibrating (default 12; StarPU needs 10 samples)"},
@@ -41,9 +39,16 @@ const std::vector<FlagSpec> kFlags = {
     {"--help", false, "show this help"},
 };
 
-std::string usage() { return "usage: corun profile --model lstm [--size S] [-o FILE] [options]\n" + describe(kFlags); }
+std::vector<FlagSpec> flags() {
+  std::vector<FlagSpec> f = lstm_flags();
+  f.insert(f.end(), kOwnFlags.begin(), kOwnFlags.end());
+  return f;
+}
+
+std::string usage() { return "usage: corun profile --model lstm [--size S] [-o FILE] [options]\n" + describe(flags()); }
 
 struct Options {
+  models::LstmConfig model;
   std::string size = "small", policy = "cpf", output;
   long iters = 5, rounds = 3, calibration_iters = 12;
 };
@@ -119,22 +124,17 @@ class ScopedCalibrate {  // STARPU_CALIBRATE=1: record samples even for models t
 int profile(int argc, char** argv) {
   Options o;
   try {
-    Args args(argc, argv, 2, kFlags);
+    Args args(argc, argv, 2, flags());
     if (args.has("--help")) {
       std::cout << usage();
       return 0;
     }
-    const std::string model = args.str("--model", "");
-    if (model.empty()) throw UsageError("--model is required");
-    if (model != "lstm") throw UsageError("unknown model '" + model + "' (available: lstm)");
-    o.size = args.str("--size", "small");
-    if (o.size != "small" && o.size != "medium" && o.size != "large")
-      throw UsageError("--size must be small, medium or large, got '" + o.size + "'");
+    o.model = lstm_config_from(args, o.size);
     o.iters = args.positive("--iters", o.iters);
     o.rounds = args.positive("--rounds", o.rounds);
     o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
     o.policy = args.str("--policy", o.policy);
-    o.output = args.str("-o", "corun-profile-" + model + "-" + o.size + ".txt");
+    o.output = args.str("-o", "corun-profile-lstm-" + o.size + ".txt");
     bool ours = false;
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
     if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo), got '" + o.policy + "'");
@@ -144,7 +144,7 @@ int profile(int argc, char** argv) {
   }
   if (policy_help_requested()) return 0;
 
-  LstmSession session(models::lstm_config(o.size));
+  LstmSession session(o.model);
   uint64_t batch = 0;
   // The first engine (one executor per core, width 1) also tells how many workers StarPU gives us.
   int cores = 0;

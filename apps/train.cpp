@@ -24,13 +24,7 @@ namespace corun::cli {
 
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
-    {"--model", true, "model to train: lstm"},
-    {"--size", true, "small | medium | large (default small)"},
-    {"--layers", true, "override the number of layers"},
-    {"--batch", true, "override the batch size"},
-    {"--seq", true, "override the sequence length"},
-    {"--hidden", true, "override the hidden (and input) size"},
+const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "training iterations (default 20)"},
     {"--lr", true, "SGD learning rate (default 0.5)"},
     {"--seed", true, "seed of parameters and data (default 42)"},
@@ -42,7 +36,13 @@ const std::vector<FlagSpec> kFlags = {
     {"--help", false, "show this help"},
 };
 
-std::string usage() { return "usage: corun train --model lstm [options]\n" + describe(kFlags); }
+std::vector<FlagSpec> flags() {
+  std::vector<FlagSpec> f = lstm_flags();
+  f.insert(f.end(), kOwnFlags.begin(), kOwnFlags.end());
+  return f;
+}
+
+std::string usage() { return "usage: corun train --model lstm [options]\n" + describe(flags()); }
 
 void make_dir(const std::string& dir) {
   std::error_code ec;
@@ -71,23 +71,13 @@ int train(int argc, char** argv) {
   long iters = 0;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path;
   try {
-    Args args(argc, argv, 2, kFlags);
+    Args args(argc, argv, 2, flags());
     if (args.has("--help")) {
       std::cout << usage();
       return 0;
     }
-    const std::string model = args.str("--model", "");
-    if (model.empty()) throw UsageError("--model is required");
-    if (model != "lstm") throw UsageError("unknown model '" + model + "' (available: lstm)");
-    const std::string size = args.str("--size", "small");
-    if (size != "small" && size != "medium" && size != "large")
-      throw UsageError("--size must be small, medium or large, got '" + size + "'");
-    cfg = models::lstm_config(size);
-    cfg.layers = static_cast<int>(args.positive("--layers", cfg.layers));
-    cfg.batch = static_cast<int>(args.positive("--batch", cfg.batch));
-    cfg.seq = static_cast<int>(args.positive("--seq", cfg.seq));
-    cfg.hidden = static_cast<int>(args.positive("--hidden", cfg.hidden));
-    cfg.input = cfg.hidden;
+    std::string size;
+    cfg = lstm_config_from(args, size);
     cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
     cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
     iters = args.positive("--iters", 20);

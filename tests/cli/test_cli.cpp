@@ -646,4 +646,53 @@ TEST_F(Cli, InfoPolicyHelp) {
   for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.out, std::string("  ") + name + "\t");
 }
 
+// A tiny LSTM keeps the profiler quick, even oversubscribed (STARPU_NCPU=8 tries 4 layouts there).
+const char* kTinyLstm = "--model lstm --layers 1 --seq 2 --hidden 16 --batch 8";
+
+TEST_F(Cli, ProfileWritesAProfileThatTrainLoads) {
+  const std::string home = "STARPU_HOME=" + shell_quote(dir_);
+  const Result p = run(std::string("profile ") + kTinyLstm + " --iters 1 --rounds 1 --calibration-iters 2 -o prof.txt",
+                       home);
+  ASSERT_EQ(p.code, 0) << p;
+  EXPECT_HAS(p.out, "| layout | executors |");
+  EXPECT_HAS(p.out, "(chosen)");
+  EXPECT_HAS(p.out, "CORUN_PROFILE=prof.txt");
+  const std::string prof = read_file(path("prof.txt"));
+  EXPECT_HAS(prof, "# corun profile v1");
+  EXPECT_HAS(prof, "layout=");
+  EXPECT_HAS(prof, "config=");
+  EXPECT_FALSE(fs::exists(path("prof.txt.tmp")));
+
+  const Result t = run(std::string("train ") + kTinyLstm + " --iters 2", home + " CORUN_SCHED=cpf CORUN_PROFILE=prof.txt");
+  ASSERT_EQ(t.code, 0) << t;
+  EXPECT_HAS(t.err, "(CORUN_PROFILE)");
+  EXPECT_HAS(t.out, "| cpf |");
+}
+
+TEST_F(Cli, ProfileUsageErrors) {
+  EXPECT_EQ(run("profile").code, 2);
+  const Result r = run(std::string("profile ") + kTinyLstm + " --policy lws");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "--policy must be one of corun's policies");
+  EXPECT_EQ(run(std::string("profile ") + kTinyLstm + " --rounds 0").code, 2);
+}
+
+TEST_F(Cli, TrainRejectsABadProfileOrLayout) {
+  std::ofstream(path("bad.txt")) << "not a profile\n";
+  const Result r = run(std::string("train ") + kTinyLstm + " --iters 1", "CORUN_SCHED=cpf CORUN_PROFILE=bad.txt");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "bad.txt");
+  EXPECT_HAS(r.err, "not a corun profile");
+  const Result b = run(std::string("train ") + kTinyLstm + " --iters 1", "CORUN_SCHED=lws CORUN_EXECUTORS=1x1");
+  EXPECT_EQ(b.code, 1) << b;
+  EXPECT_HAS(b.err, "CORUN_EXECUTORS");
+}
+
+TEST_F(Cli, TrainWithCpfPrintsTheLowerBound) {
+  const Result r = run(std::string("train ") + kTinyLstm + " --iters 14",
+                       "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=cpf");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "lower bound");
+}
+
 }  // namespace
