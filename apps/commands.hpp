@@ -3,7 +3,8 @@
 
 namespace corun::cli {
 
-int train(int argc, char** argv);  ///< corun train --model lstm ...
-int info(int argc, char** argv);   ///< corun info
+int train(int argc, char** argv);       ///< corun train --model lstm ...
+int info(int argc, char** argv);        ///< corun info
+int plot_trace(int argc, char** argv);  ///< corun plot-trace FILE -o OUT.png
 
 }  // namespace corun::cli
