@@ -9,9 +9,14 @@
 
 namespace corun::cli {
 
-Args::Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs) {
+Args::Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
+           std::vector<std::string>* positionals) {
   for (int a = first; a < argc; ++a) {
     std::string arg = argv[a];
+    if (positionals != nullptr && !arg.empty() && arg[0] != '-') {
+      positionals->push_back(arg);
+      continue;
+    }
     std::string value;
     bool inline_value = false;
     if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {

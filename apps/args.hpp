@@ -22,8 +22,11 @@ struct FlagSpec {
 
 class Args {
  public:
-  /// Parses argv[first..] against `specs`; throws UsageError on anything unexpected.
-  Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
+  /// Parses argv[first..] against `specs`; throws UsageError on anything unexpected. With `positionals`,
+  /// arguments that do not start with '-' are collected there instead of being errors (the caller checks
+  /// how many it got).
+  Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
+       std::vector<std::string>* positionals = nullptr);
 
   bool has(const std::string& flag) const { return values_.count(flag) != 0; }
   std::string str(const std::string& flag, const std::string& fallback) const;

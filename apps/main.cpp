@@ -1,4 +1,4 @@
-// corun — command-line front end: `corun train`, `corun info`, `corun profile`.
+// corun — command-line front end: `corun train`, `corun info`, `corun profile`, `corun plot-trace`.
 // Exit codes: 0 success, 1 runtime or configuration error, 2 usage error.
 #include "apps/commands.hpp"
 
@@ -13,9 +13,10 @@ namespace {
 const char* kUsage =
     "usage: corun <command> [options]\n"
     "commands:\n"
-    "  train   train a model and print a results table (corun train --help)\n"
-    "  info    topology, workers, StarPU caps and the CPU binding actually applied\n"
-    "  profile search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
+    "  train       train a model and print a results table (corun train --help)\n"
+    "  info        topology, workers, StarPU caps and the CPU binding actually applied\n"
+    "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
+    "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n";
 }
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);
     if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
     if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
+    if (!std::strcmp(argv[1], "plot-trace")) return corun::cli::plot_trace(argc, argv);
   } catch (const corun::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

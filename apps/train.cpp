@@ -4,6 +4,7 @@
 #include "apps/commands.hpp"
 #include "apps/json.hpp"
 #include "apps/lstm_session.hpp"
+#include "core/engine/trace.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -131,7 +132,7 @@ int train(int argc, char** argv) {
   if (ms.size() > 1) std::printf("(timing excludes the first iteration)\n");
   print_bound(last, info);
   if (!trace_path.empty()) {
-    // MERGE-TRACE write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
+    write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
     std::printf("trace of the last iteration: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
                 trace_path.c_str(), trace_path.c_str());
   }

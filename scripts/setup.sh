@@ -21,8 +21,9 @@ case "$flavour" in
   *) log "error: StarPU flavour '$flavour' is not one of auto, system, source (argument or CORUN_STARPU)"; exit 2 ;;
 esac
 
+# librsvg2-bin: rsvg-convert, which `corun plot-trace -o X.png` uses to rasterise its SVG.
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
-          libgtest-dev python3 python3-numpy)
+          libgtest-dev python3 python3-numpy librsvg2-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,55 @@
+// tests/common/cli_run.hpp — runs a command through the shell and captures its exit code, stdout and
+// stderr, for the CLI tests.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <string>
+
+namespace corun::testing {
+
+inline std::string read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+struct CommandResult {
+  int code = -1;  ///< exit status, or -1 if the process did not exit normally
+  std::string out, err;
+  std::string cmd;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const CommandResult& r) {
+  return os << "command: " << r.cmd << "\nexit: " << r.code << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n"
+            << r.err;
+}
+
+/// Runs `cmd` (a shell command line) in `dir`, with stdin from /dev/null; stdout and stderr go through
+/// files in `dir` (stdout.txt, stderr.txt).
+inline CommandResult run_command(const std::string& dir, const std::string& cmd) {
+  CommandResult r;
+  r.cmd = "cd " + shell_quote(dir) + " && " + cmd;
+  const std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
+  const std::string full = r.cmd + " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  const int status = std::system(full.c_str());
+  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+}  // namespace corun::testing
