@@ -695,4 +695,20 @@ TEST_F(Cli, TrainWithCpfPrintsTheLowerBound) {
   EXPECT_HAS(r.out, "lower bound");
 }
 
+TEST_F(Cli, TrainTraceIsATimelinePlotTraceDraws) {
+  for (const char* policy : {"cpf", "lws"}) {
+    SCOPED_TRACE(policy);
+    const Result t = run(std::string("train ") + kTinyLstm + " --iters 2 --trace run.trace.json",
+                         "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=" + policy);
+    ASSERT_EQ(t.code, 0) << t;
+    EXPECT_HAS(t.out, "trace of the last iteration: run.trace.json");
+    const std::string trace = read_file(path("run.trace.json"));
+    EXPECT_HAS(trace, "\"traceEvents\"");
+    EXPECT_HAS(trace, std::string("\"policy\":\"") + policy + "\"");
+    const Result p = run("plot-trace run.trace.json -o run.svg");
+    ASSERT_EQ(p.code, 0) << p;
+    EXPECT_HAS(read_file(path("run.svg")), "<svg");
+  }
+}
+
 }  // namespace
