@@ -29,6 +29,8 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "training iterations (default 20)"},
     {"--lr", true, "SGD learning rate (default 0.5)"},
     {"--seed", true, "seed of parameters and data (default 42)"},
+    {"--cell", true, "fused (one lstm_cell task per step, default) | unfused (split, sigmoid, tanh, mul, add)"},
+    {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},
     {"--json", true, "write config, machine info, per-iteration times and losses to this file"},
     {"--save", true, "save the trained parameters as <name>.npy into this directory"},
     {"--load", true, "load initial parameters <name>.npy from this directory"},
@@ -70,6 +72,7 @@ void print_bound(const RunStats& s, const EngineInfo& info) {
 int train(int argc, char** argv) {
   models::LstmConfig cfg;
   long iters = 0;
+  bool fuse = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path;
   try {
     Args args(argc, argv, 2, flags());
@@ -81,6 +84,10 @@ int train(int argc, char** argv) {
     cfg = lstm_config_from(args, size);
     cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
     cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+    const std::string cell = args.str("--cell", "fused");
+    if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
+    cfg.fused_cell = cell == "fused";
+    fuse = args.has("--fuse-elementwise");
     iters = args.positive("--iters", 20);
     json_path = args.str("--json", "");
     save_dir = args.str("--save", "");
@@ -96,6 +103,7 @@ int train(int argc, char** argv) {
   LstmSession session(cfg);
   models::Lstm& model = session.model;
   Graph& g = model.graph;
+  if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
   if (!load_dir.empty()) {
     for (Tensor p : g.params()) {
       NpyArray a = load_npy(load_dir + "/" + p.name() + ".npy");
@@ -157,7 +165,8 @@ int train(int argc, char** argv) {
       j.open("config").field("model", "lstm").field("layers", cfg.layers).field("batch", cfg.batch)
           .field("seq", cfg.seq).field("hidden", cfg.hidden).field("input", cfg.input)
           .field("classes", cfg.classes).field("learning_rate", static_cast<double>(cfg.learning_rate))
-          .field("seed", static_cast<long>(cfg.seed)).field("iters", iters).close();
+          .field("seed", static_cast<long>(cfg.seed)).field("iters", iters)
+          .field("cell", cfg.fused_cell ? "fused" : "unfused").field("fuse_elementwise", fuse).close();
       j.open("machine").field("nproc", machine::nproc()).field("cpu_model", machine::cpu_model())
           .field("topology", machine::topology_summary()).field("affinity", machine::affinity_list())
           .field("git_sha", machine::git_sha()).close();

@@ -3,6 +3,8 @@
 
 #include "codelets/add/add.hpp"
 #include "codelets/concat/concat.hpp"
+#include "codelets/ew_chain/ew_chain.hpp"
+#include "codelets/lstm_cell/lstm_cell.hpp"
 #include "codelets/matmul/matmul.hpp"
 #include "codelets/mul/mul.hpp"
 #include "codelets/relu/relu.hpp"
@@ -36,6 +38,7 @@ const OpInfo kTable[] = {
     CORUN_OP(relu),         CORUN_OP(relu_grad),    CORUN_OP(concat),       CORUN_OP(split),
     CORUN_OP(slice),        CORUN_OP(slice_grad),   CORUN_OP(sum),          CORUN_OP(sum_grad),
     CORUN_OP(softmax_xent), CORUN_OP(softmax_xent_grad), CORUN_OP(sgd),
+    CORUN_OP(lstm_cell),    CORUN_OP(lstm_cell_grad), CORUN_OP(ew_chain),
 };
 
 #undef CORUN_OP

@@ -1,7 +1,8 @@
 // codelets/op.hpp — the uniform kernel interface every op implements.
 //
-// An op call is fully described by an OpCall (kind, one Shape per buffer, a few integer attributes and one
-// float attribute) plus the buffer pointers. Every kernel, reference or fast, has the same signature
+// An op call is fully described by an OpCall (kind, one Shape per buffer, a few integer attributes, one
+// float attribute and, for ew_chain, a small program) plus the buffer pointers. Every kernel, reference or
+// fast, has the same signature
 //
 //     void kernel(const OpCall& call, float* const* buf, int rank, int width);
 //
@@ -40,6 +41,10 @@ enum class OpKind : int {
   softmax_xent,      ///< P = softmax(Z) rows; L[b] = -sum_c T[b,c] log P[b,c]; buffers: Z, T, P, L
   softmax_xent_grad, ///< dZ = (P - T) * dL[b]; buffers: P, T, dL, dZ
   sgd,               ///< W -= f * G; buffers: W (RW), G
+  lstm_cell,         ///< fused LSTM cell; buffers: Z [B,4H] (i,f,g,o pre-activations), Cp [B,H] -> C, H, A [B,4H]
+                     ///< (activated gates), TC = tanh(C)  (A and TC are saved for the backward)
+  lstm_cell_grad,    ///< buffers: A, Cp, TC, dH, dC (gradient of C from its other readers) -> dZ [B,4H], dCp
+  ew_chain,          ///< fused same-shape elementwise ops; buffers: inputs.., output; `program` (ew_chain.hpp)
   count_             ///< number of kinds (not an op)
 };
 
@@ -56,6 +61,7 @@ struct OpCall {
   std::vector<Access> modes;              ///< one per buffer, in buffer order
   std::array<int64_t, kMaxIntAttrs> i{};  ///< op-specific integers (see OpKind)
   float f = 0.0f;                         ///< op-specific float (learning rate, sum scale)
+  std::vector<int32_t> program;           ///< ew_chain's instructions (empty for every other kind)
 
   int nbuffers() const { return static_cast<int>(shapes.size()); }
 };

@@ -247,6 +247,27 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
+    case OpKind::lstm_cell: {
+      // Buffers Z, Cp -> C, H, A, TC. grad(C) holds every contribution from C's readers outside the cell
+      // (all created later, so already visited); the kernel adds the path through H itself.
+      const int z = in(0), cp = in(1), c = in(2), h = in(3), act = in(4), tc = in(5);
+      CORUN_CHECK(grad(act) < 0 && grad(tc) < 0, Status::invalid_argument,
+                  "backward: lstm_cell '" << n.name << "': its saved activations (" << name(act) << ", " << name(tc)
+                                          << ") are not differentiable; build on its h and c outputs only");
+      int dh = grad(h), dc = grad(c);
+      if ((dh < 0 && dc < 0) || (!need(0) && !need(1))) return;
+      const Shape sz = shape(z), sc = shape(c);
+      if (dh < 0) dh = constant(sc, 0.0f, tag + ".zero_dh");
+      if (dc < 0) dc = constant(sc, 0.0f, tag + ".zero_dc");
+      const int dz = new_grad_value(sz, "d" + name(z));
+      const int dcp = new_grad_value(sc, "d" + name(cp) + ".cell");
+      node(OpKind::lstm_cell_grad, tag,
+           {{act, Access::read, sz}, {cp, Access::read, sc}, {tc, Access::read, sc}, {dh, Access::read, sc},
+            {dc, Access::read, sc}, {dz, Access::write, sz}, {dcp, Access::write, sc}});
+      if (need(0)) contribute(z, dz, true);
+      if (need(1)) contribute(cp, dcp, true);
+      return;
+    }
     case OpKind::softmax_xent: {
       const int z = in(0), t = in(1), p = in(2), dl = grad(in(3));
       if (dl < 0 || !need(0)) return;
@@ -290,12 +311,15 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   GraphImpl& g = *impl_;
   CORUN_CHECK(loss.valid() && loss.belongs_to(*this), Status::invalid_argument, "backward: the loss is not a tensor of this graph");
   CORUN_CHECK(!g.has_backward, Status::invalid_argument, "backward: already called on this graph (call it once)");
+  CORUN_CHECK(!g.fused, Status::invalid_argument,
+              "backward: the graph was already fused by fuse_elementwise(); call backward() first, then fuse");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,
               "backward: learning rate must be positive, got " << options.learning_rate);
   Autodiff(g).run(loss.id(), options);
   g.has_backward = true;
+  g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run
 }
 
 }  // namespace corun

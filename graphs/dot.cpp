@@ -1,6 +1,8 @@
-// Graph::dump_dot: ops are boxes (gradient ops grey), leaves are ellipses (params bold), edges are values.
+// Graph::dump_dot: ops are boxes (gradient ops grey, fused chains with their program), leaves are ellipses
+// (params bold), edges are values.
 #include <corun/graph.hpp>
 
+#include "codelets/ew_chain/ew_chain.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include <sstream>
@@ -15,6 +17,11 @@ std::string quoted(const std::string& s) {
     r += c;
   }
   return r + "\"";
+}
+
+// A fused chain shows what it computes.
+std::string program(const detail::Node& n) {
+  return n.call.kind == codelets::OpKind::ew_chain ? "\n" + codelets::ew_program_str(n.call) : "";
 }
 }  // namespace
 
@@ -32,7 +39,7 @@ std::string Graph::dump_dot() const {
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const auto& n = g.nodes[k];
     os << "  n" << k << " [shape=box" << (n.is_gradient ? ", style=filled, fillcolor=gray90" : "")
-       << ", label=" << quoted(std::string(codelets::op_info(n.call.kind).name) + "\n" + n.name) << "];\n";
+       << ", label=" << quoted(std::string(codelets::op_info(n.call.kind).name) + "\n" + n.name + program(n)) << "];\n";
   }
   // An edge from the last writer of each value read by a node, in submission order.
   std::vector<int> last_writer(g.values.size(), -1);

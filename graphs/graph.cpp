@@ -51,6 +51,14 @@ int GraphImpl::add_node(std::string name, OpCall call, std::vector<int> buffers,
   return id;
 }
 
+void GraphImpl::check_not_fused_away(int value, const char* what) const {
+  const Value& v = values[static_cast<size_t>(value)];
+  CORUN_CHECK(!v.fused_away, Status::invalid_argument,
+              what << ": '" << v.name
+                   << "' is an intermediate that Graph::fuse_elementwise() removed (it has no buffer); call "
+                      "Graph::keep() on it before fusing to read it");
+}
+
 }  // namespace detail
 
 namespace {
@@ -94,6 +102,7 @@ void check_tensor(const GraphImpl& g, const Graph* self, Tensor t, const char* o
   CORUN_CHECK(t.valid() && t.belongs_to(*self) && t.id() < static_cast<int>(g.values.size()),
               Status::invalid_argument,
               op << " '" << node << "': operand is not a tensor of this graph (default-constructed or from another graph)");
+  g.check_not_fused_away(t.id(), op);
 }
 
 const Shape& shape_of(const GraphImpl& g, Tensor t) { return g.values[static_cast<size_t>(t.id())].shape; }
@@ -266,6 +275,28 @@ Tensor Graph::sum(Tensor x, int dim, float scale, const std::string& name) {
               ValueKind::activation, false)[0];
 }
 
+std::pair<Tensor, Tensor> Graph::lstm_cell(Tensor gates, Tensor c_prev, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "lstm_cell");
+  check_tensor(g, this, gates, "lstm_cell", node);
+  check_tensor(g, this, c_prev, "lstm_cell", node);
+  const Shape sz = shape_of(g, gates);
+  const Shape sc = shape_of(g, c_prev);
+  if (sc.rank != 2)
+    shape_error(OpKind::lstm_cell, node, "the cell state must be 2-D [batch, hidden]", "gates", sz, "c_prev", sc);
+  if (sz.rank != 2 || sz[0] != sc[0] || sz[1] != 4 * sc[1])
+    shape_error(OpKind::lstm_cell, node, "gates must be [batch, 4 * hidden] for a cell state [batch, hidden]", "gates",
+                sz, "c_prev", sc);
+  // Outputs C, H, then the activated gates and tanh(C), which only the backward reads.
+  auto outs = emit(*this, g, OpKind::lstm_cell, node, {gates.id(), c_prev.id()}, {sc, sc, sz, sc}, {}, 0.0f,
+                   ValueKind::activation, false);
+  const char* suffix[] = {".c", ".h", ".act", ".tanh_c"};
+  for (size_t k = 0; k < outs.size(); ++k) g.values[static_cast<size_t>(outs[k].id())].name = node + suffix[k];
+  for (size_t k = 0; k < 2; ++k)
+    if (!g.by_name.count(node + suffix[k])) g.by_name[node + suffix[k]] = outs[k].id();
+  return {outs[1], outs[0]};
+}
+
 Tensor Graph::softmax_xent(Tensor logits, Tensor targets, const std::string& name) {
   GraphImpl& g = *impl_;
   const std::string node = g.node_name(name, "softmax_xent");
@@ -321,6 +352,11 @@ Tensor Graph::grad(Tensor t) const {
   check_tensor(*impl_, this, t, "grad", "-");
   const int gid = impl_->grad_of[static_cast<size_t>(t.id())];
   return gid < 0 ? Tensor() : Tensor(impl_.get(), gid);
+}
+
+void Graph::keep(Tensor t) {
+  check_tensor(*impl_, this, t, "keep", "-");
+  impl_->values[static_cast<size_t>(t.id())].kept = true;
 }
 
 void Graph::set_learning_rate(float learning_rate) {

@@ -33,6 +33,8 @@ struct Value {
   ValueKind kind;
   int producer = -1;  ///< node that first writes it (-1 for inputs, params, constants)
   HostBuffer data;
+  bool kept = false;        ///< the user reads it (Graph::keep, the loss): never fused away
+  bool fused_away = false;  ///< an intermediate removed by fuse_elementwise (no buffer, no handle)
 };
 
 struct Node {
@@ -48,6 +50,7 @@ struct GraphImpl {
   std::unordered_map<std::string, int> by_name;
   std::vector<int> grad_of;   ///< value id -> gradient value id (-1: none), filled by backward()
   bool has_backward = false;
+  bool fused = false;         ///< fuse_elementwise() ran (backward() must come before it)
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
 
   int add_value(const Shape& shape, std::string name, ValueKind kind);
@@ -55,6 +58,8 @@ struct GraphImpl {
   int add_node(std::string name, codelets::OpCall call, std::vector<int> buffers, bool is_gradient);
   /// Unique node name from a user name or the op name.
   std::string node_name(const std::string& requested, const char* op) const;
+  /// Throws the standard error for a value fuse_elementwise removed (`what`: the caller, e.g. "Engine::read").
+  void check_not_fused_away(int value, const char* what) const;
 };
 
 }  // namespace corun::detail

@@ -1,4 +1,6 @@
-// Fast relu over 16-aligned element blocks; the selects vectorise to compare + blend.
+// Fast relu over 16-aligned element blocks; the selects vectorise to compare + blend (formulas:
+// codelets/elementwise.hpp).
+#include "codelets/elementwise.hpp"
 #include "codelets/relu/relu.hpp"
 
 namespace corun::codelets {
@@ -12,18 +14,15 @@ constexpr int kBlock = 16;
 void relu_span(const float* __restrict x, float* __restrict y, int64_t n) {
   int64_t e = 0;
   for (; e + kBlock <= n; e += kBlock)
-    for (int j = 0; j < kBlock; ++j) y[e + j] = x[e + j] > 0.0f ? x[e + j] : 0.0f;
-  for (; e < n; ++e) y[e] = x[e] > 0.0f ? x[e] : 0.0f;
+    for (int j = 0; j < kBlock; ++j) y[e + j] = ew::relu(x[e + j]);
+  for (; e < n; ++e) y[e] = ew::relu(x[e]);
 }
 
 void relu_grad_span(const float* __restrict x, const float* __restrict dy, float* __restrict dx, int64_t n) {
   int64_t e = 0;
   for (; e + kBlock <= n; e += kBlock)
-    for (int j = 0; j < kBlock; ++j) {
-      const float d = dy[e + j];  // loaded unconditionally so the select if-converts
-      dx[e + j] = x[e + j] > 0.0f ? d : 0.0f;
-    }
-  for (; e < n; ++e) dx[e] = x[e] > 0.0f ? dy[e] : 0.0f;
+    for (int j = 0; j < kBlock; ++j) dx[e + j] = ew::relu_grad(x[e + j], dy[e + j]);
+  for (; e < n; ++e) dx[e] = ew::relu_grad(x[e], dy[e]);
 }
 
 }  // namespace

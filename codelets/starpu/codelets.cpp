@@ -96,7 +96,10 @@ uint32_t footprint(const OpCall& call) {
     h = starpu_hash_crc32c_be(static_cast<uint32_t>(s.rank), h);
     for (int d = 0; d < s.rank; ++d) h = starpu_hash_crc32c_be_n(&s.dims[static_cast<size_t>(d)], sizeof(int64_t), h);
   }
-  return starpu_hash_crc32c_be_n(call.i.data(), sizeof(call.i), h);
+  h = starpu_hash_crc32c_be_n(call.i.data(), sizeof(call.i), h);
+  // ew_chain: chains of the same shape doing different work must not share a model entry.
+  if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
+  return h;
 }
 
 std::string take_kernel_error() {

@@ -21,8 +21,8 @@ starpu_codelet* codelet(OpKind kind);
 void set_kernel_choice(KernelChoice choice);
 KernelChoice kernel_choice();
 
-/// Footprint of a call: a hash of the op kind, every buffer shape and the integer attributes, so two
-/// calls share a perfmodel entry exactly when they do the same work.
+/// Footprint of a call: a hash of the op kind, every buffer shape, the integer attributes and the ew_chain
+/// program, so two calls share a perfmodel entry exactly when they do the same work.
 uint32_t footprint(const OpCall& call);
 
 /// An exception escaped a kernel since the last call: returns its message and clears it ("" if none).

@@ -1,22 +1,17 @@
-// Reference tanh in double, one element at a time.
+// Reference tanh in double, one element at a time (formulas: codelets/elementwise.hpp).
+#include "codelets/elementwise.hpp"
 #include "codelets/tanh/tanh.hpp"
-
-#include <cmath>
 
 namespace corun::codelets {
 
 void tanh_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const Range r = split_range(numel(call, 1), rank, width);
-  for (int64_t e = r.begin; e < r.end; ++e)
-    buf[1][e] = static_cast<float>(std::tanh(static_cast<double>(buf[0][e])));
+  for (int64_t e = r.begin; e < r.end; ++e) buf[1][e] = ew::tanh_ref(buf[0][e]);
 }
 
 void tanh_grad_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const Range r = split_range(numel(call, 2), rank, width);
-  for (int64_t e = r.begin; e < r.end; ++e) {
-    const double y = buf[0][e];
-    buf[2][e] = static_cast<float>(static_cast<double>(buf[1][e]) * (1.0 - y * y));
-  }
+  for (int64_t e = r.begin; e < r.end; ++e) buf[2][e] = ew::tanh_grad_ref(buf[0][e], buf[1][e]);
 }
 
 }  // namespace corun::codelets

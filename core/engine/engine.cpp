@@ -144,6 +144,10 @@ struct Engine::Impl {
     // Values added since the last run (e.g. after backward()) are registered too.
     for (size_t v = handles.size(); v < g.values.size(); ++v) {
       starpu_data_handle_t h = nullptr;
+      if (g.values[v].fused_away) {  // no buffer and no task uses it: no handle
+        handles.push_back(h);
+        continue;
+      }
       starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(g.values[v].data.get()),
                                   static_cast<uint32_t>(g.values[v].shape.numel()), sizeof(float));
       handles.push_back(h);
@@ -153,13 +157,15 @@ struct Engine::Impl {
 
   // Undoes bind(): unregisters the handles (data returns to the host buffers) and drops the binding.
   void unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles) {
-    for (auto h : handles) starpu_data_unregister(h);
+    for (auto h : handles)
+      if (h != nullptr) starpu_data_unregister(h);
     if (!handles.empty()) --g.bound_engines;  // bind() counted the graph only once it had handles
     handles.clear();
   }
 
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what) {
     CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument, what << ": the tensor is not from this graph");
+    graph.impl().check_not_fused_away(t.id(), what);
     return bind(graph).handles[static_cast<size_t>(t.id())];
   }
 };

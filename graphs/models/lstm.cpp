@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 namespace corun::models {
 
@@ -52,18 +53,24 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
       const Tensor xh = g.concat({below[static_cast<size_t>(t)], h}, 1, "xh." + id);
       const Tensor gates = g.add(g.matmul(xh, w[static_cast<size_t>(l)], false, false, "mm." + id),
                                  b[static_cast<size_t>(l)], "gates." + id);
-      const auto ifgo = g.split(gates, 1, {H, H, H, H}, "ifgo." + id);
-      const Tensor i = g.sigmoid(ifgo[0], "i." + id);
-      const Tensor f = g.sigmoid(ifgo[1], "f." + id);
-      const Tensor gg = g.tanh(ifgo[2], "g." + id);
-      const Tensor o = g.sigmoid(ifgo[3], "o." + id);
-      c = g.add(g.mul(f, c, "fc." + id), g.mul(i, gg, "ig." + id), "c." + id);
-      h = g.mul(o, g.tanh(c, "tc." + id), "h." + id);
+      if (cfg.fused_cell) {
+        std::tie(h, c) = g.lstm_cell(gates, c, "cell." + id);
+      } else {
+        const auto ifgo = g.split(gates, 1, {H, H, H, H}, "ifgo." + id);
+        const Tensor i = g.sigmoid(ifgo[0], "i." + id);
+        const Tensor f = g.sigmoid(ifgo[1], "f." + id);
+        const Tensor gg = g.tanh(ifgo[2], "g." + id);
+        const Tensor o = g.sigmoid(ifgo[3], "o." + id);
+        c = g.add(g.mul(f, c, "fc." + id), g.mul(i, gg, "ig." + id), "c." + id);
+        h = g.mul(o, g.tanh(c, "tc." + id), "h." + id);
+      }
       below[static_cast<size_t>(t)] = h;
     }
   }
   logits = g.add(g.matmul(below.back(), w_out, false, false, "mm.out"), b_out, "logits");
   loss = g.softmax_xent(logits, targets, "loss");
+  g.keep(logits);  // public outputs survive Graph::fuse_elementwise
+  g.keep(loss);
   if (training) g.backward(loss, {.sgd_update = true, .learning_rate = cfg.learning_rate});
 }
 

@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun {
@@ -85,6 +86,10 @@ class Graph {
   Tensor slice(Tensor x, int dim, int64_t start, int64_t len, const std::string& name = "");
   /// scale * sum of x along `dim`; the result drops that dimension ([1] for a 1-D x).
   Tensor sum(Tensor x, int dim, float scale = 1.0f, const std::string& name = "");
+  /// One LSTM step after the gate matmul, as one task: `gates` [B, 4H] holds the pre-activations in
+  /// column blocks i, f, g, o; `c_prev` [B, H] is the previous cell state. c = sigmoid(f) c_prev +
+  /// sigmoid(i) tanh(g), h = sigmoid(o) tanh(c). Returns {h, c} (values "<name>.h", "<name>.c").
+  std::pair<Tensor, Tensor> lstm_cell(Tensor gates, Tensor c_prev, const std::string& name = "");
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
@@ -98,6 +103,16 @@ class Graph {
   Tensor grad(Tensor t) const;
   /// Changes the step of every SGD update node (takes effect at the next Engine::run).
   void set_learning_rate(float learning_rate);
+
+  /// Marks `t` as a value the user will read, so fuse_elementwise() never removes it. The loss given to
+  /// backward() and every value grad() returns are kept automatically.
+  void keep(Tensor t);
+  /// Fuses chains of same-shape elementwise ops (add without broadcast, sub, mul, sigmoid, tanh, relu and
+  /// the gradients of the last three) into single ew_chain nodes, computing bitwise the same numbers.
+  /// An intermediate is removed only if it is an activation or gradient with one writer and one reader
+  /// that is not kept; reading it afterwards throws. Call after backward() (which then refuses to run) and
+  /// before the graph is bound to an Engine. Returns the number of nodes removed.
+  int fuse_elementwise();
 
   /// @name Introspection
   ///@{

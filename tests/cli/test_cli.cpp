@@ -146,6 +146,7 @@ TEST_F(Cli, OtherUsageErrors) {
   for (const Case& c :
        {Case{"train --model gru", "unknown model 'gru'"}, Case{"train --iters 1", "--model is required"},
         Case{"train --model lstm --size huge", "--size must be small, medium or large"},
+        Case{"train --model lstm --cell gru", "--cell must be fused or unfused"},
         Case{"train --model lstm --iters 1 --iters 2", "--iters given twice"},
         Case{"train --model lstm --help=yes", "--help takes no value"},
         Case{"info --bogus", "unknown argument '--bogus'"}}) {
@@ -161,7 +162,7 @@ TEST_F(Cli, TrainHelp) {
   EXPECT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "usage: corun train");
   for (const char* flag : {"--model", "--size", "--layers", "--batch", "--seq", "--hidden", "--iters", "--lr", "--seed",
-                           "--json", "--save", "--load", "--dump-grads"})
+                           "--json", "--save", "--load", "--dump-grads", "--cell", "--fuse-elementwise"})
     EXPECT_HAS(r.out, flag);
   EXPECT_TRUE(r.err.empty()) << r;
   const Result ri = run("info --help");
@@ -474,6 +475,8 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
   EXPECT_EQ(cfg.get("hidden")->num, 8);
   EXPECT_EQ(cfg.get("batch")->num, 4);
   EXPECT_EQ(cfg.get("iters")->num, 3);
+  EXPECT_EQ(cfg.get("cell")->str, "fused");
+  EXPECT_EQ(cfg.get("fuse_elementwise")->type, Json::Type::boolean);
   EXPECT_EQ(j.get("engine")->get("policy")->str, "lws");
   EXPECT_EQ(j.get("engine")->get("policy_source")->str, "default");
   EXPECT_GT(j.get("engine")->get("workers")->num, 0);
@@ -569,6 +572,36 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
           "CORUN_QUIET=1");
   EXPECT_EQ(m.code, 1) << m;
   EXPECT_HAS(m.err, bad + "/w_out.npy");
+}
+
+// The unfused cell needs more tasks per iteration, and the elementwise fusion pass fewer; all three graphs
+// train to the same loss (the same numbers; the table prints 4 decimals).
+TEST_F(Cli, CellAndElementwiseFusionChangeTasksNotLoss) {
+  struct Row {
+    int tasks = 0;
+    double loss = 0.0;
+  };
+  auto train = [&](const std::string& extra) {
+    const Result r = run("train --model lstm --layers 2 --seq 4 --hidden 8 --batch 4 --iters 2 " + extra, "CORUN_QUIET=1");
+    EXPECT_EQ(r.code, 0) << r;
+    const auto header = table_row(r.out, "iterations");
+    const auto row = table_data_row(r.out);
+    Row out;
+    if (header.empty() || row.size() != header.size()) {
+      ADD_FAILURE() << "no results table\n" << r;
+      return out;
+    }
+    out.tasks = std::stoi(row[static_cast<size_t>(column(header, "tasks/iter"))]);
+    out.loss = std::stod(row[static_cast<size_t>(column(header, "final loss"))]);
+    return out;
+  };
+  const Row fused = train("");
+  const Row unfused = train("--cell unfused");
+  const Row unfused_ew = train("--cell unfused --fuse-elementwise");
+  EXPECT_LT(fused.tasks, unfused.tasks);
+  EXPECT_LT(unfused_ew.tasks, unfused.tasks);
+  EXPECT_NEAR(unfused.loss, fused.loss, 1.5e-4);
+  EXPECT_NEAR(unfused_ew.loss, unfused.loss, 1.5e-4);
 }
 
 TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {

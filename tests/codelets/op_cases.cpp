@@ -2,6 +2,8 @@
 // that splits hit empty members, partial alignment blocks and row boundaries inside a member's block.
 #include "op_cases.hpp"
 
+#include "codelets/ew_chain/ew_chain.hpp"
+
 #include <utility>
 
 namespace corun::codelets::testing {
@@ -164,6 +166,58 @@ void sgd_cases(std::vector<OpCaseSpec>& out) {
     out.push_back(make("sgd_" + dims_str(s), OpKind::sgd, {s, s}, {RW, R}, {}, 0.01f));
 }
 
+// lstm_cell and lstm_cell_grad on [B, H] cell states (B = 1 and 3 leave members without rows).
+void lstm_cell_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t sizes[][2] = {{1, 1}, {3, 5}, {5, 1}, {17, 33}, {64, 128}, {2, 100}};
+  for (const auto& bh : sizes) {
+    const Shape z{bh[0], 4 * bh[1]}, c{bh[0], bh[1]};
+    const std::string name = dims_str(c);
+    out.push_back(make("lstm_cell_" + name, OpKind::lstm_cell, {z, c, c, c, z, c}, {R, R, W, W, W, W}));
+    out.push_back(make("lstm_cell_large_" + name, OpKind::lstm_cell, {z, c, c, c, z, c}, {R, R, W, W, W, W}, {},
+                       0.0f, 30.0f));
+    out.push_back(make("lstm_cell_grad_" + name, OpKind::lstm_cell_grad, {z, c, c, c, c, z, c},
+                       {R, R, R, R, R, W, W}));
+  }
+}
+
+// ew_chain programs ({op, a, b} triples; operands >= n_in are earlier results) on every elementwise shape.
+void ew_chain_cases(std::vector<OpCaseSpec>& out) {
+  auto op = [](OpKind k) { return static_cast<int32_t>(k); };
+  struct Program {
+    const char* name;
+    int n_in;
+    std::vector<int32_t> code;
+  };
+  const Program programs[] = {
+      {"sigmoid_of_sum", 2, {op(OpKind::add), 0, 1, op(OpKind::sigmoid), 2, -1}},
+      // The unfused LSTM backward's dc: dC + tanh_grad(TC, dH * o).
+      {"cell_dc", 4, {op(OpKind::mul), 1, 2, op(OpKind::tanh_grad), 0, 4, op(OpKind::add), 3, 5}},
+      // Every chainable op once, a result used twice (mul(t1, t1)) and inputs reused after results.
+      {"every_op", 3, {op(OpKind::sub), 0, 1,          op(OpKind::relu), 3, -1,       op(OpKind::mul), 4, 4,
+                       op(OpKind::tanh), 5, -1,        op(OpKind::sigmoid), 2, -1,    op(OpKind::sigmoid_grad), 7, 6,
+                       op(OpKind::tanh_grad), 6, 0,    op(OpKind::relu_grad), 1, 9,   op(OpKind::add), 8, 10}},
+  };
+  for (const Program& p : programs)
+    for (const Shape& s : kElementwise) {
+      std::vector<Access> modes(static_cast<size_t>(p.n_in), R);
+      modes.push_back(W);
+      OpCaseSpec c = make(std::string("ew_chain_") + p.name + "_" + dims_str(s), OpKind::ew_chain,
+                          Shapes(static_cast<size_t>(p.n_in + 1), s), modes);
+      c.call.program = p.code;
+      out.push_back(std::move(c));
+    }
+  // The longest chain allowed: sixteen instructions alternating tanh and a mul with the one input.
+  std::vector<int32_t> longest;
+  for (int k = 0; k < kMaxEwInstructions; ++k) {
+    const int32_t prev = k;  // input 0 for k = 0, else the result of instruction k - 1 (operand 1 + k - 1)
+    longest.insert(longest.end(), k % 2 ? std::initializer_list<int32_t>{op(OpKind::mul), prev, 0}
+                                        : std::initializer_list<int32_t>{op(OpKind::tanh), prev, -1});
+  }
+  OpCaseSpec c = make("ew_chain_longest_4099", OpKind::ew_chain, {Shape{4099}, Shape{4099}}, {R, W});
+  c.call.program = longest;
+  out.push_back(std::move(c));
+}
+
 }  // namespace
 
 std::vector<OpCaseSpec> all_op_cases() {
@@ -186,6 +240,8 @@ std::vector<OpCaseSpec> all_op_cases() {
   sum_cases(out);
   softmax_cases(out);
   sgd_cases(out);
+  lstm_cell_cases(out);
+  ew_chain_cases(out);
   return out;
 }
 

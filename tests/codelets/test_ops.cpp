@@ -209,7 +209,7 @@ TEST(KernelTable, EveryKindHasItsKernels) {
   const char* names[] = {"matmul", "add",        "sub",  "mul",       "sigmoid",      "sigmoid_grad",
                          "tanh",   "tanh_grad",  "relu", "relu_grad", "concat",       "split",
                          "slice",  "slice_grad", "sum",  "sum_grad",  "softmax_xent", "softmax_xent_grad",
-                         "sgd"};
+                         "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));

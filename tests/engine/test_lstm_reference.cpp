@@ -1,6 +1,7 @@
 // The LSTM model on StarPU against a plain single-threaded reference in double precision: forward loss,
 // every parameter gradient (BPTT written out by hand from the equations in corun/models/lstm.hpp) and the
-// SGD update the training graph applies.
+// SGD update the training graph applies; with the fused lstm_cell and with the unfused ops, and the two
+// against each other.
 #include "engine_test_util.hpp"
 
 #include <corun/engine.hpp>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -249,25 +251,99 @@ void check_against_reference(const LstmConfig& cfg, bool random_initial_state) {
   eng.release(g);
 }
 
-TEST(LstmReference, TwoLayersInputNotHidden) {
+// Every reference check runs with the fused cell (the default) and with the unfused ops.
+class LstmReference : public ::testing::TestWithParam<bool> {
+ protected:
+  LstmConfig with_cell(LstmConfig cfg) const {
+    cfg.fused_cell = GetParam();
+    return cfg;
+  }
+};
+
+TEST_P(LstmReference, TwoLayersInputNotHidden) {
   LstmConfig cfg;
   cfg.layers = 2, cfg.batch = 4, cfg.seq = 5, cfg.hidden = 8, cfg.input = 6, cfg.classes = 10;
   cfg.learning_rate = 0.5f, cfg.seed = 11;
-  check_against_reference(cfg, /*random_initial_state=*/false);
+  check_against_reference(with_cell(cfg), /*random_initial_state=*/false);
 }
 
-TEST(LstmReference, TwoLayersRandomInitialState) {
+TEST_P(LstmReference, TwoLayersRandomInitialState) {
   LstmConfig cfg;
   cfg.layers = 2, cfg.batch = 4, cfg.seq = 5, cfg.hidden = 8, cfg.input = 8, cfg.classes = 10;
   cfg.learning_rate = 0.3f, cfg.seed = 5;
-  check_against_reference(cfg, /*random_initial_state=*/true);
+  check_against_reference(with_cell(cfg), /*random_initial_state=*/true);
 }
 
-TEST(LstmReference, SmallStructureReduced) {  // the "small" model's depth and length, narrower
+TEST_P(LstmReference, SmallStructureReduced) {  // the "small" model's depth and length, narrower
   LstmConfig cfg = models::lstm_config("small");
   cfg.seq = 20, cfg.hidden = 16, cfg.input = 16, cfg.batch = 8;
   ASSERT_EQ(cfg.layers, 4);
-  check_against_reference(cfg, /*random_initial_state=*/false);
+  check_against_reference(with_cell(cfg), /*random_initial_state=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cell, LstmReference, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Fused" : "Unfused"; });
+
+// The fused cell against the unfused ops on the same parameters and data: loss, every gradient and the
+// updated parameters over two training steps, within 1e-5 (relative to max(1, |value|)). With the fast
+// kernels they agree to the last bit (the fused kernels evaluate the same float operations in the same
+// order); with CORUN_KERNELS=ref the fused reference works in double where the unfused ops round after
+// each op, hence a tolerance.
+TEST(LstmFusedCell, MatchesUnfusedOps) {
+  LstmConfig cfg;
+  cfg.layers = 2, cfg.batch = 4, cfg.seq = 6, cfg.hidden = 8, cfg.input = 5, cfg.classes = 10;
+  cfg.learning_rate = 0.5f, cfg.seed = 3;
+  LstmConfig unfused_cfg = cfg;
+  unfused_cfg.fused_cell = false;
+  ASSERT_TRUE(cfg.fused_cell) << "the fused cell is the default";
+  models::Lstm fused(cfg), unfused(unfused_cfg);
+  EXPECT_LT(fused.graph.num_nodes(), unfused.graph.num_nodes());
+  std::mt19937_64 rng(99);
+  for (models::Lstm* m : {&fused, &unfused}) m->init_params();
+  for (Tensor p : fused.graph.params()) {  // random biases and initial states, the same in both models
+    if (p.shape().rank != 1) continue;
+    const auto v = test::uniform(rng, p.shape().numel(), -0.3f, 0.3f);
+    std::copy(v.begin(), v.end(), fused.graph.data(p));
+    std::copy(v.begin(), v.end(), unfused.graph.data(unfused.graph.find(p.name())));
+  }
+  for (int l = 0; l < cfg.layers; ++l)
+    for (const char* s : {"h0_l", "c0_l"}) {
+      const std::string name = s + std::to_string(l);
+      const auto v = test::uniform(rng, int64_t{cfg.batch} * cfg.hidden, -0.5f, 0.5f);
+      std::copy(v.begin(), v.end(), fused.graph.data(fused.graph.find(name)));
+      std::copy(v.begin(), v.end(), unfused.graph.data(unfused.graph.find(name)));
+    }
+
+  Engine eng(test::test_config());
+  std::vector<std::vector<float>> xs;
+  std::vector<float> targets;
+  double worst = 0.0;
+  auto compare = [&](const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (size_t e = 0; e < a.size(); ++e) {
+      const double err = std::abs(static_cast<double>(a[e]) - b[e]) / std::max(1.0, std::abs(static_cast<double>(b[e])));
+      worst = std::max(worst, err);
+      ASSERT_LE(err, 1e-5) << what << "[" << e << "]: fused " << a[e] << ", unfused " << b[e];
+    }
+  };
+  for (int it = 0; it < 2; ++it) {
+    SCOPED_TRACE("iteration " + std::to_string(it));
+    models::SequenceTask(cfg).make_batch(static_cast<uint64_t>(it), xs, targets);
+    for (models::Lstm* m : {&fused, &unfused}) {
+      for (int t = 0; t < cfg.seq; ++t) eng.write(m->graph, m->x[static_cast<size_t>(t)], xs[static_cast<size_t>(t)]);
+      eng.write(m->graph, m->targets, targets);
+      eng.run(m->graph);
+    }
+    compare(eng.read(fused.graph, fused.loss), eng.read(unfused.graph, unfused.loss), "loss");
+    for (Tensor p : fused.graph.params()) {
+      const Tensor q = unfused.graph.find(p.name());
+      compare(eng.read(fused.graph, fused.graph.grad(p)), eng.read(unfused.graph, unfused.graph.grad(q)), "d" + p.name());
+      compare(eng.read(fused.graph, p), eng.read(unfused.graph, q), p.name() + " after the step");
+    }
+  }
+  if (std::getenv("CORUN_TEST_VERBOSE")) std::printf("  worst relative difference fused vs unfused: %.3g\n", worst);
+  eng.release(fused.graph);
+  eng.release(unfused.graph);
 }
 
 }  // namespace

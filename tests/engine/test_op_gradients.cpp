@@ -348,6 +348,37 @@ TEST_F(OpGradient, SoftmaxXentScaledLoss) {  // dL/dloss != 1 reaches the softma
   check(linear_loss(g_.softmax_xent(z, t)));
 }
 
+// ---- lstm_cell: gates [B, 4H] and the previous cell state, B = 3, H = 2 ----
+
+TEST_F(OpGradient, LstmCellHAndC) {  // c feeds the loss directly and through h: both paths summed
+  const Tensor z = param("z", {3, 8}, -2.0f, 2.0f);
+  const Tensor c = param("c", {3, 2});
+  const auto [h1, c1] = g_.lstm_cell(z, c);
+  check(g_.add(linear_loss(h1), linear_loss(c1)));
+}
+
+TEST_F(OpGradient, LstmCellOnlyH) {  // no gradient reaches c from outside: a zero dC
+  const Tensor z = param("z", {3, 8}, -2.0f, 2.0f);
+  const Tensor c = param("c", {3, 2});
+  check(linear_loss(g_.lstm_cell(z, c).first));
+}
+
+TEST_F(OpGradient, LstmCellOnlyC) {  // h unused: a zero dH
+  const Tensor z = param("z", {3, 8}, -2.0f, 2.0f);
+  const Tensor c = param("c", {3, 2});
+  check(linear_loss(g_.lstm_cell(z, c).second));
+}
+
+TEST_F(OpGradient, LstmCellTwoSteps) {  // c1 read by the next cell and by the loss, h1 by the loss
+  const Tensor z1 = param("z1", {3, 8}, -2.0f, 2.0f);
+  const Tensor z2 = param("z2", {3, 8}, -2.0f, 2.0f);
+  const Tensor c0 = param("c0", {3, 2});
+  const auto [h1, c1] = g_.lstm_cell(z1, c0);
+  const auto [h2, c2] = g_.lstm_cell(z2, c1);
+  const Tensor l1 = g_.add(linear_loss(h1), linear_loss(c1));
+  check(g_.add(l1, g_.add(linear_loss(h2), linear_loss(c2))));
+}
+
 // ---- compositions: gradient accumulation across ops ----
 
 TEST_F(OpGradient, TwoLayerPerceptron) {

@@ -185,6 +185,36 @@ TEST(GraphErrors, SoftmaxXentShapes) {
                      "[40]");
 }
 
+TEST(GraphErrors, LstmCellShapes) {
+  Graph g;
+  auto z = g.input("z", {4, 12});
+  auto c = g.input("c", {4, 3});
+  auto c_rows = g.input("c_rows", {5, 3});
+  auto c_1d = g.input("c_1d", {3});
+  auto z_3d = g.input("z_3d", {4, 12, 1});
+  EXPECT_CORUN_ERROR(g.lstm_cell(z, c_rows, "cell"), Status::invalid_argument, "lstm_cell", "'cell'",
+                     "[batch, 4 * hidden]", "[4, 12]", "[5, 3]");
+  EXPECT_CORUN_ERROR(g.lstm_cell(c, c, "cell_h"), Status::invalid_argument, "lstm_cell", "4 * hidden", "[4, 3]");
+  EXPECT_CORUN_ERROR(g.lstm_cell(z, c_1d, "cell_1d"), Status::invalid_argument, "lstm_cell", "2-D", "[3]");
+  EXPECT_CORUN_ERROR(g.lstm_cell(z_3d, c, "cell_3d"), Status::invalid_argument, "lstm_cell", "[4, 12, 1]");
+  EXPECT_EQ(g.num_nodes(), 0);
+  const auto [h, c1] = g.lstm_cell(z, c, "cell");
+  EXPECT_EQ(h.shape(), (Shape{4, 3}));
+  EXPECT_EQ(c1.shape(), (Shape{4, 3}));
+  EXPECT_EQ(h.name(), "cell.h");
+  EXPECT_EQ(c1.name(), "cell.c");
+  EXPECT_EQ(g.find("cell.h"), h);
+  EXPECT_EQ(g.find("cell.c"), c1);
+  ASSERT_EQ(g.num_nodes(), 1);
+  const auto& n = g.impl().nodes[0];
+  EXPECT_EQ(n.call.kind, corun::codelets::OpKind::lstm_cell);
+  // Buffers: Z, Cp -> C, H, activated gates [4, 12], tanh(C).
+  ASSERT_EQ(n.buffers.size(), 6u);
+  EXPECT_EQ(n.buffers[2], c1.id());
+  EXPECT_EQ(n.buffers[3], h.id());
+  EXPECT_EQ(n.call.shapes[4], (Shape{4, 12}));
+}
+
 TEST(GraphErrors, TensorFromAnotherGraph) {
   Graph g, other;
   auto a = g.input("a", {2, 2});
@@ -383,6 +413,35 @@ TEST(Backward, EveryDifferentiableOpBuilds) {
   auto loss = g.add(g.softmax_xent(logits, t), g.sum(g.sum(u, 0), 0, 0.01f));
   ASSERT_EQ(loss.shape(), (Shape{1}));
   g.backward(loss);
+  for (Tensor p : g.params()) {
+    ASSERT_TRUE(g.grad(p).valid()) << p.name();
+    EXPECT_EQ(g.grad(p).shape(), p.shape()) << p.name();
+  }
+}
+
+// lstm_cell's backward: one lstm_cell_grad per cell; a missing gradient of h or c is a zero constant; the
+// cell state's gradient reaching the previous cell sums the next cell's and any direct use.
+TEST(Backward, LstmCellGradientNodes) {
+  Graph g;
+  auto z1 = g.param("z1", {2, 8});
+  auto z2 = g.param("z2", {2, 8});
+  auto c0 = g.param("c0", {2, 2});
+  auto t = g.input("t", {2, 2});
+  const auto [h1, c1] = g.lstm_cell(z1, c0, "cell1");
+  const auto [h2, c2] = g.lstm_cell(z2, c1, "cell2");
+  (void)h1;
+  (void)c2;  // c2 unused: cell2's backward gets a zero dC
+  auto loss = g.add(g.softmax_xent(h2, t), g.sum(g.sum(c1, 0), 0));
+  g.backward(loss, {.sgd_update = false});
+  std::vector<const corun::detail::Node*> grads;
+  for (const auto& n : g.impl().nodes)
+    if (n.call.kind == corun::codelets::OpKind::lstm_cell_grad) grads.push_back(&n);
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0]->name, "grad.cell2");  // reverse creation order
+  const auto& vals = g.impl().values;
+  EXPECT_EQ(vals[static_cast<size_t>(grads[0]->buffers[4])].kind, ValueKind::constant) << "dC of cell2";
+  EXPECT_EQ(vals[static_cast<size_t>(grads[1]->buffers[4])].kind, ValueKind::gradient) << "dC of cell1";
+  EXPECT_EQ(grads[1]->buffers[4], g.grad(c1).id());
   for (Tensor p : g.params()) {
     ASSERT_TRUE(g.grad(p).valid()) << p.name();
     EXPECT_EQ(g.grad(p).shape(), p.shape()) << p.name();

@@ -27,6 +27,9 @@ struct LstmConfig {
   int classes = 10;
   float learning_rate = 0.5f;
   uint64_t seed = 42;   ///< parameters and data
+  /// One lstm_cell node per step (default), or the unfused split / sigmoid / tanh / mul / add nodes (about
+  /// ten tasks per step forward and more backward); both compute the same cell.
+  bool fused_cell = true;
 };
 
 /// "small", "medium" or "large" (4 layers, batch 64); throws corun::Error for another name.
@@ -35,7 +38,9 @@ LstmConfig lstm_config(const std::string& size);
 /// Cell equations (per layer l, step t; gate order i, f, g, o as in PyTorch):
 ///   [i f g o] = [x_t, h_{t-1}] W_l + b_l;  c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g);
 ///   h_t = sigmoid(o) tanh(c_t);  logits = h_T(top) W_out + b_out;  loss = mean softmax cross-entropy.
-/// W_l is [(input or hidden) + hidden, 4 hidden]; parameters are named w<l>, b<l>, w_out, b_out.
+/// W_l is [(input or hidden) + hidden, 4 hidden]; parameters are named w<l>, b<l>, w_out, b_out. Each step
+/// is concat -> matmul -> bias add -> Graph::lstm_cell (or its unfused ops with fused_cell = false).
+/// `loss` and `logits` are kept (Graph::keep), so Graph::fuse_elementwise may be run on the graph.
 struct Lstm {
   explicit Lstm(const LstmConfig& config, bool training = true);
 
