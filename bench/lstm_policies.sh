@@ -11,6 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
+source "$here/lib.sh"
 
 sizes="small medium"
 policies="eager lws dmdas pheft peager"
@@ -29,7 +30,7 @@ while (($#)); do
     *) echo "usage: $0 [--sizes S] [--policies P] [--iters N] [--repeats R] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
 done
-[[ -n "$build" ]] || build=$("$root/scripts/setup.sh" | tail -n 1)
+build=$(bench_build_dir "$build")
 corun="$build/apps/corun"
 [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
 [[ -n "$out" ]] || out="$root/bench/results/lstm-policies-$(date -u +%Y%m%d-%H%M%S).md"
@@ -40,14 +41,16 @@ for r in $(seq 1 "$repeats"); do
   for size in $sizes; do
     for p in $policies; do
       echo "[bench] repeat $r/$repeats size=$size policy=$p" >&2
-      CORUN_QUIET=1 CORUN_SCHED=$p STARPU_SCHED= "$corun" train --model lstm --size "$size" --iters "$iters" \
+      # STARPU_SCHED is removed, not emptied: StarPU 1.3 runs lws for an empty one (corun builds before the
+      # engine unset it themselves reported the requested policy while running lws).
+      env -u STARPU_SCHED CORUN_QUIET=1 CORUN_SCHED="$p" "$corun" train --model lstm --size "$size" --iters "$iters" \
         --json "$work/$size.$p.$r.json" >/dev/null
     done
   done
 done
 
 python3 "$here/summarize.py" --dir "$work" --sizes "$sizes" --policies "$policies" --repeats "$repeats" \
-  --info "$("$corun" info 2>/dev/null)" --git "$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+  --info "$(bench_corun_info "$corun")" --git "$(bench_git_sha)" \
   --command "bench/lstm_policies.sh --sizes \"$sizes\" --policies \"$policies\" --iters $iters --repeats $repeats" \
   > "$out"
 cat "$out"

@@ -6,6 +6,8 @@ import json
 import os
 import statistics
 
+from benchlib import machine_header
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -26,18 +28,11 @@ def main():
     any_run = next(iter(runs.values()))[0]
     m, e = any_run["machine"], any_run["engine"]
 
-    print("# LSTM training: policies side by side\n")
-    print(f"- command: `{a.command}`")
-    print(f"- git: {a.git}")
-    print(f"- cpu: {m['cpu_model']}, nproc {m['nproc']}, affinity {m['affinity']}")
-    print(f"- topology: {m['topology']}")
-    print(f"- StarPU {e['starpu_version']} (STARPU_MAXCPUS {e['starpu_maxcpus']}, "
-          f"STARPU_MAXNUMANODES {e['starpu_maxnumanodes']}), workers {e['workers']}")
-    print(f"- BLAS: {e['blas']} (core {e['blas_core']}, {e['blas_threads']} thread per call)")
-    print(f"- {a.repeats} runs per cell, interleaved; each run's value is its median ms/iter "
-          f"(first iteration excluded); the table shows the median of the runs and their min-max.\n")
-    if a.info:
-        print("<details><summary>corun info</summary>\n\n```\n" + a.info.strip() + "\n```\n</details>\n")
+    print(machine_header(
+        "LSTM training: policies side by side", a.command, a.git, m, e,
+        notes=[f"{a.repeats} runs per cell, interleaved; each run's value is its median ms/iter "
+               f"(first iteration excluded); the table shows the median of the runs and their min-max."],
+        info=a.info))
 
     policies = a.policies.split()
     for size in a.sizes.split():

@@ -182,8 +182,10 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       detail::fail(Status::invalid_config, "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
     }
     // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
-    // the resolver), so drop it for our own policies.
-    if (policy.policy != nullptr) unsetenv("STARPU_SCHED");
+    // the resolver), so drop it for our own policies. Set but empty, it counts as unset for corun, while
+    // StarPU looks up the name "" and silently runs lws instead of conf.sched_policy_name
+    // (src/core/sched_policy.c:197-209): drop it then too.
+    if (policy.policy != nullptr || (starpu_sched != nullptr && *starpu_sched == '\0')) unsetenv("STARPU_SCHED");
     impl_->config = config;
     std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name);
 

@@ -6,6 +6,7 @@
 #include <corun/graph.hpp>
 
 #include <gtest/gtest.h>
+#include <starpu.h>
 
 #include <string>
 #include <vector>
@@ -85,6 +86,18 @@ TEST_F(EngineErrors, EqualCorunAndStarpuSchedAreFine) {
   EXPECT_EQ(e.info().policy, "lws");
   EXPECT_EQ(e.info().policy_source, "CORUN_SCHED");
   EXPECT_FALSE(e.info().own_policy);
+}
+
+// An empty STARPU_SCHED counts as unset for corun; StarPU itself would look up the name "" and silently run
+// lws while the engine reported the requested policy (bench/lstm_policies.sh set STARPU_SCHED= like this).
+TEST_F(EngineErrors, EmptyStarpuSchedRunsTheRequestedPolicy) {
+  ScopedEnv corun("CORUN_SCHED", "eager");
+  ScopedEnv starpu("STARPU_SCHED", "");
+  Engine e(test_config());
+  EXPECT_EQ(e.info().policy, "eager");
+  const starpu_sched_policy* running = starpu_sched_ctx_get_sched_policy(0);
+  ASSERT_NE(running, nullptr);
+  EXPECT_STREQ(running->policy_name, "eager") << "StarPU runs another policy than the one the engine reports";
 }
 
 TEST_F(EngineErrors, PolicySources) {

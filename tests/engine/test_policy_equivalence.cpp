@@ -8,19 +8,18 @@
 #include <corun/engine.hpp>
 #include <corun/models/lstm.hpp>
 
+#include "policy_lists.hpp"
 #include "sched/registry.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace corun {
@@ -78,27 +77,11 @@ constexpr int kEquivalenceIters = 3;
 
 // Training runs many more tasks than the equivalence check, and oversubscribed runs of the perfmodel and
 // parallel policies cost milliseconds per task (measured with 3-4 workers on 2 cores: dmdas ~1.5 ms,
-// pheft ~3 ms, peager ~5 ms per task, against ~20 us with one worker per core). So this test uses at most
-// one worker per core (Config::ncpus beats STARPU_NCPU): it checks learning, not oversubscription.
-int learning_workers() {
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  const char* env = std::getenv("STARPU_NCPU");
-  const int requested = env != nullptr && *env != '\0' ? std::atoi(env) : -1;
-  if (cores <= 0) return requested;
-  if (requested < 0 || requested > cores) return cores;
-  return requested;
-}
-
-// Oversubscribed (STARPU_NCPU above the core count), StarPU 1.3.10's modular policies misbehave on their
-// own: modular-prandom hung in 7 of 10 runs with 8 workers on 2 cores, while every run with one worker per
-// core passed. So only these policies run the equivalence check with the requested worker count (pheft and
-// peager form teams of width up to 8 there); every other policy runs it with one worker per core.
-const std::vector<std::string> kOversubscribed = {"lws", "dmdas", "pheft", "peager"};
-
-int equivalence_workers(const std::string& policy) {
-  const bool listed = std::find(kOversubscribed.begin(), kOversubscribed.end(), policy) != kOversubscribed.end();
-  return listed ? -1 : learning_workers();
-}
+// pheft ~3 ms, peager ~5 ms per task, against ~20 us with one worker per core). So the learning test uses
+// at most one worker per core (Config::ncpus beats STARPU_NCPU): it checks learning, not oversubscription.
+// The equivalence check oversubscribes only the policies policy_lists.hpp allows to.
+using test::one_per_core_workers;
+using test::policy_workers;
 
 class PolicyEquivalence : public ::testing::TestWithParam<std::string> {};
 
@@ -106,7 +89,7 @@ class PolicyEquivalence : public ::testing::TestWithParam<std::string> {};
 // self-contained when ctest runs it alone.
 TEST_P(PolicyEquivalence, SameBitsAsEager) {
   const LstmConfig cfg = equivalence_config();
-  const int workers = equivalence_workers(GetParam());
+  const int workers = policy_workers(GetParam());
   const Trace ref = train("eager", cfg, kEquivalenceIters, workers);
   const Trace got = train(GetParam(), cfg, kEquivalenceIters, workers);
   EXPECT_EQ(got.info.policy, GetParam());
@@ -125,25 +108,9 @@ TEST_P(PolicyEquivalence, SameBitsAsEager) {
               got.info.combined_workers);
 }
 
-// Built-ins that cannot run corun's graphs, each with the reason (the list is printed by the
-// KnownBrokenBuiltins test so that it stays visible in every run).
-//   modular-heteroprio-heft: StarPU 1.3.10 never dispatches some ready tasks while its history models are
-//   uncalibrated (workers spin in pop_task, starpu_task_wait_for_all never returns; reproduced with a fresh
-//   STARPU_HOME, deterministic). It ran once models were calibrated by other policies.
-//   modular-heteroprio: the same hang, intermittently (1 run in 6 of this test binary on the 2-core VM).
-//   modular-heft2: intermittent abort inside StarPU, "component_heft.c:134: heft_progress_one: Assertion
-//   `0 && "best_icomponent != -1"' failed" (1 run in ~16; modular-heft, -heft-prio and -pheft passed 12/12).
-const std::vector<std::string> kBrokenBuiltins = {"modular-heteroprio-heft", "modular-heteroprio", "modular-heft2"};
-
-// Every other StarPU built-in of the linked library ("Applies to: all schedulers"), by its own table.
-std::vector<std::string> builtin_names(bool with_eager) {
-  std::vector<std::string> names;
-  for (const auto& [name, description] : sched::builtin_policies()) {
-    const bool broken = std::find(kBrokenBuiltins.begin(), kBrokenBuiltins.end(), name) != kBrokenBuiltins.end();
-    if (!broken && (with_eager || name != "eager")) names.push_back(name);
-  }
-  return names;
-}
+// The excluded built-ins and their reasons: test::kBrokenBuiltins in policy_lists.hpp.
+using test::builtin_names;
+using test::kBrokenBuiltins;
 
 TEST(KnownBrokenBuiltins, AreStillBuiltins) {
   // An exclusion only makes sense for a policy the library has; drop entries StarPU no longer ships.
@@ -155,15 +122,8 @@ TEST(KnownBrokenBuiltins, AreStillBuiltins) {
   }
 }
 
-// gtest names allow [A-Za-z0-9_] only: "modular-heft2" -> "modular_heft2".
-std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
-  std::string n = p.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Builtins, PolicyEquivalence, ::testing::ValuesIn(builtin_names(false)), test_name);
+INSTANTIATE_TEST_SUITE_P(Builtins, PolicyEquivalence, ::testing::ValuesIn(builtin_names(false)),
+                         test::policy_test_name);
 
 TEST(PolicyEquivalenceTeams, ParallelPoliciesFormTeams) {
   // pheft and peager only exercise the SPMD split when StarPU builds combined workers; on one core there
@@ -181,7 +141,7 @@ TEST_P(LossFalls, UnderPolicy) {
   LstmConfig cfg;  // default learning rate and task; a reduced model
   cfg.layers = 2, cfg.batch = 16, cfg.seq = 8, cfg.hidden = 32, cfg.input = 32;
   constexpr int kIters = 40;
-  const Trace tr = train(GetParam(), cfg, kIters, learning_workers());
+  const Trace tr = train(GetParam(), cfg, kIters, one_per_core_workers());
   ASSERT_EQ(tr.losses.size(), static_cast<size_t>(kIters));
   for (float l : tr.losses) ASSERT_TRUE(std::isfinite(l));
   const double first = std::accumulate(tr.losses.begin(), tr.losses.begin() + 5, 0.0) / 5.0;
@@ -191,7 +151,7 @@ TEST_P(LossFalls, UnderPolicy) {
   EXPECT_LT(last, 0.6 * first) << "the loss did not fall under " << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, LossFalls, ::testing::ValuesIn(builtin_names(true)), test_name);
+INSTANTIATE_TEST_SUITE_P(Builtins, LossFalls, ::testing::ValuesIn(builtin_names(true)), test::policy_test_name);
 
 }  // namespace
 }  // namespace corun

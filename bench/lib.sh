@@ -1,0 +1,34 @@
+# bench/lib.sh — helpers shared by the benchmark scripts (source it; needs $root = the repository root).
+
+# The build directory: $1 if given, otherwise the one scripts/setup.sh builds (and prints last).
+bench_build_dir() {
+  if [[ -n "${1:-}" ]]; then echo "$1"; else "$root/scripts/setup.sh" | tail -n 1; fi
+}
+
+# Short git revision of the tree, or "unknown".
+bench_git_sha() {
+  git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown
+}
+
+# `corun info` (topology, workers, StarPU caps, BLAS, git) for the details block of a results file.
+# $1 = the corun executable.
+bench_corun_info() {
+  "$1" info 2>/dev/null || true
+}
+
+# Every policy name the build knows (corun's own first, then StarPU's built-ins), one per line.
+# $1 = the corun executable.
+bench_policies() {
+  env -u STARPU_SCHED CORUN_SCHED=help "$1" info 2>/dev/null | awk '/^  / && $1 != "(none" { print $1 }'
+}
+
+# corun's own policies only, one per line. $1 = the corun executable.
+bench_own_policies() {
+  env -u STARPU_SCHED CORUN_SCHED=help "$1" info 2>/dev/null |
+    awk '/^corun policies/ { own = 1; next } /^StarPU/ { own = 0 } own && /^  / && $1 != "(none" { print $1 }'
+}
+
+# Whether $2 is in the newline-separated list $1.
+bench_in_list() {
+  grep -qxF -- "$2" <<<"$1"
+}
