@@ -18,6 +18,8 @@ Planner::Planner(sched::ExecutorLayout layout, int max_width, int fixed_width)
 
 void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& p) {
   const size_t n = graph.nodes.size();
+  if (p.nodes == n && p.hints.size() == n && p.uncalibrated == 0 && ++p.runs_since_update < kRefreshRuns) return;
+  p.runs_since_update = 0;
   if (p.nodes != n) {
     p.deps = graphs::dependencies(graph);
     p.nodes = n;

@@ -29,6 +29,7 @@ struct GraphPlan {
   double total_work_us = NAN;        ///< sum of each node's least core-time (width x time)
   double lower_bound_us = NAN;       ///< max(critical_path_us, total_work_us / cores)
   int cores = 0;                     ///< the cores of the executors
+  int runs_since_update = 0;         ///< runs that reused this plan
 };
 
 class Planner {
@@ -37,8 +38,12 @@ class Planner {
   /// `max_width` = workers); `fixed_width` > 0 asks every task to run at that width (calibration).
   Planner(sched::ExecutorLayout layout, int max_width, int fixed_width);
 
-  /// Fills `plan` for the tasks of this run (one per node, created but not submitted yet).
+  /// Fills `plan` for the tasks of this run (one per node, created but not submitted yet), or keeps the
+  /// previous plan of the same graph: querying every node's models costs ~0.7 ms per 1000 nodes, time the
+  /// workers would sit idle at the start of every run. A plan is recomputed while any node is
+  /// uncalibrated, when the graph changed, and every kRefreshRuns runs (the models keep learning).
   void plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& plan);
+  static constexpr int kRefreshRuns = 16;
 
  private:
   sched::CpfPlanner choose_;  // only its choose_width(): levels use the width the policy will pick

@@ -10,9 +10,12 @@
 //     alias-ordering rule of the StarPU notes). An executor holds one task at a time, so a team starts
 //     only when all its cores are free and no member waits at the barrier for another task;
 //   * on post_exec_hook (each member runs it once per task), marks the executor idle when its last member
-//     is done and dispatches again.
-// pop_task always returns NULL: workers drain their local lists before asking the policy, so the idle
-// loop of StarPU's non-blocking drivers costs no lock here.
+//     is done. A one-core executor then waits for what its worker does next: StarPU releases the finished
+//     task's successors right after the hook, and their push_task hands the highest-level ready task to
+//     this (idle, cache-warm) executor; if nothing is pushed, the worker's next pop_task takes the top of
+//     the heap itself. A wider executor dispatches at once (pop_task never pushes to other workers).
+// pop_task costs one atomic load unless its executor is waiting: StarPU's non-blocking drivers call it in
+// a loop while idle.
 #include "sched/cpf/cpf_policy.hpp"
 
 #include "core/base/check.hpp"
@@ -23,6 +26,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cmath>
@@ -44,6 +48,8 @@ struct CpfState {
   // Matching by pointer, never through the job: a member may run post_exec_hook after rank 0 freed it.
   std::vector<starpu_task*> expected;
   std::vector<int> members_left;
+  // Per executor: idle and not yet offered a task since its last one finished (one-core executors only).
+  std::unique_ptr<std::atomic<bool>[]> waiting;
   std::vector<Assignment> assignments;  // scratch, reused under the mutex
 };
 
@@ -97,6 +103,8 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
   for (size_t i = 0; i < s->workers.size(); ++i) s->worker_slot[static_cast<size_t>(s->workers[i])] = static_cast<int>(i);
   s->expected.assign(s->workers.size(), nullptr);
   s->members_left.assign(static_cast<size_t>(layout.count), 0);
+  s->waiting = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(layout.count));
+  for (int e = 0; e < layout.count; ++e) s->waiting[static_cast<size_t>(e)] = false;
 
   // One team per executor and width > 1, on the executor's first w cores (the planner's convention).
   for (int e = 0; e < layout.count; ++e)
@@ -135,21 +143,27 @@ PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner) {
   return p;
 }
 
+// Records an assignment on the task (for traces) and in the executor's bookkeeping; returns the task.
+starpu_task* take(CpfState* s, const Assignment& a) {
+  auto* task = reinterpret_cast<starpu_task*>(a.id);
+  if (auto* h = static_cast<TaskHint*>(task->sched_data)) {
+    h->placed_executor = a.executor;
+    h->placed_first_core = a.first_core;
+    h->placed_width = a.width;
+  }
+  task->predicted = std::isnan(a.predicted) ? 0.0 : a.predicted;
+  s->members_left[static_cast<size_t>(a.executor)] = a.width;
+  s->waiting[static_cast<size_t>(a.executor)].store(false, std::memory_order_relaxed);
+  return task;
+}
+
 // Hands the planner's assignments to the workers (starpu_push_local_task wakes them). Called with the
 // policy mutex held.
-void apply(CpfState* s) {
+void apply(CpfState* s, int preferred) {
   s->assignments.clear();
-  s->planner->dispatch(s->assignments);
+  s->planner->dispatch(s->assignments, preferred);
   for (const Assignment& a : s->assignments) {
-    auto* task = reinterpret_cast<starpu_task*>(a.id);
-    if (auto* h = static_cast<TaskHint*>(task->sched_data)) {
-      h->placed_executor = a.executor;
-      h->placed_first_core = a.first_core;
-      h->placed_width = a.width;
-    }
-    task->predicted = std::isnan(a.predicted) ? 0.0 : a.predicted;
-    const size_t e = static_cast<size_t>(a.executor);
-    s->members_left[e] = a.width;
+    starpu_task* task = take(s, a);
     if (a.width == 1) {
       const int w = s->workers[static_cast<size_t>(a.first_core)];
       s->expected[static_cast<size_t>(a.first_core)] = task;
@@ -177,16 +191,41 @@ void lock(CpfState* s) {
   starpu_worker_relax_off();
 }
 
+// The executor of the calling worker, -1 for the application thread or a worker that is not ours.
+int my_executor(const CpfState* s) {
+  const int worker = starpu_worker_get_id();
+  if (worker < 0) return -1;
+  const int slot = s->worker_slot[static_cast<size_t>(worker)];
+  return slot < 0 ? -1 : slot / s->planner->layout().width;
+}
+
 int push_task(starpu_task* task) {
   CpfState* s = state_of(task->sched_ctx);
   lock(s);
   s->planner->add_ready(planner_task(task, *s->planner));
-  apply(s);
+  apply(s, my_executor(s));
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
   return 0;
 }
 
-starpu_task* pop_task(unsigned) { return nullptr; }
+// Called with the worker's sched mutex held, so it must not push to its own local list: it returns the
+// task instead (and never pushes to other workers, whose locks it would take while holding its own).
+starpu_task* pop_task(unsigned ctx) {
+  CpfState* s = state_of(ctx);
+  const int e = my_executor(s);
+  if (e < 0 || !s->waiting[static_cast<size_t>(e)].load(std::memory_order_acquire)) return nullptr;
+  lock(s);
+  starpu_task* task = nullptr;
+  Assignment a;
+  if (s->waiting[static_cast<size_t>(e)].load(std::memory_order_relaxed) && s->planner->dispatch_to(e, a)) {
+    task = take(s, a);  // clears `waiting`
+    s->expected[static_cast<size_t>(a.first_core)] = task;
+    starpu_push_task_end(task);
+  }
+  s->waiting[static_cast<size_t>(e)].store(false, std::memory_order_relaxed);
+  STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
+  return task;
+}
 
 void post_exec_hook(starpu_task* task, unsigned ctx) {
   CpfState* s = state_of(ctx);
@@ -203,7 +242,11 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
       return;
     }
     s->planner->finished(static_cast<int>(e));
-    apply(s);
+    if (s->planner->layout().width == 1) {
+      s->waiting[e].store(true, std::memory_order_release);  // see the header comment
+    } else {
+      apply(s, static_cast<int>(e));
+    }
   }
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
 }

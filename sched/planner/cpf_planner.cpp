@@ -55,22 +55,35 @@ int CpfPlanner::first_idle() const {
   return -1;
 }
 
-void CpfPlanner::dispatch(std::vector<Assignment>& out) {
+Assignment CpfPlanner::assign(int e) {
+  const Entry& top = ready_.top();
+  Assignment a;
+  a.id = top.task.id;
+  a.executor = e;
+  a.first_core = e * layout_.width;
+  a.width = choose_width(top.task, &a.predicted);
+  a.level = level_of(top.task);
+  ready_.pop();
+  busy_[static_cast<size_t>(e)] = 1;
+  --idle_count_;
+  return a;
+}
+
+void CpfPlanner::dispatch(std::vector<Assignment>& out, int preferred) {
+  if (preferred >= 0 && preferred < layout_.count && !busy_[static_cast<size_t>(preferred)] && !ready_.empty())
+    out.push_back(assign(preferred));
   while (idle_count_ > 0 && !ready_.empty()) {
     const int e = first_idle();
     CORUN_ASSERT(e >= 0);
-    const Entry& top = ready_.top();
-    Assignment a;
-    a.id = top.task.id;
-    a.executor = e;
-    a.first_core = e * layout_.width;
-    a.width = choose_width(top.task, &a.predicted);
-    a.level = level_of(top.task);
-    ready_.pop();
-    busy_[static_cast<size_t>(e)] = 1;
-    --idle_count_;
-    out.push_back(a);
+    out.push_back(assign(e));
   }
+}
+
+bool CpfPlanner::dispatch_to(int executor, Assignment& out) {
+  CORUN_ASSERT(executor >= 0 && executor < layout_.count);
+  if (busy_[static_cast<size_t>(executor)] || ready_.empty()) return false;
+  out = assign(executor);
+  return true;
 }
 
 void CpfPlanner::finished(int executor) {

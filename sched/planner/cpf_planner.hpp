@@ -4,7 +4,8 @@
 // executors). Ready tasks wait in one central heap ordered by level (critical-path first, section 4.3:
 // level = longest predicted time from the task to the sink) or by arrival (the naive FIFO baseline).
 // Whenever executors are idle, the task with the highest level goes to the lowest-numbered idle executor
-// (Graphi's bit-scan over the idle bitmap). An executor holds one task at a time, so a width-w task only
+// (Graphi's bit-scan over the idle bitmap), or to the executor whose worker made it ready if that one is
+// idle (cache locality; Graphi's executors trigger their successors themselves). An executor holds one task at a time, so a width-w task only
 // starts when all its cores are free and no team member ever waits for another task to finish.
 //
 // Inside its executor a task runs on the first w cores, w one of the executor's team widths (1, 2, 4, ...,
@@ -58,8 +59,13 @@ class CpfPlanner {
   const ExecutorLayout& layout() const { return layout_; }
 
   void add_ready(PlannerTask task);
-  /// Appends the assignments possible now (highest level first, lowest idle executor first) to `out`.
-  void dispatch(std::vector<Assignment>& out);
+  /// Appends the assignments possible now to `out`: highest level first, each to the lowest idle executor,
+  /// except that the first goes to `preferred` when that one is idle (the executor whose worker made the
+  /// task ready: its caches hold the task's inputs).
+  void dispatch(std::vector<Assignment>& out, int preferred = -1);
+  /// Gives the highest-level ready task to `executor` if it is idle; false when it is busy or nothing is
+  /// ready.
+  bool dispatch_to(int executor, Assignment& out);
   /// The task on `executor` has finished; the executor is idle again.
   void finished(int executor);
 
@@ -81,6 +87,7 @@ class CpfPlanner {
   };
 
   int first_idle() const;
+  Assignment assign(int executor);  // pops the top task onto `executor`
 
   ExecutorLayout layout_;
   ReadyOrder order_;

@@ -18,9 +18,9 @@ PlannerTask task(uint64_t id, double level, int max_width = 1, std::vector<doubl
   return t;
 }
 
-std::vector<Assignment> dispatch(CpfPlanner& p) {
+std::vector<Assignment> dispatch(CpfPlanner& p, int preferred = -1) {
   std::vector<Assignment> out;
-  p.dispatch(out);
+  p.dispatch(out, preferred);
   return out;
 }
 
@@ -50,6 +50,37 @@ TEST(CpfPlanner, HighestLevelGoesFirstToTheLowestIdleExecutor) {
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].id, 1u);
   EXPECT_EQ(b[0].executor, 1);
+}
+
+TEST(CpfPlanner, ThePreferredIdleExecutorGetsTheTopTask) {
+  CpfPlanner p({3, 1}, ReadyOrder::level, true);
+  p.add_ready(task(1, 10));
+  p.add_ready(task(2, 30));
+  const auto a = dispatch(p, 2);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].id, 2u);  // the highest level, on the executor that made it ready
+  EXPECT_EQ(a[0].executor, 2);
+  EXPECT_EQ(a[1].id, 1u);  // the rest as usual: the lowest idle executor
+  EXPECT_EQ(a[1].executor, 0);
+  p.add_ready(task(3, 50));
+  const auto b = dispatch(p, 2);  // preferred is busy: the lowest idle one
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].executor, 1);
+}
+
+TEST(CpfPlanner, DispatchToOneExecutor) {
+  CpfPlanner p({2, 1}, ReadyOrder::level, true);
+  Assignment a;
+  EXPECT_FALSE(p.dispatch_to(1, a));  // nothing ready
+  p.add_ready(task(1, 10));
+  p.add_ready(task(2, 20));
+  ASSERT_TRUE(p.dispatch_to(1, a));
+  EXPECT_EQ(a.id, 2u);
+  EXPECT_EQ(a.executor, 1);
+  EXPECT_EQ(a.first_core, 1);
+  EXPECT_FALSE(p.dispatch_to(1, a));  // busy now
+  EXPECT_EQ(p.ready_count(), 1u);
+  EXPECT_TRUE(p.idle(0));
 }
 
 TEST(CpfPlanner, EqualLevelsKeepArrivalOrderAndNanCountsAsZero) {
