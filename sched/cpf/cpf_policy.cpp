@@ -50,6 +50,7 @@ struct CpfState {
   std::vector<int> members_left;
   // Per executor: idle and not yet offered a task since its last one finished (one-core executors only).
   std::unique_ptr<std::atomic<bool>[]> waiting;
+  std::atomic<size_t> ready{0};  // planner's ready count, readable without the mutex
   std::vector<Assignment> assignments;  // scratch, reused under the mutex
 };
 
@@ -204,6 +205,7 @@ int push_task(starpu_task* task) {
   lock(s);
   s->planner->add_ready(planner_task(task, *s->planner));
   apply(s, my_executor(s));
+  s->ready.store(s->planner->ready_count(), std::memory_order_release);
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
   return 0;
 }
@@ -213,7 +215,10 @@ int push_task(starpu_task* task) {
 starpu_task* pop_task(unsigned ctx) {
   CpfState* s = state_of(ctx);
   const int e = my_executor(s);
-  if (e < 0 || !s->waiting[static_cast<size_t>(e)].load(std::memory_order_acquire)) return nullptr;
+  // Nothing ready: stay waiting (a later push hands this idle executor its task) and take no lock.
+  if (e < 0 || !s->waiting[static_cast<size_t>(e)].load(std::memory_order_acquire) ||
+      s->ready.load(std::memory_order_acquire) == 0)
+    return nullptr;
   lock(s);
   starpu_task* task = nullptr;
   Assignment a;
@@ -223,6 +228,7 @@ starpu_task* pop_task(unsigned ctx) {
     starpu_push_task_end(task);
   }
   s->waiting[static_cast<size_t>(e)].store(false, std::memory_order_relaxed);
+  s->ready.store(s->planner->ready_count(), std::memory_order_release);
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
   return task;
 }
@@ -246,6 +252,7 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
       s->waiting[e].store(true, std::memory_order_release);  // see the header comment
     } else {
       apply(s, static_cast<int>(e));
+      s->ready.store(s->planner->ready_count(), std::memory_order_release);
     }
   }
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
