@@ -3,6 +3,7 @@
 #include <corun/error.hpp>
 #include <corun/npy.hpp>
 
+#include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
 
 #include <gtest/gtest.h>
@@ -29,28 +30,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string r = "'";
-  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return r + "'";
-}
-
-struct Result {
-  int code = -1;  // exit status, or -1 if the process did not exit normally
-  std::string out, err;
-  std::string cmd;
-};
-
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  return os << "command: " << r.cmd << "\nexit: " << r.code << "\n--- stdout ---\n"
-            << r.out << "--- stderr ---\n"
-            << r.err;
-}
+using corun::testing::CommandResult;
+using corun::testing::read_file;
+using corun::testing::shell_quote;
+using Result = CommandResult;
 
 class Cli : public corun::testing::TempDirTest {
  protected:
@@ -59,16 +42,8 @@ class Cli : public corun::testing::TempDirTest {
   // Runs corun with `args` in the temp dir. `env` are extra NAME=value settings; CORUN_SCHED and STARPU_SCHED
   // from the caller's environment are removed so each test controls the policy.
   Result run(const std::string& args, const std::string& env = "") {
-    Result r;
-    const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    r.cmd = "cd " + shell_quote(dir_) + " && env -u CORUN_SCHED -u STARPU_SCHED " + env + " " + shell_quote(CORUN_EXE) +
-            " " + args;
-    const std::string full = r.cmd + " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
-    const int status = std::system(full.c_str());
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
+    return corun::testing::run_command(
+        dir_, "env -u CORUN_SCHED -u STARPU_SCHED " + env + " " + shell_quote(CORUN_EXE) + " " + args);
   }
 };
 
