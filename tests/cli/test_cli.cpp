@@ -47,11 +47,7 @@ class Cli : public corun::testing::TempDirTest {
   }
 };
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-#define EXPECT_HAS(text, part) EXPECT_TRUE(contains((text), (part))) << "'" << (part) << "' not found in:\n" << (text)
+using corun::testing::contains;
 
 const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1";
 

@@ -23,11 +23,7 @@ using corun::testing::CommandResult;
 using corun::testing::read_file;
 using corun::testing::shell_quote;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-#define EXPECT_HAS(text, part) EXPECT_TRUE(contains((text), (part))) << "'" << (part) << "' not found in:\n" << (text)
+using corun::testing::contains;
 
 size_t count(const std::string& s, const std::string& part) {
   size_t n = 0;

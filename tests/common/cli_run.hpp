@@ -52,4 +52,11 @@ inline CommandResult run_command(const std::string& dir, const std::string& cmd)
   return r;
 }
 
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 }  // namespace corun::testing
+
+/// EXPECT that `text` contains `part`, printing the text when it does not.
+#define EXPECT_HAS(text, part)                                               \
+  EXPECT_TRUE(::corun::testing::contains((text), (part))) << "'" << (part) \
+                                                           << "' not found in:\n" << (text)
