@@ -9,11 +9,13 @@
 //     appended under the one policy mutex, so every member's queue sees team tasks in the same order (the
 //     alias-ordering rule of the StarPU notes). An executor holds one task at a time, so a team starts
 //     only when all its cores are free and no member waits at the barrier for another task;
-//   * on post_exec_hook (each member runs it once per task), marks the executor idle when its last member
-//     is done. A one-core executor then waits for what its worker does next: StarPU releases the finished
-//     task's successors right after the hook, and their push_task hands the highest-level ready task to
-//     this (idle, cache-warm) executor; if nothing is pushed, the worker's next pop_task takes the top of
-//     the heap itself. A wider executor dispatches at once (pop_task never pushes to other workers).
+//   * on post_exec_hook (each member runs it once per task), frees the executor when its last member is
+//     done. A one-core executor does it without the policy mutex: it only raises its `waiting` flag, and
+//     the next push_task (usually the successors StarPU releases right after the hook, from the same
+//     worker) collects every waiting executor under its lock, then hands the highest-level ready task to
+//     this idle, cache-warm executor first. If nothing is pushed, the worker's next pop_task collects
+//     itself and takes the top of the heap. A wider executor is freed and dispatched under the mutex at
+//     once (pop_task never pushes to other workers).
 // pop_task costs one atomic load unless its executor is waiting: StarPU's non-blocking drivers call it in
 // a loop while idle.
 #include "sched/cpf/cpf_policy.hpp"
@@ -48,8 +50,9 @@ struct CpfState {
   // Matching by pointer, never through the job: a member may run post_exec_hook after rank 0 freed it.
   std::vector<starpu_task*> expected;
   std::vector<int> members_left;
-  // Per executor: idle and not yet offered a task since its last one finished (one-core executors only).
+  // Per executor: finished, but not yet handed back to the planner (one-core executors only).
   std::unique_ptr<std::atomic<bool>[]> waiting;
+  std::atomic<int> nwaiting{0};
   std::atomic<size_t> ready{0};  // planner's ready count, readable without the mutex
   std::vector<Assignment> assignments;  // scratch, reused under the mutex
 };
@@ -154,7 +157,6 @@ starpu_task* take(CpfState* s, const Assignment& a) {
   }
   task->predicted = std::isnan(a.predicted) ? 0.0 : a.predicted;
   s->members_left[static_cast<size_t>(a.executor)] = a.width;
-  s->waiting[static_cast<size_t>(a.executor)].store(false, std::memory_order_relaxed);
   return task;
 }
 
@@ -200,10 +202,24 @@ int my_executor(const CpfState* s) {
   return slot < 0 ? -1 : slot / s->planner->layout().width;
 }
 
+// Hands one waiting executor back to the planner; true if it was waiting. Called with the mutex held.
+bool collect(CpfState* s, int e) {
+  if (!s->waiting[static_cast<size_t>(e)].exchange(false, std::memory_order_acq_rel)) return false;
+  s->nwaiting.fetch_sub(1, std::memory_order_relaxed);
+  s->planner->finished(e);
+  return true;
+}
+
+void collect_all(CpfState* s) {
+  if (s->nwaiting.load(std::memory_order_acquire) == 0) return;
+  for (int e = 0; e < s->planner->layout().count; ++e) collect(s, e);
+}
+
 int push_task(starpu_task* task) {
   CpfState* s = state_of(task->sched_ctx);
   lock(s);
   s->planner->add_ready(planner_task(task, *s->planner));
+  collect_all(s);
   apply(s, my_executor(s));
   s->ready.store(s->planner->ready_count(), std::memory_order_release);
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
@@ -222,12 +238,12 @@ starpu_task* pop_task(unsigned ctx) {
   lock(s);
   starpu_task* task = nullptr;
   Assignment a;
-  if (s->waiting[static_cast<size_t>(e)].load(std::memory_order_relaxed) && s->planner->dispatch_to(e, a)) {
-    task = take(s, a);  // clears `waiting`
+  // Someone else may have collected this executor (and maybe pushed it a task) since the check above.
+  if (collect(s, e) && s->planner->dispatch_to(e, a)) {
+    task = take(s, a);
     s->expected[static_cast<size_t>(a.first_core)] = task;
     starpu_push_task_end(task);
   }
-  s->waiting[static_cast<size_t>(e)].store(false, std::memory_order_relaxed);
   s->ready.store(s->planner->ready_count(), std::memory_order_release);
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
   return task;
@@ -237,23 +253,22 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
   CpfState* s = state_of(ctx);
   const int worker = starpu_worker_get_id_check();
   const int slot = s->worker_slot[static_cast<size_t>(worker)];
-  if (slot < 0) return;
-  const size_t e = static_cast<size_t>(slot / s->planner->layout().width);
-  lock(s);
   // Only what this core was given counts (a task StarPU ran on a specific worker bypassed the policy).
-  if (s->expected[static_cast<size_t>(slot)] == task) {
-    s->expected[static_cast<size_t>(slot)] = nullptr;
-    if (--s->members_left[e] > 0) {
-      STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
-      return;
-    }
-    s->planner->finished(static_cast<int>(e));
-    if (s->planner->layout().width == 1) {
-      s->waiting[e].store(true, std::memory_order_release);  // see the header comment
-    } else {
-      apply(s, static_cast<int>(e));
-      s->ready.store(s->planner->ready_count(), std::memory_order_release);
-    }
+  // `expected[slot]` was written under the mutex before the task reached this worker's queue, and nobody
+  // writes it again until the executor is collected: reading it here needs no lock.
+  if (slot < 0 || s->expected[static_cast<size_t>(slot)] != task) return;
+  s->expected[static_cast<size_t>(slot)] = nullptr;
+  const int e = slot / s->planner->layout().width;
+  if (s->planner->layout().width == 1) {
+    s->nwaiting.fetch_add(1, std::memory_order_relaxed);
+    s->waiting[static_cast<size_t>(e)].store(true, std::memory_order_release);  // see the header comment
+    return;
+  }
+  lock(s);
+  if (--s->members_left[static_cast<size_t>(e)] == 0) {
+    s->planner->finished(e);
+    apply(s, e);
+    s->ready.store(s->planner->ready_count(), std::memory_order_release);
   }
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
 }
