@@ -699,6 +699,25 @@ TEST_F(Cli, TrainWithCpfPrintsTheLowerBound) {
   EXPECT_HAS(r.out, "lower bound");
 }
 
+TEST_F(Cli, ModelsAreSavedAndReusedByTheNextRun) {
+  const std::string env = "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=cpf";
+  const Result first = run(std::string("train ") + kTinyLstm + " --iters 1", env);
+  ASSERT_EQ(first.code, 0) << first;
+  EXPECT_HAS(first.out, "lower bound: n/a");  // nothing measured yet
+  const Result calibrate = run(std::string("train ") + kTinyLstm + " --iters 13", env);
+  ASSERT_EQ(calibrate.code, 0) << calibrate;
+  // A new process predicts every node from its first iteration on: the models were saved under the
+  // machine key at shutdown and loaded again.
+  const Result again = run(std::string("train ") + kTinyLstm + " --iters 1", env);
+  ASSERT_EQ(again.code, 0) << again;
+  EXPECT_HAS(again.out, "ratio");
+  EXPECT_FALSE(contains(again.out, "n/a")) << again;
+  bool saved = false;
+  for (const auto& f : fs::recursive_directory_iterator(dir_))
+    saved = saved || f.path().filename().string().rfind("corun_matmul.corun-", 0) == 0;
+  EXPECT_TRUE(saved) << "no corun_matmul.<machine key> model file under " << dir_;
+}
+
 TEST_F(Cli, TrainTraceIsATimelinePlotTraceDraws) {
   for (const char* policy : {"cpf", "lws"}) {
     SCOPED_TRACE(policy);
