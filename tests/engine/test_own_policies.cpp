@@ -157,9 +157,9 @@ INSTANTIATE_TEST_SUITE_P(Variants, OwnPolicy, ::testing::ValuesIn(variants()),
                          [](const auto& p) { return p.param.name; });
 
 TEST(OwnPolicyModels, CalibrateAndGiveALowerBound) {
-  // History models need 10 samples per (op, shape, width) and drop the first: 13 steps calibrate every
+  // History models need 10 samples per (op, shape, width) and drop the first: 20 steps calibrate every
   // node at width 1 (the default layout), including the ops that occur once per step.
-  const Result r = run(test::test_config("cpf"), small_config(), 13, true);
+  const Result r = run(test::test_config("cpf"), small_config(), 20, true);
   EXPECT_EQ(r.last.uncalibrated, 0);
   ASSERT_TRUE(std::isfinite(r.last.lower_bound_ms));
   EXPECT_GT(r.last.critical_path_ms, 0.0);
