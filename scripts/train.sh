@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The main job: set everything up, then train the 4-layer LSTM (small size, default policy) and print the
-# results table. Extra arguments go to `corun train` (e.g. --iters 50 --json out.json).
+# Installs what is missing, builds, and trains the LSTM (small, 20 iterations unless given) printing the
+# results table. Extra arguments go to `corun train` (e.g. --iters 50 --json out.json); flags given twice
+# are usage errors, so the defaults are only added when absent.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$("$here/setup.sh" | tail -n 1)
-exec "$build/apps/corun" train --model lstm --size small --iters 20 "$@"
+defaults=()
+[[ " $* " == *" --model "* ]] || defaults+=(--model lstm)
+[[ " $* " == *" --size "* ]] || defaults+=(--size small)
+[[ " $* " == *" --iters "* ]] || defaults+=(--iters 20)
+exec "$build/apps/corun" train "${defaults[@]}" "$@"
