@@ -15,6 +15,7 @@
 
 #include "core/base/check.hpp"
 #include "graphs/passes/levels.hpp"
+#include "sched/planner/cpf_planner.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
 
@@ -78,13 +79,6 @@ std::vector<sched::ExecutorLayout> candidate_layouts(int cores, int graph_width)
     if (std::find(r.begin(), r.end(), g) == r.end()) r.push_back(g);
   }
   return r;
-}
-
-std::vector<int> team_widths(int executor_width) {
-  std::vector<int> w;
-  for (int x = 1; x < executor_width; x *= 2) w.push_back(x);
-  w.push_back(executor_width);
-  return w;
 }
 
 Config config_for(const Options& o, const sched::ExecutorLayout& layout, int fixed_width) {
@@ -163,7 +157,7 @@ int profile(int argc, char** argv) {
   // (b) every other team width any candidate can use, all executors busy at that width.
   std::vector<int> widths;
   for (const auto& l : layouts)
-    for (int w : team_widths(l.width))
+    for (int w : sched::team_widths_of(l.width))
       if (w > 1 && std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
   std::sort(widths.begin(), widths.end());
   for (int w : widths) {
@@ -211,7 +205,7 @@ int profile(int argc, char** argv) {
   std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");
   for (const auto& pc : prof.tried) {
     std::string tw;
-    for (int w : team_widths(pc.layout.width)) tw += (tw.empty() ? "" : ",") + std::to_string(w);
+    for (int w : sched::team_widths_of(pc.layout.width)) tw += (tw.empty() ? "" : ",") + std::to_string(w);
     std::printf("| %s%s | %d | %d | %s | %.2f | %.2f | %d | %.2fx |\n", pc.layout.str().c_str(),
                 pc.layout == prof.layout ? " (chosen)" : "", pc.layout.count, pc.layout.width, tw.c_str(), pc.median_ms,
                 pc.min_ms, pc.runs, pc.median_ms / prof.tried[best].median_ms);

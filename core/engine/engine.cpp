@@ -47,7 +47,8 @@ constexpr const char* kHistoryMaxError = "1000";
 // Sets the executor layout for our policies from CORUN_EXECUTORS or CORUN_PROFILE; returns where it came
 // from. Both, and CORUN_FIXED_WIDTH, only mean something to corun's policies: with a built-in they are an
 // error, not something to ignore silently in a batch job.
-std::string configure_policy_options(const Config& config, bool own, const std::string& policy) {
+std::string configure_policy_options(const Config& config, bool own, const std::string& policy,
+                                     const std::string& key) {
   if (!own) {
     CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0,
                 Status::invalid_config,
@@ -63,7 +64,6 @@ std::string configure_policy_options(const Config& config, bool own, const std::
     const sched::Profile prof = sched::read_profile(config.profile);
     opt.layout = prof.layout;
     source = "CORUN_PROFILE";
-    const std::string key = machine::machine_key();
     if (prof.machine_key != key && !config.quiet)
       std::fprintf(stderr,
                    "corun: warning: profile '%s' was made on machine %s (%s), this is %s: its layout may not suit; "
@@ -122,7 +122,6 @@ std::string EngineInfo::summary() const {
 
 struct Engine::Impl {
   EngineInfo info;
-  Config config;
   std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
   bool tracing = false;
   engine::TraceRecorder recorder;
@@ -186,11 +185,10 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     // StarPU looks up the name "" and silently runs lws instead of conf.sched_policy_name
     // (src/core/sched_policy.c:197-209): drop it then too.
     if (policy.policy != nullptr || (starpu_sched != nullptr && *starpu_sched == '\0')) unsetenv("STARPU_SCHED");
-    impl_->config = config;
-    std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name);
-
     // Perfmodels are keyed by machine kind, not host name (STARPU_HOSTNAME names the model files).
-    const std::string key = machine::machine_key();
+    const std::string key = machine::machine_key();  // loads the hwloc topology: once per Engine
+    std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name, key);
+
     if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
     if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
       setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);

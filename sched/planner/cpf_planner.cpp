@@ -20,11 +20,17 @@ bool CpfPlanner::Before::operator()(const Entry& a, const Entry& b) const {
   return a.seq > b.seq;
 }
 
+std::vector<int> team_widths_of(int executor_width) {
+  std::vector<int> w;
+  for (int x = 1; x < executor_width; x *= 2) w.push_back(x);
+  w.push_back(executor_width);
+  return w;
+}
+
 CpfPlanner::CpfPlanner(ExecutorLayout layout, ReadyOrder order, bool narrow_when_faster)
     : layout_(layout), order_(order), narrow_(narrow_when_faster), ready_(Before{order}) {
   CORUN_ASSERT(layout.count >= 1 && layout.width >= 1);
-  for (int w = 1; w < layout.width; w *= 2) widths_.push_back(w);
-  widths_.push_back(layout.width);
+  widths_ = team_widths_of(layout.width);
   busy_.assign(static_cast<size_t>(layout.count), 0);
   idle_count_ = layout.count;
 }

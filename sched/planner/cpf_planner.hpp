@@ -49,6 +49,10 @@ struct Assignment {
   double predicted = 0.0;  ///< µs at the chosen width (NaN unknown)
 };
 
+/// Team widths an executor of `executor_width` cores offers, ascending: 1, the powers of two below the
+/// width, and the width itself (the one rule the planner, the profiler and the tests share).
+std::vector<int> team_widths_of(int executor_width);
+
 class CpfPlanner {
  public:
   /// `layout.count * layout.width` cores in all (the adapter has clamped it to the workers it has).

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -119,6 +120,11 @@ double rel_error(const A& a, const B& b) {
     den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
   }
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+/// Bitwise equality of two float vectors (what "the same numbers under every policy" means).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 /// gtest predicate-style check that `text` contains `part`.

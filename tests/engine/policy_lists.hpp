@@ -5,6 +5,8 @@
 
 #include "sched/registry.hpp"
 
+#include <starpu.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,6 +48,15 @@ inline bool is_own_policy(const std::string& policy) {
 /// Cores of the machine (at least 1).
 inline int machine_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// Workers StarPU will start for Config::ncpus = `ncpus`: that value when >= 0, else STARPU_NCPU when set,
+/// else one per core (within the library's cap).
+inline int expected_workers(int ncpus) {
+  if (ncpus >= 0) return ncpus;
+  const char* env = std::getenv("STARPU_NCPU");
+  if (env != nullptr && *env != '\0') return std::atoi(env);
+  return std::min(machine_cores(), STARPU_MAXCPUS);
 }
 
 /// STARPU_NCPU capped at one worker per core (unset: one per core). Config::ncpus beats STARPU_NCPU.

@@ -25,9 +25,7 @@ namespace {
 
 using test::test_config;
 
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 // Everything a training run produces that the user can read: the loss of each step, then every gradient
 // and every parameter after the last step.
@@ -71,7 +69,7 @@ TEST_P(FusedLstm, TrainsBitwiseLikeTheUnfusedGraph) {
   const auto want = train(eng, plain, 3);
   const auto got = train(eng, fused, 3);
   ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(bitwise_equal(got[k], want[k])) << "output " << k;
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(same_bits(got[k], want[k])) << "output " << k;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cell, FusedLstm, ::testing::Bool(),
@@ -101,7 +99,7 @@ TEST(Fusion, InferenceChainBitwise) {
   Engine eng(test_config());
   eng.run(plain);
   eng.run(fused);
-  EXPECT_TRUE(bitwise_equal(eng.read(fused, y_fused), eng.read(plain, y_plain)));
+  EXPECT_TRUE(same_bits(eng.read(fused, y_fused), eng.read(plain, y_plain)));
   eng.release(plain);
   eng.release(fused);
 }

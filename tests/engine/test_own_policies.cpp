@@ -2,12 +2,15 @@
 // (every node runs once, after its predecessors, on a team no wider than allowed, with the same bits as
 // eager), plus what only our policies have: layouts, per-width models, the lower bound and model files.
 #include "engine_test_util.hpp"
+#include "lstm_training.hpp"
+#include "policy_lists.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
 #include <corun/models/lstm.hpp>
 
 #include "graphs/passes/levels.hpp"
+#include "sched/planner/cpf_planner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,12 +29,6 @@ namespace {
 
 using test::ScopedEnv;
 
-// Workers StarPU will start: STARPU_NCPU when set (the oversubscribed pass), else the cores.
-int expected_workers() {
-  if (const char* n = std::getenv("STARPU_NCPU"); n != nullptr && *n != '\0') return std::atoi(n);
-  return static_cast<int>(std::thread::hardware_concurrency());
-}
-
 struct Variant {
   std::string name, policy, executors;
   int fixed_width = 0;
@@ -43,7 +40,7 @@ void PrintTo(const Variant& v, std::ostream* os) {
 }
 
 std::vector<Variant> variants() {
-  const int w = std::max(1, expected_workers());
+  const int w = std::max(1, test::expected_workers(-1));
   const std::string all = "1x" + std::to_string(w);
   std::vector<Variant> v = {
       {"cpf_default", "cpf", "", 0},           // one executor per core
@@ -62,36 +59,10 @@ models::LstmConfig small_config() {
   return cfg;
 }
 
-struct Result {
-  std::vector<float> losses;
-  std::vector<std::vector<float>> params;
-  std::vector<TraceTask> trace;
-  EngineInfo info;
-  RunStats last;
-};
+using Result = test::LstmRun;
 
 Result run(const Config& conf, const models::LstmConfig& cfg, int iters, bool trace_last) {
-  ScopedEnv no_starpu_sched("STARPU_SCHED", nullptr);
-  models::Lstm m(cfg, true);
-  m.init_params();
-  const models::SequenceTask task(cfg);
-  Engine eng(conf);
-  Result r;
-  std::vector<std::vector<float>> xs;
-  std::vector<float> targets;
-  for (int it = 0; it < iters; ++it) {
-    if (trace_last && it == iters - 1) eng.set_tracing(true);
-    task.make_batch(static_cast<uint64_t>(it), xs, targets);
-    for (int t = 0; t < cfg.seq; ++t) eng.write(m.graph, m.x[static_cast<size_t>(t)], xs[static_cast<size_t>(t)]);
-    eng.write(m.graph, m.targets, targets);
-    r.last = eng.run(m.graph);
-    r.losses.push_back(eng.read(m.graph, m.loss)[0]);
-  }
-  for (Tensor p : m.graph.params()) r.params.push_back(eng.read(m.graph, p));
-  r.trace = eng.trace();
-  r.info = eng.info();
-  eng.release(m.graph);
-  return r;
+  return test::train_lstm(conf, cfg, iters, trace_last);
 }
 
 Config config_of(const Variant& v) {
@@ -101,9 +72,7 @@ Config config_of(const Variant& v) {
   return c;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 class OwnPolicy : public ::testing::TestWithParam<Variant> {};
 
@@ -134,10 +103,10 @@ TEST_P(OwnPolicy, KeepsTheContractAndComputesEagersBits) {
     EXPECT_LE(t.start_us, t.end_us) << t.node;
     if (v.fixed_width > 0) {
       const int want = std::min(v.fixed_width, codelets::op_info(nodes[i].call.kind).max_width);
-      // The executor offers team widths 1, 2, 4, ... and its own width: the widest one not above `want`.
+      // The widest team width the executor offers that is not above `want`.
       int offered = 1;
-      for (int w = 1; w < layout_width; w *= 2) offered = w <= want ? w : offered;
-      if (layout_width <= want) offered = layout_width;
+      for (int w : sched::team_widths_of(layout_width))
+        if (w <= want) offered = w;
       EXPECT_EQ(t.width, offered) << t.node;
     }
     wide += t.width > 1;

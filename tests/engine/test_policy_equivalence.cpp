@@ -4,6 +4,7 @@
 //
 // Also: the LSTM actually learns the synthetic task under every policy (the training loss falls).
 #include "engine_test_util.hpp"
+#include "lstm_training.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/models/lstm.hpp>
@@ -27,42 +28,16 @@ namespace {
 
 using models::LstmConfig;
 
-struct Trace {
-  std::vector<float> losses;
-  std::vector<std::vector<float>> params;  // in Graph::params() order, after the last step
-  EngineInfo info;
-};
+using Trace = test::LstmRun;
 
-// `iters` training steps of a fresh model on batches 0..iters-1 under `policy`, with `ncpus` workers
-// (-1: STARPU_NCPU or all cores).
+// `iters` training steps under `policy` with `ncpus` workers (-1: STARPU_NCPU or all cores).
 Trace train(const std::string& policy, const LstmConfig& cfg, int iters, int ncpus = -1) {
-  // The policy is given explicitly; a STARPU_SCHED from the caller's environment would conflict with it.
-  test::ScopedEnv no_starpu_sched("STARPU_SCHED", nullptr);
-  models::Lstm m(cfg, /*training=*/true);
-  m.init_params();
-  const models::SequenceTask task(cfg);
   Config conf = test::test_config(policy);
   conf.ncpus = ncpus;
-  Engine eng(conf);
-  Trace tr;
-  std::vector<std::vector<float>> xs;
-  std::vector<float> targets;
-  for (int it = 0; it < iters; ++it) {
-    task.make_batch(static_cast<uint64_t>(it), xs, targets);
-    for (int t = 0; t < cfg.seq; ++t) eng.write(m.graph, m.x[static_cast<size_t>(t)], xs[static_cast<size_t>(t)]);
-    eng.write(m.graph, m.targets, targets);
-    eng.run(m.graph);
-    tr.losses.push_back(eng.read(m.graph, m.loss)[0]);
-  }
-  for (Tensor p : m.graph.params()) tr.params.push_back(eng.read(m.graph, p));
-  tr.info = eng.info();
-  eng.release(m.graph);
-  return tr;
+  return test::train_lstm(conf, cfg, iters);
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 
 // Small enough for an oversubscribed run (STARPU_NCPU=8 on 2 cores: ~200 tasks per step), with enough
 // rows and columns (batch 8, 4 * hidden = 64 gate columns) that teams of up to 8 members all get work.

@@ -18,6 +18,7 @@
 // CORUN_STRESS_SEED overrides the seed (printed by every test), CORUN_STRESS_TASKS the number of tasks.
 #include "engine_test_util.hpp"
 #include "policy_lists.hpp"
+#include "sched/planner/cpf_planner.hpp"
 
 #include <corun/engine.hpp>
 
@@ -264,17 +265,10 @@ std::string executors_for(int workers) {
   return std::to_string(std::max(1, workers / std::max(1, k))) + "x" + std::to_string(std::max(1, k));
 }
 
-int expected_workers(int ncpus) {
-  if (ncpus >= 0) return ncpus;
-  const char* env = std::getenv("STARPU_NCPU");
-  if (env != nullptr && *env != '\0') return std::atoi(env);
-  return std::min(test::machine_cores(), STARPU_MAXCPUS);
-}
-
 // Team widths an executor of `width` cores offers (the cpf planner's rule): 1, powers of two below it, it.
 bool offered_width(int w, int executor_width) {
-  if (w == executor_width || w == 1) return true;
-  return w < executor_width && (w & (w - 1)) == 0;
+  const auto widths = sched::team_widths_of(executor_width);
+  return std::find(widths.begin(), widths.end(), w) != widths.end();
 }
 
 const char* hint_name(HintKind k) {
@@ -300,7 +294,7 @@ TEST_P(SchedStress, RandomDag) {
       scoped.push_back(std::make_unique<test::ScopedEnv>(v, nullptr));
   } else if (!env::get("CORUN_EXECUTORS") && !env::get("CORUN_PROFILE")) {
     scoped.push_back(
-        std::make_unique<test::ScopedEnv>("CORUN_EXECUTORS", executors_for(expected_workers(ncpus)).c_str()));
+        std::make_unique<test::ScopedEnv>("CORUN_EXECUTORS", executors_for(test::expected_workers(ncpus)).c_str()));
   }
   Config conf = test::test_config(policy);
   conf.ncpus = ncpus;
