@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace corun::sched {
 
@@ -20,11 +21,17 @@ struct TaskHint {
   int32_t node = -1;                   ///< graph node index (traces and debugging)
   const double* predicted_us = nullptr;///< predicted µs at width w is predicted_us[w - 1] (NaN: unknown)
   int npredicted = 0;                  ///< entries in predicted_us
+  // corun policy (ignored by cpf/fifo).
+  int stable_width = 0;                ///< Strategy 2 width of the op's kind (0: the fastest predicted width)
+  int kind = -1;                       ///< op signature id for interference feedback (-1: none)
+  int fixed_first = -1;                ///< deterministic mode: run on cores [fixed_first, +fixed_width) only
+  bool want_reason = false;            ///< fill placed_reason (tracing, CORUN_VERBOSE=sched)
 
   // Written by the policy.
   int placed_executor = -1;            ///< executor index
   int placed_first_core = -1;          ///< index of the first core in the policy's ordered worker list
   int placed_width = 0;                ///< team width used
+  std::string placed_reason;           ///< corun: candidates considered and why the chosen one won
 };
 
 }  // namespace corun::sched

@@ -26,6 +26,7 @@ ExecutorLayout parse_layout(const std::string& text, const std::string& what);
 struct PolicyOptions {
   ExecutorLayout layout;       ///< requested layout (count 0 = fill the workers with executors of `width`)
   bool narrow_when_faster = true;  ///< cpf: run a task narrower than its executor when the model says it is faster
+  bool verbose_sched = false;      ///< corun: print every placement and its reason (CORUN_VERBOSE=sched)
 };
 
 void set_policy_options(const PolicyOptions& options);

@@ -1,6 +1,7 @@
 #include "sched/registry.hpp"
 
 #include "core/base/check.hpp"
+#include "sched/corun/corun_policy.hpp"
 #include "sched/cpf/cpf_policy.hpp"
 
 #include <starpu.h>
@@ -13,6 +14,7 @@ const std::vector<PolicyEntry>& own_policies() {
   static const std::vector<PolicyEntry> table{
       {"cpf", kCpfDescription, cpf_policy},
       {"fifo", kFifoDescription, fifo_policy},
+      {"corun", kCorunDescription, corun_policy},
   };
   return table;
 }

@@ -7,6 +7,7 @@
 #include "core/base/check.hpp"
 #include "core/base/env.hpp"
 #include "core/engine/blas.hpp"
+#include "core/engine/corun_tuning.hpp"
 #include "core/engine/model_files.hpp"
 #include "core/engine/planning.hpp"
 #include "core/engine/starpu_check.hpp"
@@ -49,15 +50,27 @@ constexpr const char* kHistoryMaxError = "1000";
 // error, not something to ignore silently in a batch job.
 std::string configure_policy_options(const Config& config, bool own, const std::string& policy,
                                      const std::string& key) {
+  const bool corun = policy == "corun";
+  CORUN_CHECK(corun || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
+                        !config.verbose_sched),
+              Status::invalid_config,
+              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
+              "policy, not to '" << policy << "'; unset them or choose CORUN_SCHED=corun");
+  CORUN_CHECK(config.schedule.empty() || config.deterministic, Status::invalid_config,
+              "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
   if (!own) {
     CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0,
                 Status::invalid_config,
-                "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo), not to "
-                "the StarPU built-in '" << policy << "'; unset them or choose CORUN_SCHED=cpf");
+                "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
+                "not to the StarPU built-in '" << policy << "'; unset them or choose CORUN_SCHED=cpf");
     sched::set_policy_options({});
     return "";
   }
+  CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
+              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
+              "teams per op from all cores: unset them");
   sched::PolicyOptions opt;
+  opt.verbose_sched = config.verbose_sched;
   opt.layout = {0, 1};  // one executor per core
   std::string source = "default";
   if (!config.profile.empty()) {
@@ -107,6 +120,10 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
   if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
   if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);
+  if (auto x = env::get_int("CORUN_WIDTH_INTERVAL", 1, 4096)) c.width_interval = static_cast<int>(*x);
+  if (auto d = env::get_bool("CORUN_DETERMINISTIC")) c.deterministic = *d;
+  if (auto v = env::get("CORUN_SCHEDULE")) c.schedule = *v;
+  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "none"})) c.verbose_sched = *v == "sched";
   return c;
 }
 
@@ -122,6 +139,7 @@ std::string EngineInfo::summary() const {
 
 struct Engine::Impl {
   EngineInfo info;
+  Config config;
   std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
   bool tracing = false;
   engine::TraceRecorder recorder;
@@ -131,6 +149,7 @@ struct Engine::Impl {
   struct Bound {
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
+    std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
@@ -188,6 +207,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     // Perfmodels are keyed by machine kind, not host name (STARPU_HOSTNAME names the model files).
     const std::string key = machine::machine_key();  // loads the hwloc topology: once per Engine
     std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name, key);
+    impl_->config = config;
 
     if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
     if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
@@ -261,8 +281,20 @@ RunStats Engine::run(Graph& graph) {
   // Create every task first: the models are queried through them, and the levels need the whole graph.
   im.tasks.assign(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = make_task(nodes[i], b.handles);
+  const bool corun = im.info.policy == "corun";
+  if (corun && (!b.corun || b.plan.nodes != nodes.size())) {
+    const int cores = im.info.workers;
+    const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
+    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.deterministic, im.config.schedule);
+  }
+  bool tuning = false;
   if (im.planner) {
-    im.planner->plan(g, im.tasks, b.plan);
+    im.planner->plan(g, im.tasks, b.plan, b.corun.get());
+    if (b.corun) {
+      b.corun->apply(b.plan);
+      tuning = b.corun->tuning();
+      for (auto& h : b.plan.hints) h.want_reason = im.tracing;
+    }
     if (im.info.own_policy)
       for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
     stats.critical_path_ms = b.plan.critical_path_us / 1e3;
@@ -271,7 +303,9 @@ RunStats Engine::run(Graph& graph) {
     stats.uncalibrated = b.plan.uncalibrated;
     stats.bound_cores = b.plan.cores;
   }
-  if (im.tracing) im.recorder.begin_run(im.tasks);
+  // A tuning run measures every task (StarPU profiling must be on before submission).
+  if (tuning && !im.tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  if (im.tracing || tuning) im.recorder.begin_run(im.tasks);
 
   for (size_t i = 0; i < nodes.size(); ++i) {
     const int ret = starpu_task_submit(im.tasks[i]);
@@ -286,7 +320,12 @@ RunStats Engine::run(Graph& graph) {
   starpu_task_wait_for_all();
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   im.info.combined_workers = starpu_combined_worker_get_count();
-  if (im.tracing) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
+  if (im.tracing || tuning) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
+  if (tuning) {
+    b.corun->record(im.recorder.tasks());
+    if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  }
+  stats.tuning = tuning;
   ++im.runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);

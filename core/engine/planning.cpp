@@ -16,7 +16,8 @@ Planner::Planner(sched::ExecutorLayout layout, int max_width, int fixed_width)
       fixed_width_(fixed_width),
       cores_(layout.count * layout.width) {}
 
-void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& p) {
+void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& p,
+                   const PredictionSource* extra) {
   const size_t n = graph.nodes.size();
   if (p.nodes == n && p.hints.size() == n && p.uncalibrated == 0 && ++p.runs_since_update < kRefreshRuns) return;
   p.runs_since_update = 0;
@@ -41,6 +42,8 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
     const std::vector<double>& t = models_.predict(tasks[i], codelets::footprint(call), wmax);
     double* row = &p.predicted[i * static_cast<size_t>(W)];
     std::copy(t.begin(), t.end(), row);
+    if (extra != nullptr) extra->fill(i, row, wmax);
+    const std::vector<double> known(row, row + wmax);
 
     sched::TaskHint& h = p.hints[i];
     h.node = static_cast<int32_t>(i);
@@ -56,17 +59,18 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
     pt.fixed_width = fixed_width_;
     pt.predicted.assign(team_widths.size(), NAN);
     for (size_t k = 0; k < team_widths.size(); ++k)
-      if (team_widths[k] <= wmax) pt.predicted[k] = t[static_cast<size_t>(team_widths[k] - 1)];
+      if (team_widths[k] <= wmax) pt.predicted[k] = known[static_cast<size_t>(team_widths[k] - 1)];
     double at = NAN;
     const int w = choose_.choose_width(pt, &at);
-    if (std::isnan(at)) at = sched::nearest_measured(t, w);
+    if (std::isnan(at)) at = sched::nearest_measured(known, w);
     chosen[i] = std::isnan(at) ? 1.0 : at;
 
     double best = NAN, least = NAN;
     for (int k = 0; k < wmax; ++k) {
-      if (std::isnan(t[static_cast<size_t>(k)])) continue;
-      best = std::isnan(best) ? t[static_cast<size_t>(k)] : std::min(best, t[static_cast<size_t>(k)]);
-      const double core_time = t[static_cast<size_t>(k)] * (k + 1);
+      const double tk = known[static_cast<size_t>(k)];
+      if (std::isnan(tk)) continue;
+      best = std::isnan(best) ? tk : std::min(best, tk);
+      const double core_time = tk * (k + 1);
       least = std::isnan(least) ? core_time : std::min(least, core_time);
     }
     if (std::isnan(best)) ++p.uncalibrated;

@@ -32,6 +32,14 @@ struct GraphPlan {
   int runs_since_update = 0;         ///< runs that reused this plan
 };
 
+/// Predictions from elsewhere than StarPU's history models (corun's width search measures its own).
+class PredictionSource {
+ public:
+  virtual ~PredictionSource() = default;
+  /// May replace NaN entries of node `node`'s row (widths 1..max_width, µs).
+  virtual void fill(size_t node, double* row, int max_width) const = 0;
+};
+
 class Planner {
  public:
   /// `layout`: the executors of the running policy of ours (for built-ins: workers x 1 with
@@ -42,7 +50,9 @@ class Planner {
   /// previous plan of the same graph: querying every node's models costs ~0.7 ms per 1000 nodes, time the
   /// workers would sit idle at the start of every run. A plan is recomputed while any node is
   /// uncalibrated, when the graph changed, and every kRefreshRuns runs (the models keep learning).
-  void plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& plan);
+  /// `extra` fills what the models do not know yet.
+  void plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& plan,
+            const PredictionSource* extra = nullptr);
   static constexpr int kRefreshRuns = 16;
 
  private:

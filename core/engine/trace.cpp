@@ -88,7 +88,13 @@ void append_task(std::string& out, const TraceTask& t, int rank) {
   json::append_number(out, t.end_us - t.start_us);
   out += ",\"level_us\":";
   json::append_number(out, t.level_us);
-  out += t.critical ? ",\"critical\":true}}" : ",\"critical\":false}}";
+  out += t.critical ? ",\"critical\":true" : ",\"critical\":false";
+  if (!t.reason.empty()) {
+    out += ',';
+    key(out, "reason");
+    json::append_string(out, t.reason);
+  }
+  out += "}}";
 }
 
 std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
@@ -232,6 +238,7 @@ TraceFile read_chrome_trace(const std::string& path) {
       t.predicted_us = optional_number(args.at("predicted_us", a), a + ".predicted_us");
       t.level_us = optional_number(args.at("level_us", a), a + ".level_us");
       t.critical = args.at("critical", a).boolean(a + ".critical");
+      if (const json::Value* r = args.find("reason")) t.reason = r->string(a + ".reason");  // optional
       tf.tasks.push_back(std::move(t));
     } catch (const Error& err) {
       event_error = err.what();

@@ -59,6 +59,7 @@ void TraceRecorder::end_run(const detail::GraphImpl& graph, const GraphPlan& pla
     if (own_policy && have_plan && plan.hints[i].placed_first_core >= 0) {
       const auto& h = plan.hints[i];
       t.executor = h.placed_executor;
+      t.reason = h.placed_reason;
       for (int c = 0; c < h.placed_width; ++c) {
         const size_t k = static_cast<size_t>(h.placed_first_core + c);
         if (k < executor_workers.size()) t.cores.push_back(executor_workers[k]);

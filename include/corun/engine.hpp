@@ -32,6 +32,11 @@ struct Config {
   std::string executors;   ///< CORUN_EXECUTORS=NxK: executor layout of corun's policies ("" = profile/default)
   std::string profile;     ///< CORUN_PROFILE=path: a file written by `corun profile` (layout, machine key)
   int fixed_width = 0;     ///< CORUN_FIXED_WIDTH=w: every task at width w (calibration; 0 = the policy decides)
+  // The corun policy only (an error with any other):
+  int width_interval = 0;  ///< CORUN_WIDTH_INTERVAL=x: width step of the hill climb (0 = max(1, workers / 16))
+  bool deterministic = false;  ///< CORUN_DETERMINISTIC=1: freeze widths and teams once tuned (same schedule)
+  std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
+  bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
 
   static Config from_env();
 };
@@ -46,6 +51,7 @@ struct RunStats {
   double lower_bound_ms = NAN;    ///< max(critical path, total work / cores): no schedule can beat it
   int uncalibrated = 0;           ///< nodes without any prediction yet
   int bound_cores = 0;            ///< cores the lower bound divides the work by
+  bool tuning = false;            ///< corun: a width-search run (ops serialised and measured)
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.

@@ -21,6 +21,7 @@ struct TraceTask {
   double level_us = NAN;      ///< critical-path level: longest estimated time from this task to the sink
   bool critical = false;      ///< on the critical path
   int iteration = 0;          ///< Engine::run number the task belongs to
+  std::string reason;         ///< corun policy: the candidates considered and why the chosen one won
 };
 
 /// The run the trace describes. NaN marks a value that was not computed.

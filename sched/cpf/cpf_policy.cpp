@@ -24,6 +24,7 @@
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/planner/cpf_planner.hpp"
+#include "sched/toolbox/workers.hpp"
 
 #include <starpu.h>
 
@@ -91,14 +92,7 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
   CpfState* s = state_of(ctx);
   CORUN_CHECK(s->planner == nullptr, Status::runtime_error,
               "the cpf/fifo policies support one scheduling context with a fixed worker set");
-  std::vector<int> cpus;
-  for (unsigned i = 0; i < n; ++i)
-    if (starpu_worker_get_type(ids[i]) == STARPU_CPU_WORKER) cpus.push_back(ids[i]);
-  CORUN_CHECK(!cpus.empty(), Status::runtime_error, "the cpf/fifo policies need at least one CPU worker");
-  // hwloc logical order of the bound PUs: consecutive workers share caches and NUMA nodes.
-  std::stable_sort(cpus.begin(), cpus.end(),
-                   [](int a, int b) { return starpu_worker_get_bindid(a) < starpu_worker_get_bindid(b); });
-
+  const std::vector<int> cpus = ordered_cpu_workers(ids, n, "cpf/fifo");
   const PolicyOptions& opt = policy_options();
   const ExecutorLayout layout = fit_layout(opt.layout, static_cast<int>(cpus.size()));
   s->planner = std::make_unique<CpfPlanner>(layout, s->order, opt.narrow_when_faster);
@@ -116,12 +110,7 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
       if (w == 1) continue;
       const int first = e * layout.width;
       std::vector<int> members(s->workers.begin() + first, s->workers.begin() + first + w);
-      const int total = static_cast<int>(starpu_worker_get_count()) + static_cast<int>(starpu_combined_worker_get_count());
-      CORUN_CHECK(total < STARPU_NMAXWORKERS, Status::runtime_error,
-                  "StarPU was built with room for " << STARPU_NMAXWORKERS << " workers and teams, too few for layout "
-                                                    << layout.str() << "; rebuild it with scripts/build-starpu.sh");
-      const int id = starpu_combined_worker_assign_workerid(w, members.data());
-      CORUN_CHECK(id >= 0, Status::runtime_error, "StarPU refused a team of " << w << " workers (" << id << ")");
+      const int id = create_team(members, ("layout " + layout.str()).c_str());
       s->team_id[{first, w}] = id;
     }
   set_effective_layout(layout, s->workers);
@@ -167,24 +156,9 @@ void apply(CpfState* s, int preferred) {
   s->planner->dispatch(s->assignments, preferred);
   for (const Assignment& a : s->assignments) {
     starpu_task* task = take(s, a);
-    if (a.width == 1) {
-      const int w = s->workers[static_cast<size_t>(a.first_core)];
-      s->expected[static_cast<size_t>(a.first_core)] = task;
-      const int ret = starpu_push_local_task(w, task, 0);
-      if (ret != 0) CORUN_ABORT("starpu_push_local_task failed (" << ret << ")");
-      continue;
-    }
-    const int team = s->team_id.at({a.first_core, a.width});
-    starpu_parallel_task_barrier_init(task, team);
-    starpu_push_task_end(task);  // before any alias can run and finish the job
-    for (int m = 0; m < a.width; ++m) {
-      starpu_task* alias = starpu_task_dup(task);
-      alias->destroy = 1;
-      const int w = s->workers[static_cast<size_t>(a.first_core + m)];
-      s->expected[static_cast<size_t>(a.first_core + m)] = alias;
-      const int ret = starpu_push_local_task(w, alias, 0);
-      if (ret != 0) CORUN_ABORT("starpu_push_local_task failed (" << ret << ")");
-    }
+    const int team = a.width > 1 ? s->team_id.at({a.first_core, a.width}) : -1;
+    push_to_workers(task, team, &s->workers[static_cast<size_t>(a.first_core)], a.width,
+                    &s->expected[static_cast<size_t>(a.first_core)]);
   }
 }
 

@@ -18,9 +18,28 @@ double time_at(const CorunTask& t, int w) {
 int cap_of(const CorunTask& t, int cores) { return std::min(t.max_width, cores); }
 }  // namespace
 
-CorunPlanner::CorunPlanner(int cores) {
+CorunPlanner::CorunPlanner(int cores, int threads_per_core) : threads_per_core_(threads_per_core) {
   CORUN_CHECK(cores >= 1, Status::invalid_argument, "corun planner: " << cores << " cores");
+  CORUN_CHECK(threads_per_core >= 1, Status::invalid_argument,
+              "corun planner: " << threads_per_core << " threads per core (>= 1; 1 means no SMT)");
   owner_.assign(static_cast<size_t>(cores), kIdle);
+  siblings_.assign(static_cast<size_t>(cores) * static_cast<size_t>(threads_per_core - 1), kIdle);
+}
+
+void CorunPlanner::forbid_corun(int kind_a, int kind_b) {
+  CORUN_CHECK(kind_a >= 0 && kind_b >= 0, Status::invalid_argument,
+              "corun planner: forbid_corun(" << kind_a << ", " << kind_b
+                                             << "): kinds must be >= 0 (-1 never conflicts)");
+  forbidden_.insert(std::minmax(kind_a, kind_b));
+}
+
+bool CorunPlanner::forbidden(int a, int b) const {
+  return a >= 0 && b >= 0 && forbidden_.count(std::minmax(a, b)) > 0;
+}
+
+bool CorunPlanner::conflicts(const CorunTask& t) const {
+  if (t.kind < 0 || forbidden_.empty()) return false;
+  return std::any_of(running_.begin(), running_.end(), [&](const Running& r) { return forbidden(t.kind, r.kind); });
 }
 
 int CorunPlanner::idle_cores() const {
@@ -42,6 +61,13 @@ void CorunPlanner::add_ready(CorunTask task) {
               "corun planner: task " << task.id << " max width " << task.max_width);
   CORUN_CHECK(task.stable_width >= 1, Status::invalid_argument,
               "corun planner: task " << task.id << " stable width " << task.stable_width);
+  CORUN_CHECK(task.fixed_first >= -1, Status::invalid_argument,
+              "corun planner: task " << task.id << " fixed first core " << task.fixed_first << " (-1: not fixed)");
+  if (task.fixed_first >= 0)
+    CORUN_CHECK(task.fixed_width >= 1 && task.fixed_first + task.fixed_width <= cores(), Status::invalid_argument,
+                "corun planner: task " << task.id << " fixed block [" << task.fixed_first << ", "
+                                       << task.fixed_first + task.fixed_width
+                                       << "): needs width >= 1 and to lie within cores 0.." << cores() - 1);
   for (const Ready& r : ready_)
     CORUN_CHECK(r.task.id != task.id, Status::invalid_argument, "corun planner: task " << task.id << " is already ready");
   for (const Running& r : running_)
@@ -75,14 +101,24 @@ void CorunPlanner::place(uint64_t id, int first, int width, double predicted, do
               "corun planner: block [" << first << ", " << first + width << ") outside " << cores() << " cores");
   for (int c = first; c < first + width; ++c)
     CORUN_CHECK(idle(c), Status::invalid_argument, "corun planner: core " << c << " is busy");
-  for (int c = first; c < first + width; ++c) owner_[static_cast<size_t>(c)] = id;
-  running_.push_back(Running{id, first, width, now + predicted});
+  occupy(id, first, width, /*thread=*/0, /*kind=*/-1, predicted, now);
+}
+
+void CorunPlanner::occupy(uint64_t id, int first, int width, int thread, int kind, double predicted, double now) {
+  if (thread == 0)
+    for (int c = first; c < first + width; ++c) owner_[static_cast<size_t>(c)] = id;
+  else
+    sibling(first, thread) = id;
+  running_.push_back(Running{id, first, width, now + predicted, kind, thread});
 }
 
 void CorunPlanner::finished(uint64_t id) {
   auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return r.id == id; });
   CORUN_CHECK(it != running_.end(), Status::invalid_argument, "corun planner: task " << id << " is not running");
-  for (int c = it->first; c < it->first + it->width; ++c) owner_[static_cast<size_t>(c)] = kIdle;
+  if (it->thread == 0)
+    for (int c = it->first; c < it->first + it->width; ++c) owner_[static_cast<size_t>(c)] = kIdle;
+  else
+    sibling(it->first, it->thread) = kIdle;
   running_.erase(it);
 }
 
@@ -92,7 +128,9 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
   std::ostringstream why;
   why << (fallback ? "fallback" : "co-run") << " limit=" << limit << ":";
   int pick = 0;
-  for (int w : candidates(t, cores())) {
+  // A fixed width without a block (calibration, CORUN_FIXED_WIDTH): that width is the only candidate.
+  const std::vector<int> widths = t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap)} : candidates(t, cores());
+  for (int w : widths) {
     const double p = time_at(t, w);
     const bool fits = first_fit(w) >= 0;
     const bool fast = p <= limit;
@@ -107,12 +145,13 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
   if (pick > 0) {
     why << (fallback ? "; widest fitting candidate w" : "; narrowest ok w") << pick;
   } else {
+    if (t.fixed_width > 0) return false;  // waits for its width
     for (int w = cap; w >= 1 && pick == 0; --w)
       if (first_fit(w) >= 0) pick = w;
     if (pick == 0) return false;  // no idle core at all
     why << "; no candidate fits, widest fit w" << pick;
   }
-  if (std::abs(pick - stable) > 2) {
+  if (t.fixed_width <= 0 && std::abs(pick - stable) > 2) {
     // Strategy 2 beats packing: a team far from the op's usual width thrashes caches and rebuilds teams.
     if (first_fit(stable) < 0) return false;
     why << "; >2 from stable w" << stable << " -> stable";
@@ -123,27 +162,84 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
   a.width = pick;
   a.predicted = time_at(t, pick);
   a.reason = why.str();
-  place(t.id, a.first_core, a.width, a.predicted, now);
+  occupy(t.id, a.first_core, a.width, /*thread=*/0, t.kind, a.predicted, now);
+  return true;
+}
+
+bool CorunPlanner::try_fixed(const CorunTask& t, double now, CorunAssignment& a) {
+  for (int c = t.fixed_first; c < t.fixed_first + t.fixed_width; ++c)
+    if (!idle(c)) return false;
+  a.id = t.id;
+  a.first_core = t.fixed_first;
+  a.width = t.fixed_width;
+  a.predicted = time_at(t, t.fixed_width);
+  std::ostringstream why;
+  why << "fixed [" << t.fixed_first << "," << t.fixed_first + t.fixed_width << ")";
+  a.reason = why.str();
+  occupy(t.id, a.first_core, a.width, /*thread=*/0, t.kind, a.predicted, now);
+  return true;
+}
+
+bool CorunPlanner::try_sibling(double now, CorunAssignment& a) {
+  if (threads_per_core_ == 1) return false;
+  // Only beside a task holding every core: anything narrower leaves Strategy 3 a real core to use.
+  auto big = std::find_if(running_.begin(), running_.end(),
+                          [&](const Running& r) { return r.thread == 0 && r.width == cores(); });
+  if (big == running_.end()) return false;
+  const double remaining = std::isnan(big->end) ? 0.0 : std::max(0.0, big->end - now);
+  int core = -1, thread = 0;  // the lowest free sibling slot
+  for (int c = 0; c < cores() && core < 0; ++c)
+    for (int h = 1; h < threads_per_core_ && core < 0; ++h)
+      if (sibling(c, h) == kIdle) core = c, thread = h;
+  if (core < 0) return false;
+  for (size_t i = 0; i < ready_.size(); ++i) {
+    const CorunTask& t = ready_[i].task;
+    if (t.fixed_first >= 0 || conflicts(t)) continue;
+    if (std::min({t.stable_width, t.max_width, cores()}) != 1) continue;  // Strategy 2 width: not a small op
+    const double p = time_at(t, 1);
+    if (!(p <= remaining)) continue;  // unknown or outlives the big op: it would slow it down
+    a.id = t.id;
+    a.first_core = core;
+    a.width = 1;
+    a.thread = thread;
+    a.predicted = p;
+    std::ostringstream why;
+    why << "smt beside full-width task " << big->id << " remaining=" << remaining << ": w1=" << p << " ok; core "
+        << core << " thread " << thread;
+    a.reason = why.str();
+    occupy(t.id, core, 1, thread, t.kind, p, now);
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+    return true;
+  }
+  return false;
+}
+
+bool CorunPlanner::place_one(double now, CorunAssignment& a) {
+  if (idle_cores() == 0) return try_sibling(now, a);  // only Strategy 4 can start anything
+  const double limit = longest_remaining(now);
+  // Co-run pass (only meaningful when something runs: there is no ongoing op to compare with otherwise);
+  // fixed tasks start whenever their block is idle.
+  for (size_t i = 0; i < ready_.size(); ++i) {
+    const CorunTask& t = ready_[i].task;
+    if (conflicts(t)) continue;
+    const bool fixed = t.fixed_first >= 0;
+    if (fixed ? try_fixed(t, now, a) : (limit >= 0 && try_place(t, now, limit, /*fallback=*/false, a))) {
+      ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+  }
+  // Nothing co-runs without slowing the machine down: the critical path goes next, or nothing does.
+  auto top = std::find_if(ready_.begin(), ready_.end(), [](const Ready& r) { return r.task.fixed_first < 0; });
+  if (top == ready_.end() || conflicts(top->task) || !try_place(top->task, now, limit, /*fallback=*/true, a))
+    return false;
+  ready_.erase(top);
   return true;
 }
 
 void CorunPlanner::dispatch(double now, std::vector<CorunAssignment>& out) {
-  while (!ready_.empty() && idle_cores() > 0) {
-    const double limit = longest_remaining(now);
+  while (!ready_.empty()) {
     CorunAssignment a;
-    bool placed = false;
-    // Co-run pass: only meaningful when something runs (there is no ongoing op to compare with otherwise).
-    for (size_t i = 0; limit >= 0 && i < ready_.size() && !placed; ++i) {
-      if (try_place(ready_[i].task, now, limit, /*fallback=*/false, a)) {
-        ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
-        placed = true;
-      }
-    }
-    if (!placed) {
-      // Nothing co-runs without slowing the machine down: the critical path goes next, or nothing does.
-      if (!try_place(ready_.front().task, now, limit, /*fallback=*/true, a)) break;
-      ready_.erase(ready_.begin());
-    }
+    if (!place_one(now, a)) break;
     out.push_back(std::move(a));
   }
 }

@@ -1,4 +1,4 @@
-// sched/planner/corun_planner.hpp — Strategy 3 of the co-run paper (section III-D): pack ready ops onto
+// sched/planner/corun_planner.hpp — Strategies 3-4 of the co-run paper (section III-D): pack ready ops onto
 // idle cores at per-op widths. Plain C++ (no StarPU types); the future `corun` policy (issue 4) wraps it.
 //
 // State: `cores` cores 0..N-1, each idle or held by one running task whose predicted end time is known.
@@ -18,11 +18,26 @@
 //  5. Strategy 2 wins over packing: a width more than 2 cores from the task's stable width is replaced by
 //     the stable width if that fits; else the task waits. A waiting co-run task lets the next one be
 //     examined; a waiting fallback task stops the round (nothing jumps the critical path).
+// Three additions, each off unless asked for:
+//  - Interference feedback (the paper's "Discussion"): the model predicts ops alone, so a pair of op kinds
+//    that measured slow together (see interference.hpp) is forbidden; a task whose kind is forbidden with
+//    a running task's kind does not start, in any pass (as a fallback task it stops the round).
+//  - Fixed placement (deterministic mode): a task with fixed_first >= 0 starts exactly on its block once
+//    the whole block is idle, else it is skipped without stopping the round; no packing rule applies to
+//    it, and the fallback task is the highest-level task without a fixed block.
+//  - Strategy 4 (SMT): with threads_per_core > 1, while one task holds all cores ("scalable" op, nothing
+//    can co-run by Strategy 3), a task whose Strategy 2 width is 1 and whose width-1 prediction is known
+//    and <= that op's remaining time runs on a sibling hardware thread of one of its cores (lowest core,
+//    then lowest thread, first; one task per sibling slot). Only such small ops: the paper finds
+//    hyper-threading slows an op down when both threads run big work. Sibling slots never block a core's
+//    primary thread (a sibling task outliving the big op shares its core with whatever starts there).
 // Deterministic: the same calls give the same assignments and reasons.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun::sched {
@@ -33,6 +48,9 @@ struct CorunTask {
   std::vector<double> predicted;  ///< predicted time at width w is predicted[w-1] (NaN: unknown); may be short
   int stable_width = 1;           ///< Strategy 2 width (>= 1, clamped to max_width and the core count)
   int max_width = 1;              ///< widest team the task may use (>= 1, clamped to the core count)
+  int kind = -1;                  ///< op kind for forbid_corun (-1: never conflicts)
+  int fixed_first = -1;           ///< >= 0: run only on cores [fixed_first, fixed_first + fixed_width)
+  int fixed_width = 0;            ///< >= 1 when fixed_first >= 0; alone: exactly this width, on any block
 };
 
 struct CorunAssignment {
@@ -41,27 +59,39 @@ struct CorunAssignment {
   int width = 1;
   double predicted = 0.0;  ///< time at `width` (NaN unknown)
   std::string reason;      ///< candidates considered and why this one won (for traces)
+  int thread = 0;          ///< hardware thread within each core: 0 primary, 1.. sibling (Strategy 4)
 };
 
 class CorunPlanner {
  public:
-  /// Times (predictions, `now`) are in one unit of the caller's choosing.
-  explicit CorunPlanner(int cores);
+  /// Times (predictions, `now`) are in one unit of the caller's choosing. `threads_per_core` > 1 enables
+  /// Strategy 4 (sibling slots); 1 (no SMT) keeps every task on primary threads.
+  explicit CorunPlanner(int cores, int threads_per_core = 1);
 
   int cores() const { return static_cast<int>(owner_.size()); }
+  int threads_per_core() const { return threads_per_core_; }
   int idle_cores() const;
   bool idle(int core) const { return owner_[static_cast<size_t>(core)] == kIdle; }
   size_t ready_count() const { return ready_.size(); }
   size_t running_count() const { return running_.size(); }
 
-  /// Throws corun::Error for invalid widths, a duplicate id, or an id that is running.
+  /// Tasks of kinds `kind_a` and `kind_b` (>= 0; may be equal) no longer start while the other runs.
+  /// Symmetric. Throws corun::Error for a negative kind (-1 means "never conflicts").
+  void forbid_corun(int kind_a, int kind_b);
+  /// True when forbid_corun(a, b) or (b, a) was called; false whenever a kind is negative.
+  bool forbidden(int a, int b) const;
+
+  /// Throws corun::Error for invalid widths, a fixed block outside the cores, a duplicate id, or an id that
+  /// is running.
   void add_ready(CorunTask task);
   /// Appends the placements possible at time `now` to `out`; placed tasks leave the ready set.
   void dispatch(double now, std::vector<CorunAssignment>& out);
   /// Marks `width` cores from `first` as running `id` until `now + predicted` (used by dispatch; public so
-  /// that the adapter, and tests, can account for a task placed by other means). Throws if busy.
+  /// that the adapter, and tests, can account for a task placed by other means; such a task has kind -1
+  /// and primary threads). Throws if busy.
   void place(uint64_t id, int first, int width, double predicted, double now);
-  /// The task has finished: its cores are idle again. Throws corun::Error for an unknown id.
+  /// The task has finished: its cores (or its sibling slot) are idle again. Throws corun::Error for an
+  /// unknown id.
   void finished(uint64_t id);
 
   /// Longest predicted remaining time of the running tasks at `now` (>= 0; NaN ends count as 0); -1 when
@@ -83,14 +113,31 @@ class CorunPlanner {
     int first;
     int width;
     double end;
+    int kind;
+    int thread;  // 0: owns owner_[first, first + width); > 0: owns sibling slot (first, thread)
   };
 
+  // One placement of the round at `now`; false when nothing (more) can start.
+  bool place_one(double now, CorunAssignment& a);
   // Tries one task; true (and fills `a`) when it starts now. `fallback`: step 4 rather than step 3.
   bool try_place(const CorunTask& t, double now, double limit, bool fallback, CorunAssignment& a);
+  // Fixed placement: true (and fills `a`) when the task's whole block is idle.
+  bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
+  // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.
+  bool try_sibling(double now, CorunAssignment& a);
+  // True when `t` may not start beside some running task (forbid_corun).
+  bool conflicts(const CorunTask& t) const;
+  void occupy(uint64_t id, int first, int width, int thread, int kind, double predicted, double now);
+  uint64_t& sibling(int core, int thread) {
+    return siblings_[static_cast<size_t>(core * (threads_per_core_ - 1) + thread - 1)];
+  }
 
-  std::vector<uint64_t> owner_;  // per core: running task id or kIdle
+  int threads_per_core_;
+  std::vector<uint64_t> owner_;     // per core: running task id or kIdle (primary threads)
+  std::vector<uint64_t> siblings_;  // per core, per sibling thread 1..threads_per_core-1: id or kIdle
   std::vector<Running> running_;
-  std::vector<Ready> ready_;     // kept sorted: level descending, then arrival
+  std::vector<Ready> ready_;                 // kept sorted: level descending, then arrival
+  std::set<std::pair<int, int>> forbidden_;  // (min kind, max kind)
   uint64_t seq_ = 0;
 };
 

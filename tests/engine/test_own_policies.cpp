@@ -48,6 +48,8 @@ std::vector<Variant> variants() {
       {"cpf_all_wide", "cpf", all, w},         // every op at full width ("sequential" in the benchmark)
       {"fifo_default", "fifo", "", 0},
       {"fifo_one_team_wide", "fifo", all, w},
+      {"corun_default", "corun", "", 0},       // width search, then packing at per-op widths
+      {"corun_all_wide", "corun", "", w},      // every op at full width
   };
   if (w >= 4 && w % 2 == 0) v.push_back({"cpf_pairs_wide", "cpf", std::to_string(w / 2) + "x2", 2});
   return v;
@@ -90,7 +92,10 @@ TEST_P(OwnPolicy, KeepsTheContractAndComputesEagersBits) {
   models::Lstm shape(cfg, true);
   const auto& nodes = shape.graph.impl().nodes;
   ASSERT_EQ(got.trace.size(), nodes.size());
-  const auto layout_width = v.executors.empty() ? 1 : std::stoi(v.executors.substr(v.executors.find('x') + 1));
+  // corun forms teams from all cores; the others from their executors.
+  const int layout_width = v.policy == "corun"       ? got.info.workers
+                           : v.executors.empty() ? 1
+                                                 : std::stoi(v.executors.substr(v.executors.find('x') + 1));
   int wide = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const TraceTask& t = got.trace[i];

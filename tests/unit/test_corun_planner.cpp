@@ -1,4 +1,5 @@
-// Strategy 3 packing on hand-made cases: the paper's example, fallbacks, contiguity, determinism.
+// Strategy 3 packing on hand-made cases: the paper's example, fallbacks, contiguity, determinism; then
+// forbidden kind pairs, fixed placement and Strategy 4 on a synthetic SMT topology (4 cores x 2 threads).
 #include "sched/planner/corun_planner.hpp"
 
 #include <corun/error.hpp>
@@ -216,6 +217,220 @@ TEST(CorunPlanner, InvalidInputsThrow) {
   EXPECT_THROW(p.add_ready(task(1, 0, 2, 1, {})), corun::Error);  // id 1 is running
   p.add_ready(task(2, 0, 2, 1, {}));
   EXPECT_THROW(p.add_ready(task(2, 0, 2, 1, {})), corun::Error);  // already ready
+}
+
+CorunTask with_kind(CorunTask t, int kind) {
+  t.kind = kind;
+  return t;
+}
+
+CorunTask fixed(CorunTask t, int first, int width) {
+  t.fixed_first = first;
+  t.fixed_width = width;
+  return t;
+}
+
+TEST(CorunPlannerForbid, PairsAreSymmetricAndNegativeKindsNeverConflict) {
+  CorunPlanner p(4);
+  EXPECT_FALSE(p.forbidden(2, 5));
+  p.forbid_corun(5, 2);
+  EXPECT_TRUE(p.forbidden(2, 5));
+  EXPECT_TRUE(p.forbidden(5, 2));
+  EXPECT_FALSE(p.forbidden(2, 2));
+  EXPECT_FALSE(p.forbidden(-1, 5));
+  p.forbid_corun(3, 3);
+  EXPECT_TRUE(p.forbidden(3, 3));
+  EXPECT_THROW(p.forbid_corun(-1, 3), corun::Error);
+  EXPECT_THROW(p.forbid_corun(3, -2), corun::Error);
+}
+
+TEST(CorunPlannerForbid, AForbiddenTaskLetsTheNextCoRun) {
+  CorunPlanner p(8);
+  p.add_ready(with_kind(task(1, 10, 4, 4, {{4, 5.0}}), 1));
+  ASSERT_EQ(dispatch(p, 0.0).size(), 1u);  // kind 1 on [0, 4) until 5.0
+  p.forbid_corun(1, 2);
+  p.add_ready(with_kind(task(2, 5, 2, 2, {{2, 1.0}}), 2));  // would co-run first (higher level)
+  p.add_ready(with_kind(task(3, 1, 2, 2, {{2, 1.0}}), 3));
+  auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 1u);  // task 2 is then the fallback task: it waits and ends the round
+  EXPECT_EQ(a[0].id, 3u);
+  EXPECT_EQ(a[0].first_core, 4);
+  EXPECT_EQ(p.ready_count(), 1u);
+  p.finished(1);
+  a = dispatch(p, 1.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, 2u);
+}
+
+TEST(CorunPlannerForbid, AForbiddenFallbackTaskStopsTheRound) {
+  CorunPlanner p(8);
+  p.add_ready(with_kind(task(1, 10, 4, 4, {{4, 1.0}}), 1));
+  ASSERT_EQ(dispatch(p, 0.0).size(), 1u);
+  p.forbid_corun(2, 1);
+  p.add_ready(with_kind(task(2, 10, 4, 4, {{4, 3.0}}), 2));  // slower than the 1.0 left: fallback only
+  p.add_ready(with_kind(task(3, 1, 4, 4, {{4, 3.0}}), 3));   // would fall back if 2 did not stop the round
+  EXPECT_TRUE(dispatch(p, 0.0).empty());
+  EXPECT_EQ(p.ready_count(), 2u);
+}
+
+TEST(CorunPlannerForbid, ATaskStartedInTheSameRoundCounts) {
+  CorunPlanner p(8);
+  p.forbid_corun(1, 1);  // two instances of kind 1 slow each other down
+  p.add_ready(with_kind(task(1, 2, 2, 2, {{2, 1.0}}), 1));
+  p.add_ready(with_kind(task(2, 1, 2, 2, {{2, 1.0}}), 1));
+  p.add_ready(with_kind(task(3, 0, 2, 2, {{2, 1.0}}), -1));  // no kind: never conflicts
+  const auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].id, 1u);
+  EXPECT_EQ(a[1].id, 3u);
+  EXPECT_EQ(p.ready_count(), 1u);
+}
+
+TEST(CorunPlannerFixed, AFixedTaskWaitsForItsWholeBlockWithoutStoppingTheRound) {
+  CorunPlanner p(8);
+  p.place(100, 2, 2, 5.0, 0.0);                             // cores 2-3 busy
+  p.add_ready(fixed(task(1, 10, 2, 2, {{2, 1.0}}), 3, 2));  // [3, 5): core 3 busy
+  p.add_ready(fixed(task(2, 5, 4, 4, {{4, 2.0}}), 4, 4));   // [4, 8): idle
+  p.add_ready(task(3, 1, 1, 1, {{1, 1.0}}));
+  auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].id, 2u);
+  EXPECT_EQ(a[0].first_core, 4);
+  EXPECT_EQ(a[0].width, 4);
+  EXPECT_DOUBLE_EQ(a[0].predicted, 2.0);
+  EXPECT_EQ(a[0].reason, "fixed [4,8)");
+  EXPECT_EQ(a[1].id, 3u);
+  EXPECT_EQ(a[1].first_core, 0);
+  p.finished(100);
+  EXPECT_TRUE(dispatch(p, 1.0).empty());  // core 4 still busy
+  p.finished(2);
+  a = dispatch(p, 2.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, 1u);
+  EXPECT_EQ(a[0].first_core, 3);
+  EXPECT_EQ(a[0].reason, "fixed [3,5)");
+}
+
+TEST(CorunPlannerFixed, NoPackingRuleAppliesToAFixedTask) {
+  CorunPlanner p(8);
+  // Width 6 is far from stable 1 and above max width 1, the prediction is unknown: it still runs there.
+  p.add_ready(fixed(task(1, 0, 1, 1, {}), 1, 6));
+  const auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].first_core, 1);
+  EXPECT_EQ(a[0].width, 6);
+  EXPECT_TRUE(std::isnan(a[0].predicted));
+  EXPECT_EQ(a[0].thread, 0);
+}
+
+TEST(CorunPlannerFixed, ABlockedFixedTaskIsNeverTheFallback) {
+  CorunPlanner p(4);
+  p.place(100, 0, 1, 1.0, 0.0);
+  p.add_ready(fixed(task(1, 10, 2, 2, {{2, 5.0}}), 0, 2));  // blocked by core 0
+  p.add_ready(task(2, 1, 3, 3, {{3, 5.0}}));                // slower than the limit: fallback
+  const auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, 2u);
+  EXPECT_EQ(a[0].first_core, 1);
+  EXPECT_TRUE(has(a[0].reason, "fallback")) << a[0].reason;
+}
+
+TEST(CorunPlannerFixed, InvalidBlocksThrow) {
+  CorunPlanner p(4);
+  EXPECT_THROW(p.add_ready(fixed(task(1, 0, 1, 1, {}), 3, 2)), corun::Error);  // past the last core
+  EXPECT_THROW(p.add_ready(fixed(task(1, 0, 1, 1, {}), 0, 0)), corun::Error);  // empty block
+  EXPECT_THROW(p.add_ready(fixed(task(1, 0, 1, 1, {}), -2, 1)), corun::Error);
+  EXPECT_EQ(p.ready_count(), 0u);
+  p.add_ready(fixed(task(1, 0, 1, 1, {}), 2, 2));
+  EXPECT_EQ(p.ready_count(), 1u);
+}
+
+// Strategy 4 on a synthetic 4-core x 2-thread topology: task 100 holds every core until 10.0.
+CorunPlanner smt_with_full_width_task(int threads_per_core) {
+  CorunPlanner p(4, threads_per_core);
+  p.add_ready(with_kind(task(100, 10, 4, 4, {{4, 10.0}}), 7));
+  std::vector<CorunAssignment> a;
+  p.dispatch(0.0, a);
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_EQ(p.idle_cores(), 0);
+  return p;
+}
+
+TEST(CorunPlannerSmt, SmallOpsRunOnSiblingThreadsOfAFullWidthOp) {
+  CorunPlanner p = smt_with_full_width_task(2);
+  p.add_ready(task(1, 5, 1, 1, {{1, 3.0}}));
+  p.add_ready(task(2, 4, 1, 1, {{1, 12.0}}));           // outlives the big op (9.0 left)
+  p.add_ready(task(3, 3, 2, 2, {{1, 1.0}, {2, 0.8}}));  // Strategy 2 width 2: not a small op
+  p.add_ready(task(4, 2, 1, 1, {}));                    // no width-1 prediction
+  p.add_ready(task(5, 1, 4, 1, {{1, 2.0}, {4, 0.5}}));  // stable 1 even though wider is faster
+  auto a = dispatch(p, 1.0);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].id, 1u);
+  EXPECT_EQ(a[0].first_core, 0);
+  EXPECT_EQ(a[0].thread, 1);
+  EXPECT_EQ(a[0].width, 1);
+  EXPECT_DOUBLE_EQ(a[0].predicted, 3.0);
+  EXPECT_TRUE(has(a[0].reason, "smt beside full-width task 100 remaining=9: w1=3 ok; core 0 thread 1"))
+      << a[0].reason;
+  EXPECT_EQ(a[1].id, 5u);
+  EXPECT_EQ(a[1].first_core, 1);
+  EXPECT_EQ(a[1].thread, 1);
+  EXPECT_EQ(p.ready_count(), 3u);
+  EXPECT_EQ(p.idle_cores(), 0);
+}
+
+TEST(CorunPlannerSmt, OneSmallOpPerSiblingSlotAndFinishedFreesIt) {
+  CorunPlanner p = smt_with_full_width_task(3);  // 4 cores x 3 threads: 8 sibling slots
+  for (uint64_t i = 1; i <= 9; ++i) p.add_ready(task(i, 0, 1, 1, {{1, 1.0}}));
+  auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 8u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first_core, static_cast<int>(i / 2));  // lowest core first, then lowest thread
+    EXPECT_EQ(a[i].thread, 1 + static_cast<int>(i % 2));
+  }
+  EXPECT_EQ(p.ready_count(), 1u);
+  p.finished(a[3].id);  // core 1 thread 2
+  a = dispatch(p, 0.5);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, 9u);
+  EXPECT_EQ(a[0].first_core, 1);
+  EXPECT_EQ(a[0].thread, 2);
+}
+
+TEST(CorunPlannerSmt, SiblingTasksDoNotHoldPrimaryThreads) {
+  CorunPlanner p = smt_with_full_width_task(2);
+  p.add_ready(task(1, 0, 1, 1, {{1, 3.0}}));
+  ASSERT_EQ(dispatch(p, 0.0).size(), 1u);
+  p.finished(100);
+  EXPECT_EQ(p.idle_cores(), 4);  // the sibling task runs on, its core's primary thread is free
+  EXPECT_EQ(p.running_count(), 1u);
+  p.finished(1);
+  EXPECT_EQ(p.running_count(), 0u);
+  EXPECT_THROW(p.finished(1), corun::Error);
+}
+
+TEST(CorunPlannerSmt, OffWithoutSmtBesideNarrowOpsAndForForbiddenKinds) {
+  {
+    CorunPlanner p = smt_with_full_width_task(1);
+    p.add_ready(task(1, 0, 1, 1, {{1, 1.0}}));
+    EXPECT_TRUE(dispatch(p, 0.0).empty());
+  }
+  {
+    CorunPlanner p(4, 2);  // every core busy, but no single task holds them all: Strategy 3's business
+    p.place(100, 0, 2, 10.0, 0.0);
+    p.place(101, 2, 2, 10.0, 0.0);
+    p.add_ready(task(1, 0, 1, 1, {{1, 1.0}}));
+    EXPECT_TRUE(dispatch(p, 0.0).empty());
+  }
+  {
+    CorunPlanner p = smt_with_full_width_task(2);
+    p.forbid_corun(7, 8);
+    p.add_ready(with_kind(task(1, 0, 1, 1, {{1, 1.0}}), 8));
+    EXPECT_TRUE(dispatch(p, 0.0).empty());
+    p.add_ready(with_kind(task(2, 0, 1, 1, {{1, 1.0}}), 9));
+    EXPECT_EQ(dispatch(p, 0.0).size(), 1u);
+  }
+  EXPECT_THROW(CorunPlanner(4, 0), corun::Error);
 }
 
 }  // namespace

@@ -55,10 +55,10 @@ TraceMeta small_meta() {
 
 std::vector<TraceTask> small_tasks() {
   std::vector<TraceTask> t(4);
-  t[0] = {"matmul", "l0.t0.gates", 0, {0, 1}, 2, 0.5, 40.75, 39, 80, true, 0};
-  t[1] = {"sigmoid", "l0.t0.i", 0, {0}, 1, 41, 45.5, NAN, NAN, false, 0};
-  t[2] = {"tanh", "l0.t0.g", 1, {1}, 1, 41.25, 47, 5, 39.5, true, 0};
-  t[3] = {"sgd", "w0.sgd", -1, {1}, 1, 90, 100.5, 10.5, 10.5, false, 1};
+  t[0] = {"matmul", "l0.t0.gates", 0, {0, 1}, 2, 0.5, 40.75, 39, 80, true, 0, "co-run limit=12: w2=39 ok; narrowest ok w2"};
+  t[1] = {"sigmoid", "l0.t0.i", 0, {0}, 1, 41, 45.5, NAN, NAN, false, 0, ""};
+  t[2] = {"tanh", "l0.t0.g", 1, {1}, 1, 41.25, 47, 5, 39.5, true, 0, ""};
+  t[3] = {"sgd", "w0.sgd", -1, {1}, 1, 90, 100.5, 10.5, 10.5, false, 1, "fallback \"quoted\""};
   return t;
 }
 
@@ -95,6 +95,7 @@ void expect_same(const std::vector<TraceTask>& a, const std::vector<TraceTask>& 
     expect_same(a[i].predicted_us, b[i].predicted_us, "predicted_us");
     expect_same(a[i].level_us, b[i].level_us, "level_us");
     EXPECT_EQ(a[i].critical, b[i].critical);
+    EXPECT_EQ(a[i].reason, b[i].reason);
     EXPECT_EQ(a[i].iteration, b[i].iteration);
   }
 }

@@ -1,0 +1,41 @@
+// sched/planner/interference.hpp — the paper's interference feedback (section III-D, "Discussion"): the
+// performance model predicts each op alone, so two ops that slow each other down when co-running go
+// unnoticed by Strategy 3. The runtime records such cases and stops co-running those ops in later steps.
+//
+// InterferenceDetector turns measurements into pairs of op kinds for CorunPlanner::forbid_corun. An
+// observation counts as one slowdown event for every distinct co-running kind when the op took at least
+// `slowdown` times its prediction; a pair (a <= b) is reported once it has `min_events` events, so one
+// noisy run (page faults, a preempted thread) does not forbid a pair forever. Observations without a
+// usable prediction (NaN, <= 0) or without co-runners are ignored (nothing to blame), and so are negative
+// kinds (-1: "never conflicts", as in CorunTask). Plain C++, deterministic.
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace corun::sched {
+
+struct CorunObservation {
+  int kind = -1;                     ///< the measured op's kind
+  double predicted = 0.0;            ///< its predicted time (alone, at its width)
+  double measured = 0.0;             ///< its measured time, same unit
+  std::vector<int> corunning_kinds;  ///< kinds of the ops that ran beside it (duplicates count once)
+};
+
+class InterferenceDetector {
+ public:
+  /// Throws corun::Error unless `slowdown` >= 1 (finite) and `min_events` >= 1.
+  explicit InterferenceDetector(double slowdown = 1.5, int min_events = 2);
+
+  void observe(const CorunObservation& observation);
+  /// The pairs (a <= b) seen slowed by >= slowdown x predicted at least min_events times, sorted.
+  std::vector<std::pair<int, int>> pairs() const;
+
+ private:
+  double slowdown_;
+  int min_events_;
+  std::map<std::pair<int, int>, int> events_;  // (min kind, max kind) -> slowdown events
+};
+
+}  // namespace corun::sched

@@ -1,0 +1,71 @@
+// InterferenceDetector: which pairs of op kinds measured slow together often enough to stop co-running.
+#include "sched/planner/interference.hpp"
+
+#include <corun/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace corun::sched {
+namespace {
+
+using Pairs = std::vector<std::pair<int, int>>;
+
+CorunObservation obs(int kind, double predicted, double measured, std::vector<int> corunning) {
+  return CorunObservation{kind, predicted, measured, std::move(corunning)};
+}
+
+TEST(InterferenceDetector, APairIsReportedOnceSlowedMinEventsTimes) {
+  InterferenceDetector d(1.5, 2);
+  d.observe(obs(4, 1.0, 2.0, {1}));
+  EXPECT_TRUE(d.pairs().empty());    // one event is not enough
+  d.observe(obs(1, 2.0, 3.0, {4}));  // exactly 1.5x, from the other side: the same pair (1, 4)
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 4}}));
+}
+
+TEST(InterferenceDetector, SlowdownsBelowTheFactorDoNotCount) {
+  InterferenceDetector d(1.5, 1);
+  d.observe(obs(1, 1.0, 1.49, {2}));
+  d.observe(obs(1, 1.0, 0.5, {2}));
+  EXPECT_TRUE(d.pairs().empty());
+  d.observe(obs(1, 1.0, 1.5, {2}));
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 2}}));
+}
+
+TEST(InterferenceDetector, UnusableObservationsAreIgnored) {
+  InterferenceDetector d(1.5, 1);
+  d.observe(obs(1, NAN, 5.0, {2}));
+  d.observe(obs(1, 0.0, 5.0, {2}));
+  d.observe(obs(1, -1.0, 5.0, {2}));
+  d.observe(obs(1, 1.0, NAN, {2}));
+  d.observe(obs(1, 1.0, 5.0, {}));    // ran alone: nothing to blame
+  d.observe(obs(-1, 1.0, 5.0, {2}));  // no kind
+  d.observe(obs(1, 1.0, 5.0, {-1}));  // only kindless co-runners
+  EXPECT_TRUE(d.pairs().empty());
+}
+
+TEST(InterferenceDetector, EachCoRunningKindOnceAndSortedOutput) {
+  InterferenceDetector d(2.0, 2);
+  d.observe(obs(5, 1.0, 3.0, {3, 3}));  // two instances of kind 3: one event for (3, 5)
+  EXPECT_TRUE(d.pairs().empty());
+  d.observe(obs(5, 1.0, 3.0, {9, 3, 5, 0}));
+  d.observe(obs(0, 1.0, 2.0, {9, 5}));
+  d.observe(obs(5, 1.0, 2.5, {5}));
+  EXPECT_EQ(d.pairs(), (Pairs{{0, 5}, {3, 5}, {5, 5}}));  // (5, 9) and (0, 9): one event each
+  d.observe(obs(9, 1.0, 2.0, {0}));
+  EXPECT_EQ(d.pairs(), (Pairs{{0, 5}, {0, 9}, {3, 5}, {5, 5}}));
+}
+
+TEST(InterferenceDetector, InvalidSettingsThrow) {
+  EXPECT_THROW(InterferenceDetector(0.9, 2), corun::Error);
+  EXPECT_THROW(InterferenceDetector(NAN, 2), corun::Error);
+  EXPECT_THROW(InterferenceDetector(INFINITY, 2), corun::Error);
+  EXPECT_THROW(InterferenceDetector(1.5, 0), corun::Error);
+  EXPECT_NO_THROW(InterferenceDetector(1.0, 1));
+}
+
+}  // namespace
+}  // namespace corun::sched
