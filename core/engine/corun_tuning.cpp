@@ -30,9 +30,9 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval, bool deterministic,
+CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
                          std::string schedule_file)
-    : cores_(cores), deterministic_(deterministic), schedule_file_(std::move(schedule_file)) {
+    : cores_(cores), fixed_width_(fixed_width), deterministic_(deterministic), schedule_file_(std::move(schedule_file)) {
   std::map<std::pair<int, uint32_t>, int> sig_ids;
   graph_hash_ = fnv(14695981039346656037ull, graph.nodes.size());
   sig_of_.reserve(graph.nodes.size());
@@ -53,7 +53,7 @@ CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval
 }
 
 bool CorunTuning::tuning() const {
-  if (frozen()) return false;
+  if (frozen() || fixed_width_ > 0) return false;
   return std::any_of(searches_.begin(), searches_.end(), [](const sched::WidthSearch& s) { return !s.done(); });
 }
 
@@ -81,6 +81,7 @@ void CorunTuning::apply(GraphPlan& plan) {
       h.fixed_width = s.done() ? s.stable_width() : s.next();
     } else {
       h.fixed_first = -1;
+      h.fixed_width = fixed_width_;
       h.stable_width = stable_width_of(i);
     }
   }
@@ -143,15 +144,23 @@ void CorunTuning::freeze(GraphPlan& plan) {
   if (!schedule_file_.empty()) save_schedule();
 }
 
+void CorunTuning::check_schedule_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.good()) return;  // written once the schedule is frozen
+  std::string header;
+  std::getline(in, header);
+  CORUN_CHECK(header == kScheduleHeader, Status::invalid_config,
+              "CORUN_SCHEDULE '" << path << "' is not a corun schedule (first line '" << header
+                                 << "'); remove it or point CORUN_SCHEDULE elsewhere");
+}
+
 // The file: header, "graph <hash> nodes <n> cores <c>", then one "<first> <width>" line per node.
 bool CorunTuning::load_schedule() {
   std::ifstream in(schedule_file_);
   if (!in.good()) return false;  // not written yet: the first tuned run writes it
-  std::string header, line;
-  std::getline(in, header);
-  CORUN_CHECK(header == kScheduleHeader, Status::invalid_config,
-              "CORUN_SCHEDULE '" << schedule_file_ << "' is not a corun schedule (first line '" << header
-                                 << "'); remove it or point CORUN_SCHEDULE elsewhere");
+  check_schedule_file(schedule_file_);
+  std::string line;
+  std::getline(in, line);  // the header, checked above
   std::getline(in, line);
   std::istringstream meta(line);
   std::string g, nw, cw;

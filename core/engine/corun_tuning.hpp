@@ -27,8 +27,13 @@ namespace corun::engine {
 
 class CorunTuning : public PredictionSource {
  public:
-  /// `cores`: the policy's cores; `interval` >= 1: the climb's width step.
-  CorunTuning(const detail::GraphImpl& graph, int cores, int interval, bool deterministic, std::string schedule_file);
+  /// `cores`: the policy's cores; `interval` >= 1: the climb's width step; `fixed_width` > 0
+  /// (CORUN_FIXED_WIDTH): every op at that width, no search.
+  CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
+              std::string schedule_file);
+
+  /// Throws corun::Error when `path` exists but is not a schedule file (checked before StarPU starts).
+  static void check_schedule_file(const std::string& path);
 
   /// True while some signature's width is still being searched (the next run is a tuning run).
   bool tuning() const;
@@ -50,6 +55,7 @@ class CorunTuning : public PredictionSource {
   void save_schedule() const;
 
   int cores_;
+  int fixed_width_;
   bool deterministic_;
   std::string schedule_file_;
   uint64_t graph_hash_ = 0;

@@ -69,6 +69,7 @@ std::string configure_policy_options(const Config& config, bool own, const std::
   CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
               "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
               "teams per op from all cores: unset them");
+  if (corun && config.deterministic && !config.schedule.empty()) engine::CorunTuning::check_schedule_file(config.schedule);
   sched::PolicyOptions opt;
   opt.verbose_sched = config.verbose_sched;
   opt.layout = {0, 1};  // one executor per core
@@ -278,21 +279,23 @@ RunStats Engine::run(Graph& graph) {
   RunStats stats;
   const auto t0 = std::chrono::steady_clock::now();
 
-  // Create every task first: the models are queried through them, and the levels need the whole graph.
-  im.tasks.assign(nodes.size(), nullptr);
-  for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = make_task(nodes[i], b.handles);
   const bool corun = im.info.policy == "corun";
   if (corun && (!b.corun || b.plan.nodes != nodes.size())) {
     const int cores = im.info.workers;
     const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
-    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.deterministic, im.config.schedule);
+    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width,
+                                                    im.config.deterministic, im.config.schedule);
   }
+  // Create every task first: the models are queried through them, and the levels need the whole graph.
+  im.tasks.assign(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = make_task(nodes[i], b.handles);
   bool tuning = false;
   if (im.planner) {
     im.planner->plan(g, im.tasks, b.plan, b.corun.get());
     if (b.corun) {
       b.corun->apply(b.plan);
       tuning = b.corun->tuning();
+      stats.frozen = b.corun->frozen();
       for (auto& h : b.plan.hints) h.want_reason = im.tracing;
     }
     if (im.info.own_policy)

@@ -52,6 +52,7 @@ struct RunStats {
   int uncalibrated = 0;           ///< nodes without any prediction yet
   int bound_cores = 0;            ///< cores the lower bound divides the work by
   bool tuning = false;            ///< corun: a width-search run (ops serialised and measured)
+  bool frozen = false;            ///< corun, CORUN_DETERMINISTIC=1: this run followed the frozen schedule
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.

@@ -37,10 +37,15 @@
 namespace corun::sched {
 namespace {
 
-// A co-run task this much slower than its model is an interference event (the detector needs two).
+// Interference: a co-run task this much slower than its model is a slowdown event; a pair of op kinds is
+// no longer co-run after kMinEvents events that are at least kMinShare of its co-runs. On the shared 2-core
+// VM, 1.5x with 2 events forbade 18 pairs in 10 LSTM steps from noise alone; 3 events and a majority
+// forbid none there, while a pair that always interferes is caught after 3 co-runs.
 constexpr double kSlowdown = 1.5;
-// Below this predicted time, dispatch latency and clock noise dominate the measurement: no verdict.
-constexpr double kMinObservedUs = 50.0;
+constexpr int kMinEvents = 3;
+constexpr double kMinShare = 0.5;
+// Below this predicted time, wake-up latency and clock noise dominate the measurement: no verdict.
+constexpr double kMinObservedUs = 100.0;
 
 struct Running {
   uint64_t id = 0;
@@ -48,7 +53,7 @@ struct Running {
   int members_left = 0;
   int kind = -1;
   double predicted = NAN;
-  double start = 0.0;
+  double start = 0.0;                // kernel start (pre_exec_hook of the block's first core)
   std::vector<int> corunning_kinds;  // kinds that ran at the same time, at any moment of its run
 };
 
@@ -62,7 +67,7 @@ struct CorunState {
   std::vector<starpu_task*> expected;     // per core: the task or alias it was given
   std::vector<int> block_of;              // per core: first core of the block it runs for
   std::vector<Running> running;           // per first core of a running block
-  InterferenceDetector detector{kSlowdown};
+  InterferenceDetector detector{kSlowdown, kMinEvents, kMinShare};
   std::vector<CorunAssignment> assignments;  // scratch, reused under the mutex
 };
 
@@ -201,6 +206,16 @@ void observe(CorunState* s, const Running& r, double now) {
   }
 }
 
+// The measured time of a task starts when its first core starts it (after the team barrier), not when
+// it was pushed: wake-up latency is not interference. Only that core writes `start`, before its own
+// post_exec_hook, and the last member reads it under the mutex after every member has finished.
+void pre_exec_hook(starpu_task* task, unsigned ctx) {
+  CorunState* s = state_of(ctx);
+  const int slot = s->worker_slot[static_cast<size_t>(starpu_worker_get_id_check())];
+  if (slot < 0 || s->expected[static_cast<size_t>(slot)] != task || s->block_of[static_cast<size_t>(slot)] != slot) return;
+  s->running[static_cast<size_t>(slot)].start = starpu_timing_now();
+}
+
 void post_exec_hook(starpu_task* task, unsigned ctx) {
   CorunState* s = state_of(ctx);
   const int worker = starpu_worker_get_id_check();
@@ -230,6 +245,7 @@ starpu_sched_policy* corun_policy() {
     q.add_workers = add_workers;
     q.push_task = push_task;
     q.pop_task = pop_task;
+    q.pre_exec_hook = pre_exec_hook;
     q.post_exec_hook = post_exec_hook;
     q.policy_name = "corun";
     q.policy_description = kCorunDescription;

@@ -122,7 +122,8 @@ void CorunPlanner::finished(uint64_t id) {
   running_.erase(it);
 }
 
-bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool fallback, CorunAssignment& a) {
+bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready,
+                             CorunAssignment& a) {
   const int cap = cap_of(t, cores());
   const int stable = std::min(t.stable_width, cap);
   std::ostringstream why;
@@ -136,14 +137,17 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     const bool fast = p <= limit;
     why << " w" << w << "=" << p << (!fits ? " nofit" : fast ? " ok" : " slow");
     if (!fits) continue;
-    if (fallback)
-      pick = std::max(pick, w);                         // widest candidate that fits
-    else if (fast && (pick == 0 || w < pick))
+    if (fallback) {
+      // Others waiting: the least core-time (width x time) leaves cores for them, which is what keeps
+      // throughput up; alone: the fastest (candidates come fastest first).
+      if (pick == 0 || (others_ready && w * p < pick * time_at(t, pick))) pick = w;
+    } else if (fast && (pick == 0 || w < pick))
       pick = w;                                         // narrowest: leaves cores for another op
   }
   if (pick == 0 && !fallback) return false;
   if (pick > 0) {
-    why << (fallback ? "; widest fitting candidate w" : "; narrowest ok w") << pick;
+    why << (!fallback ? "; narrowest ok w" : others_ready ? "; least core-time fitting candidate w" : "; fastest fitting candidate w")
+        << pick;
   } else {
     if (t.fixed_width > 0) return false;  // waits for its width
     for (int w = cap; w >= 1 && pick == 0; --w)
@@ -223,14 +227,17 @@ bool CorunPlanner::place_one(double now, CorunAssignment& a) {
     const CorunTask& t = ready_[i].task;
     if (conflicts(t)) continue;
     const bool fixed = t.fixed_first >= 0;
-    if (fixed ? try_fixed(t, now, a) : (limit >= 0 && try_place(t, now, limit, /*fallback=*/false, a))) {
+    if (fixed ? try_fixed(t, now, a) : (limit >= 0 && try_place(t, now, limit, /*fallback=*/false, false, a))) {
       ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
       return true;
     }
   }
   // Nothing co-runs without slowing the machine down: the critical path goes next, or nothing does.
   auto top = std::find_if(ready_.begin(), ready_.end(), [](const Ready& r) { return r.task.fixed_first < 0; });
-  if (top == ready_.end() || conflicts(top->task) || !try_place(top->task, now, limit, /*fallback=*/true, a))
+  if (top == ready_.end()) return false;
+  const bool others = std::any_of(ready_.begin(), ready_.end(),
+                                  [&](const Ready& r) { return &r != &*top && r.task.fixed_first < 0; });
+  if ( conflicts(top->task) || !try_place(top->task, now, limit, /*fallback=*/true, others, a))
     return false;
   ready_.erase(top);
   return true;

@@ -12,7 +12,9 @@
 //  3. Tasks are examined highest level first (then arrival); the first task with such a candidate starts
 //     at the narrowest one (it leaves cores for another op: the paper's 18-of-20-cores example).
 //  4. No such candidate (also when nothing runs: there is no ongoing op to co-run with): the
-//     highest-level task starts at its widest candidate that fits, else at the widest width that fits.
+//     highest-level task starts at the fitting candidate of least core-time (width x time) when other
+//     tasks are ready (it leaves them cores: throughput), at its fastest fitting candidate when it is alone
+//     (latency), else at the widest width that fits.
 //     The paper says "the most time-consuming operation"; the level (time to the sink) is what makes the
 //     critical path decide the order, as in cpf.
 //  5. Strategy 2 wins over packing: a width more than 2 cores from the task's stable width is replaced by
@@ -120,7 +122,7 @@ class CorunPlanner {
   // One placement of the round at `now`; false when nothing (more) can start.
   bool place_one(double now, CorunAssignment& a);
   // Tries one task; true (and fills `a`) when it starts now. `fallback`: step 4 rather than step 3.
-  bool try_place(const CorunTask& t, double now, double limit, bool fallback, CorunAssignment& a);
+  bool try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready, CorunAssignment& a);
   // Fixed placement: true (and fills `a`) when the task's whole block is idle.
   bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
   // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.

@@ -4,8 +4,9 @@
 //
 // InterferenceDetector turns measurements into pairs of op kinds for CorunPlanner::forbid_corun. An
 // observation counts as one slowdown event for every distinct co-running kind when the op took at least
-// `slowdown` times its prediction; a pair (a <= b) is reported once it has `min_events` events, so one
-// noisy run (page faults, a preempted thread) does not forbid a pair forever. Observations without a
+// `slowdown` times its prediction; a pair (a <= b) is reported once it has `min_events` events and they
+// are at least `min_share` of the pair's co-run observations, so noise (page faults, a preempted thread,
+// a shared VM) does not forbid a pair forever: only a pair that is slowed down most times it co-runs. Observations without a
 // usable prediction (NaN, <= 0) or without co-runners are ignored (nothing to blame), and so are negative
 // kinds (-1: "never conflicts", as in CorunTask). Plain C++, deterministic.
 #pragma once
@@ -25,17 +26,22 @@ struct CorunObservation {
 
 class InterferenceDetector {
  public:
-  /// Throws corun::Error unless `slowdown` >= 1 (finite) and `min_events` >= 1.
-  explicit InterferenceDetector(double slowdown = 1.5, int min_events = 2);
+  /// Throws corun::Error unless `slowdown` >= 1 (finite), `min_events` >= 1 and 0 <= `min_share` <= 1.
+  explicit InterferenceDetector(double slowdown = 1.5, int min_events = 2, double min_share = 0.0);
 
   void observe(const CorunObservation& observation);
-  /// The pairs (a <= b) seen slowed by >= slowdown x predicted at least min_events times, sorted.
+  /// The pairs (a <= b) seen slowed by >= slowdown x predicted at least min_events times and in at least
+  /// min_share of their observations, sorted.
   std::vector<std::pair<int, int>> pairs() const;
 
  private:
   double slowdown_;
   int min_events_;
-  std::map<std::pair<int, int>, int> events_;  // (min kind, max kind) -> slowdown events
+  double min_share_;
+  struct Count {
+    int events = 0, observations = 0;
+  };
+  std::map<std::pair<int, int>, Count> counts_;  // (min kind, max kind)
 };
 
 }  // namespace corun::sched

@@ -14,6 +14,7 @@ struct LstmRun {
   std::vector<std::vector<float>> params;  ///< in Graph::params() order, after the last step
   EngineInfo info;
   RunStats last;                           ///< the last step's statistics
+  std::vector<RunStats> steps;             ///< every step's statistics
   std::vector<TraceTask> trace;            ///< the last step's timeline when `trace_last`
 };
 
@@ -35,6 +36,7 @@ inline LstmRun train_lstm(const Config& conf, const models::LstmConfig& cfg, int
     for (int t = 0; t < cfg.seq; ++t) eng.write(m.graph, m.x[static_cast<size_t>(t)], xs[static_cast<size_t>(t)]);
     eng.write(m.graph, m.targets, targets);
     r.last = eng.run(m.graph);
+    r.steps.push_back(r.last);
     r.losses.push_back(eng.read(m.graph, m.loss)[0]);
   }
   for (Tensor p : m.graph.params()) r.params.push_back(eng.read(m.graph, p));

@@ -82,27 +82,51 @@ TEST(CorunPlanner, ALowerLevelOpCoRunsWhenTheTopOneCannot) {
   EXPECT_TRUE(has(a[1].reason, "no candidate fits, widest fit w2")) << a[1].reason;
 }
 
-TEST(CorunPlanner, NoFitFallsBackToTheHighestLevelAtItsWidestFittingCandidate) {
+TEST(CorunPlanner, NoFitFallsBackToTheHighestLevelAtItsLeastCoreTimeCandidateWhenOthersWait) {
   CorunPlanner p(8);
   p.place(100, 0, 4, 1.0, 0.0);
   p.add_ready(task(1, 5, 8, 3, {{2, 3.0}, {3, 2.5}, {4, 2.0}}));
   p.add_ready(task(2, 10, 8, 3, {{2, 3.0}, {3, 2.5}, {4, 2.0}}));
   const auto a = dispatch(p, 0.0);
-  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a.size(), 2u);
   EXPECT_EQ(a[0].id, 2u);
-  EXPECT_EQ(a[0].width, 4);
+  EXPECT_EQ(a[0].width, 2);  // core-times 6 < 7.5 < 8: task 1 is waiting, leave it cores
   EXPECT_EQ(a[0].first_core, 4);
-  EXPECT_TRUE(has(a[0].reason, "widest fitting candidate w4")) << a[0].reason;
-  EXPECT_EQ(p.ready_count(), 1u);
+  EXPECT_TRUE(has(a[0].reason, "least core-time fitting candidate w2")) << a[0].reason;
+  EXPECT_EQ(a[1].id, 1u);    // and it co-runs: 3.0 at w2 is not above the 3.0 task 2 has left
+  EXPECT_EQ(a[1].first_core, 6);
+  EXPECT_TRUE(has(a[1].reason, "narrowest ok w2")) << a[1].reason;
+  EXPECT_EQ(p.ready_count(), 0u);
 }
 
-TEST(CorunPlanner, EmptyMachineStartsTheTopLevelWide) {
+TEST(CorunPlanner, EmptyMachineStartsALoneTaskAtItsFastestWidth) {
   CorunPlanner p(8);
   p.add_ready(task(1, 1, 8, 6, {{4, 4}, {5, 3}, {6, 2}, {7, 2.5}, {8, 5}}));
   const auto a = dispatch(p, 0.0);
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].width, 7);  // widest of the candidates 6, 7, 5; within 2 of stable 6
+  EXPECT_EQ(a[0].width, 6);  // fastest of the candidates 6, 7, 5
   EXPECT_EQ(a[0].first_core, 0);
+  EXPECT_TRUE(has(a[0].reason, "fastest fitting candidate w6")) << a[0].reason;
+}
+
+TEST(CorunPlanner, AFixedWidthWithoutABlockRunsAtExactlyThatWidthAnywhere) {
+  CorunPlanner p(4);
+  p.place(100, 0, 1, 5.0, 0.0);
+  CorunTask t = task(1, 10, 4, 1, {{1, 1.0}, {3, 9.0}});
+  t.fixed_width = 3;  // calibration: measure width 3 although width 1 is faster
+  p.add_ready(t);
+  auto a = dispatch(p, 0.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].width, 3);
+  EXPECT_EQ(a[0].first_core, 1);
+  CorunPlanner q(4);
+  q.place(100, 1, 1, 5.0, 0.0);  // no 3 contiguous idle cores: it waits rather than run narrower
+  q.add_ready(t);
+  EXPECT_TRUE(dispatch(q, 0.0).empty());
+  q.finished(100);
+  a = dispatch(q, 1.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].width, 3);
 }
 
 TEST(CorunPlanner, NoModelStartsAtTheStableWidth) {

@@ -59,7 +59,19 @@ TEST(InterferenceDetector, EachCoRunningKindOnceAndSortedOutput) {
   EXPECT_EQ(d.pairs(), (Pairs{{0, 5}, {0, 9}, {3, 5}, {5, 5}}));
 }
 
+TEST(InterferenceDetector, OnlyAPairSlowedInMostOfItsCoRunsIsReported) {
+  InterferenceDetector d(1.5, 2, 0.5);
+  d.observe(obs(1, 1.0, 2.0, {2}));
+  d.observe(obs(1, 1.0, 2.0, {2}));
+  for (int i = 0; i < 3; ++i) d.observe(obs(1, 1.0, 1.0, {2}));  // 2 of 5: noise, not interference
+  EXPECT_TRUE(d.pairs().empty());
+  d.observe(obs(2, 1.0, 3.0, {1}));  // 3 of 6
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 2}}));
+}
+
 TEST(InterferenceDetector, InvalidSettingsThrow) {
+  EXPECT_THROW(InterferenceDetector(1.5, 2, -0.1), corun::Error);
+  EXPECT_THROW(InterferenceDetector(1.5, 2, 1.1), corun::Error);
   EXPECT_THROW(InterferenceDetector(0.9, 2), corun::Error);
   EXPECT_THROW(InterferenceDetector(NAN, 2), corun::Error);
   EXPECT_THROW(InterferenceDetector(INFINITY, 2), corun::Error);
