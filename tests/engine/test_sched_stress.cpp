@@ -289,10 +289,14 @@ TEST_P(SchedStress, RandomDag) {
   test::ScopedEnv no_starpu_sched("STARPU_SCHED", nullptr);
   std::vector<std::unique_ptr<test::ScopedEnv>> scoped;
   const int ncpus = test::policy_workers(policy);
-  if (!own) {
+  if (!own || policy == "corun") {  // corun forms its teams itself: layouts are an error there
     for (const char* v : {"CORUN_EXECUTORS", "CORUN_PROFILE", "CORUN_FIXED_WIDTH"})
       scoped.push_back(std::make_unique<test::ScopedEnv>(v, nullptr));
-  } else if (!env::get("CORUN_EXECUTORS") && !env::get("CORUN_PROFILE")) {
+  }
+  if (policy != "corun")
+    for (const char* v : {"CORUN_DETERMINISTIC", "CORUN_SCHEDULE", "CORUN_VERBOSE", "CORUN_WIDTH_INTERVAL"})
+      scoped.push_back(std::make_unique<test::ScopedEnv>(v, nullptr));
+  if (own && policy != "corun" && !env::get("CORUN_EXECUTORS") && !env::get("CORUN_PROFILE")) {
     scoped.push_back(
         std::make_unique<test::ScopedEnv>("CORUN_EXECUTORS", executors_for(test::expected_workers(ncpus)).c_str()));
   }
