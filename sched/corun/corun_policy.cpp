@@ -126,6 +126,7 @@ CorunTask corun_task(starpu_task* task, const CorunState* s) {
     t.predicted.assign(h->predicted_us, h->predicted_us + std::max(0, h->npredicted));
     t.kind = h->kind;
   }
+  t.explain = policy_options().verbose_sched || (h != nullptr && h->want_reason);
   t.max_width = std::min(max_width, s->planner->cores());
   // Strategy 2: the width of the op's kind; without one, the fastest known width, else the widest.
   int stable = h != nullptr ? h->stable_width : 0;

@@ -5,12 +5,31 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <utility>
 
 namespace corun::sched {
 
 namespace {
+// The reason text of a placement, built only when the caller asked for it (`CorunTask::explain`):
+// formatting costs more than the decision itself.
+class Why {
+ public:
+  explicit Why(bool on) {
+    if (on) os_.emplace();
+  }
+  template <class T>
+  Why& operator<<(const T& v) {
+    if (os_) *os_ << v;
+    return *this;
+  }
+  std::string str() const { return os_ ? os_->str() : std::string(); }
+
+ private:
+  std::optional<std::ostringstream> os_;
+};
+
 double level_of(const CorunTask& t) { return std::isnan(t.level) ? 0.0 : t.level; }
 double time_at(const CorunTask& t, int w) {
   return w >= 1 && static_cast<size_t>(w) <= t.predicted.size() ? t.predicted[static_cast<size_t>(w - 1)] : NAN;
@@ -126,7 +145,7 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
                              CorunAssignment& a) {
   const int cap = cap_of(t, cores());
   const int stable = std::min(t.stable_width, cap);
-  std::ostringstream why;
+  Why why(t.explain);
   why << (fallback ? "fallback" : "co-run") << " limit=" << limit << ":";
   int pick = 0;
   // A fixed width without a block (calibration, CORUN_FIXED_WIDTH): that width is the only candidate.
@@ -177,7 +196,7 @@ bool CorunPlanner::try_fixed(const CorunTask& t, double now, CorunAssignment& a)
   a.first_core = t.fixed_first;
   a.width = t.fixed_width;
   a.predicted = time_at(t, t.fixed_width);
-  std::ostringstream why;
+  Why why(t.explain);
   why << "fixed [" << t.fixed_first << "," << t.fixed_first + t.fixed_width << ")";
   a.reason = why.str();
   occupy(t.id, a.first_core, a.width, /*thread=*/0, t.kind, a.predicted, now);
@@ -207,7 +226,7 @@ bool CorunPlanner::try_sibling(double now, CorunAssignment& a) {
     a.width = 1;
     a.thread = thread;
     a.predicted = p;
-    std::ostringstream why;
+    Why why(t.explain);
     why << "smt beside full-width task " << big->id << " remaining=" << remaining << ": w1=" << p << " ok; core "
         << core << " thread " << thread;
     a.reason = why.str();

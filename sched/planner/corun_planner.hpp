@@ -53,6 +53,7 @@ struct CorunTask {
   int kind = -1;                  ///< op kind for forbid_corun (-1: never conflicts)
   int fixed_first = -1;           ///< >= 0: run only on cores [fixed_first, fixed_first + fixed_width)
   int fixed_width = 0;            ///< >= 1 when fixed_first >= 0; alone: exactly this width, on any block
+  bool explain = true;            ///< fill CorunAssignment::reason (off: saves the formatting)
 };
 
 struct CorunAssignment {
