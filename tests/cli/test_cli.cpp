@@ -700,6 +700,22 @@ TEST_F(Cli, TrainWithCpfPrintsTheLowerBound) {
   EXPECT_HAS(r.out, "lower bound");
 }
 
+TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
+  const std::string env = "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=corun";
+  const Result v = run(std::string("train ") + kTinyLstm + " --iters 4 --trace c.trace.json", env + " CORUN_VERBOSE=sched");
+  ASSERT_EQ(v.code, 0) << v;
+  EXPECT_HAS(v.err, "corun sched: ");      // every placement, with its reason
+  EXPECT_HAS(v.err, "fixed [0,");          // the width search pins the first runs to the first cores
+  EXPECT_HAS(read_file(path("c.trace.json")), "\"reason\":");
+  const std::string det = env + " CORUN_DETERMINISTIC=1 CORUN_SCHEDULE=" + shell_quote(path("s.sched"));
+  const Result d = run(std::string("train ") + kTinyLstm + " --iters 14", det);
+  ASSERT_EQ(d.code, 0) << d;
+  EXPECT_HAS(read_file(path("s.sched")), "# corun schedule v1");
+  const Result bad = run(std::string("train ") + kTinyLstm + " --iters 1", env + " CORUN_DETERMINISTIC=yes");
+  EXPECT_EQ(bad.code, 1) << bad;
+  EXPECT_HAS(bad.err, "CORUN_DETERMINISTIC");
+}
+
 // Nodes still without a prediction after a cpf run, from its "lower bound" line (0 when it has a ratio).
 int uncalibrated_nodes(const std::string& out) {
   const auto at = out.find("lower bound: n/a (");
