@@ -1,5 +1,6 @@
 // corun — command-line front end: `corun train`, `corun info`, `corun profile`, `corun plot-trace`.
-// Exit codes: 0 success, 1 runtime or configuration error, 2 usage error.
+// Exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 `train` stopped by SIGTERM/SIGUSR1/
+// SIGINT after an iteration (a second signal: 128 + its number).
 #include "apps/commands.hpp"
 
 #include <corun/error.hpp>
@@ -14,10 +15,11 @@ const char* kUsage =
     "usage: corun <command> [options]\n"
     "commands:\n"
     "  train       train a model and print a results table (corun train --help)\n"
-    "  info        topology, workers, StarPU caps and the CPU binding actually applied\n"
+    "  info        topology, CPU allocation (mask, cgroup), workers and the binding actually applied, warnings\n"
     "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
     "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
-    "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n";
+    "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
+    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal\n";
 }
 
 int main(int argc, char** argv) {

@@ -1,9 +1,11 @@
 // corun train: builds a model's training graph, runs N iterations under the configured policy and prints
 // a results table (optionally JSON, saved parameters, gradients).
 #include "apps/args.hpp"
+#include "apps/checkpoint.hpp"
 #include "apps/commands.hpp"
 #include "apps/json.hpp"
 #include "apps/lstm_session.hpp"
+#include "apps/stop_signals.hpp"
 #include "core/engine/trace.hpp"
 
 #include <corun/engine.hpp>
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace corun::cli {
 
@@ -36,6 +39,9 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--load", true, "load initial parameters <name>.npy from this directory"},
     {"--dump-grads", true, "save the last iteration's gradients as <name>.grad.npy into this directory"},
     {"--trace", true, "write the last iteration's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
+    {"--checkpoint", true, "write checkpoints into this directory (at the end, on SIGTERM/SIGUSR1/SIGINT, every N)"},
+    {"--checkpoint-every", true, "also write a checkpoint every N iterations (needs --checkpoint)"},
+    {"--resume", false, "continue from the newest checkpoint in the --checkpoint directory (from 0 when it has none)"},
     {"--help", false, "show this help"},
 };
 
@@ -45,7 +51,29 @@ std::vector<FlagSpec> flags() {
   return f;
 }
 
-std::string usage() { return "usage: corun train --model lstm [options]\n" + describe(flags()); }
+std::string usage() {
+  return "usage: corun train --model lstm [options]\n" + describe(flags()) +
+         "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
+         "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
+         "with 128 + its number)\n";
+}
+
+// What must match between a checkpoint and the run resuming from it (compared as text).
+RunIdentity identity_of(const models::LstmConfig& cfg, bool fuse) {
+  char lr[32];
+  std::snprintf(lr, sizeof(lr), "%.9g", static_cast<double>(cfg.learning_rate));  // exact for a float
+  return {{"model", "lstm"},
+          {"layers", std::to_string(cfg.layers)},
+          {"batch", std::to_string(cfg.batch)},
+          {"seq", std::to_string(cfg.seq)},
+          {"hidden", std::to_string(cfg.hidden)},
+          {"input", std::to_string(cfg.input)},
+          {"classes", std::to_string(cfg.classes)},
+          {"learning_rate", lr},
+          {"seed", std::to_string(cfg.seed)},
+          {"cell", cfg.fused_cell ? "fused" : "unfused"},
+          {"fuse_elementwise", fuse ? "true" : "false"}};
+}
 
 void make_dir(const std::string& dir) {
   std::error_code ec;
@@ -73,7 +101,9 @@ int train(int argc, char** argv) {
   models::LstmConfig cfg;
   long iters = 0;
   bool fuse = false;
-  std::string json_path, save_dir, load_dir, grads_dir, trace_path;
+  std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
+  long ckpt_every = 0;
+  bool resume = false;
   try {
     Args args(argc, argv, 2, flags());
     if (args.has("--help")) {
@@ -94,16 +124,37 @@ int train(int argc, char** argv) {
     load_dir = args.str("--load", "");
     grads_dir = args.str("--dump-grads", "");
     trace_path = args.str("--trace", "");
+    ckpt_dir = args.str("--checkpoint", "");
+    ckpt_every = args.positive("--checkpoint-every", 0);
+    resume = args.has("--resume");
+    if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
+    if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
+    if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
     return 2;
   }
   if (policy_help_requested()) return 0;
+  stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
   LstmSession session(cfg);
   models::Lstm& model = session.model;
   Graph& g = model.graph;
   if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
+  const RunIdentity identity = identity_of(cfg, fuse);
+  std::unique_ptr<Checkpoints> ckpt;
+  CheckpointState state;  // the history before this process (from the checkpoint) and after
+  if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
+  if (resume) {
+    if (auto loaded = ckpt->load_newest(g, identity)) {
+      state = *loaded;
+      std::fprintf(stderr, "corun: resuming from %s (%ld iterations done)%s\n", ckpt->loaded_path().c_str(),
+                   state.iteration, load_dir.empty() ? "" : "; --load is ignored");
+      load_dir.clear();
+    } else {
+      std::fprintf(stderr, "corun: no checkpoint in %s yet: starting at iteration 0\n", ckpt_dir.c_str());
+    }
+  }
   if (!load_dir.empty()) {
     for (Tensor p : g.params()) {
       NpyArray a = load_npy(load_dir + "/" + p.name() + ".npy");
@@ -115,30 +166,49 @@ int train(int argc, char** argv) {
   }
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
   Engine engine;
-  std::vector<double> ms, losses;
-  int tasks = 0;
+  stop::install();  // again: starpu_init replaced the SIGINT handler
+  const long resumed_from = state.iteration;
+  std::vector<double> ms;  // this process's iterations
+  int tasks = g.num_nodes();
   RunStats last;
-  for (long it = 0; it < iters; ++it) {
+  auto checkpoint = [&] {
+    const std::string path = ckpt->write(g, engine, identity, state, static_cast<double>(cfg.learning_rate),
+                                         "corun::models::SequenceTask", static_cast<unsigned long long>(cfg.seed));
+    std::fprintf(stderr, "corun: checkpoint %s\n", path.c_str());
+  };
+  for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
-    const RunStats s = session.step(engine, static_cast<uint64_t>(it));
+    const RunStats s = session.step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
     ms.push_back(s.wall_ms);
     tasks = s.tasks;
     last = s;
-    losses.push_back(engine.read(g, model.loss)[0]);
+    state.ms.push_back(s.wall_ms);
+    state.losses.push_back(engine.read(g, model.loss)[0]);
+    state.iteration = it + 1;
+    if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
+  const int stop_signal = stop::requested();
+  const bool stopped = stop_signal != 0 && state.iteration < iters;
+  // At the end, and when stopped by a signal (unless nothing ran since the checkpoint we resumed from).
+  if (ckpt && state.iteration > ckpt->newest()) checkpoint();
 
-  // The first iteration also registers data and loads perfmodels: keep it out of the timing summary.
-  const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
-  const double med = median(timed), best = *std::min_element(timed.begin(), timed.end());
   const EngineInfo& info = engine.info();
   std::printf("\nLSTM %s: layers=%d batch=%d seq=%d hidden=%d lr=%g\n\n", "train", cfg.layers, cfg.batch, cfg.seq,
               cfg.hidden, static_cast<double>(cfg.learning_rate));
+  // The first iteration of a process also registers data and loads perfmodels: keep it out of the summary.
+  const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
+  const double med = timed.empty() ? NAN : median(timed);
+  const double best = timed.empty() ? NAN : *std::min_element(timed.begin(), timed.end());
+  const double first_loss = state.losses.empty() ? NAN : state.losses.front();
+  const double final_loss = state.losses.empty() ? NAN : state.losses.back();
   std::printf("| iterations | median ms/iter | min ms/iter | tasks/iter | policy | workers | first loss | final loss |\n");
   std::printf("|---:|---:|---:|---:|---|---:|---:|---:|\n");
-  std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", iters, med, best, tasks, info.policy.c_str(),
-              info.workers, losses.front(), losses.back());
-  if (ms.size() > 1) std::printf("(timing excludes the first iteration)\n");
-  print_bound(last, info);
+  std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", state.iteration, med, best, tasks,
+              info.policy.c_str(), info.workers, first_loss, final_loss);
+  if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
+  if (resumed_from > 0)
+    std::printf("(resumed at iteration %ld: this run did %zu iterations)\n", resumed_from, ms.size());
+  if (!ms.empty()) print_bound(last, info);
   if (!trace_path.empty()) {
     write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
     std::printf("trace of the last iteration: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
@@ -171,14 +241,19 @@ int train(int argc, char** argv) {
           .field("topology", machine::topology_summary()).field("affinity", machine::affinity_list())
           .field("git_sha", machine::git_sha()).close();
       j.open("engine").field("policy", info.policy).field("policy_source", info.policy_source)
-          .field("workers", info.workers).field("starpu_version", info.starpu_version)
+          .field("workers", info.workers).field("workers_source", info.workers_source)
+          .field("starpu_version", info.starpu_version)
           .field("starpu_maxcpus", info.starpu_maxcpus).field("starpu_maxnumanodes", info.starpu_maxnumanodes)
           .field("blas", info.blas).field("blas_core", info.blas_core).field("blas_threads", info.blas_threads)
           .field("kernels", info.kernels).field("executors", info.layout).field("machine_key", info.machine_key)
           .close();
-      j.array("ms_per_iter", ms).array("loss", losses);
+      j.array("ms_per_iter", state.ms).array("loss", state.losses);
+      j.open("progress").field("iterations_done", state.iteration).field("resumed_from", resumed_from)
+          .field("iterations_this_run", static_cast<long>(ms.size()))
+          .field("stopped_by", stopped ? stop::name(stop_signal) : "")
+          .field("checkpoint", ckpt ? ckpt_dir : std::string()).close();
       j.open("summary").field("median_ms", med).field("min_ms", best).field("tasks_per_iter", tasks)
-          .field("first_loss", losses.front()).field("final_loss", losses.back())
+          .field("first_loss", first_loss).field("final_loss", final_loss)
           .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
           .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)
           .field("uncalibrated_nodes", last.uncalibrated).close();
@@ -189,6 +264,12 @@ int train(int argc, char** argv) {
     std::filesystem::rename(tmp, json_path);
   }
   engine.release(g);
+  if (stopped) {
+    std::fprintf(stderr, "corun: stopped by %s after iteration %ld of %ld%s\n", stop::name(stop_signal), state.iteration,
+                 iters, ckpt ? ("; resume with --checkpoint " + ckpt_dir + " --resume").c_str()
+                             : " (no --checkpoint: the progress is lost)");
+    return stop::kStoppedExitCode;
+  }
   return 0;
 }
 

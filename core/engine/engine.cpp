@@ -6,6 +6,7 @@
 #include "codelets/starpu/codelets.hpp"
 #include "core/base/check.hpp"
 #include "core/base/env.hpp"
+#include "core/engine/allocation.hpp"
 #include "core/engine/blas.hpp"
 #include "core/engine/corun_tuning.hpp"
 #include "core/engine/model_files.hpp"
@@ -225,11 +226,14 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     } else {
       conf.sched_policy_name = policy.name.c_str();
     }
+    std::string workers_source = "Config::ncpus";
     if (config.ncpus >= 0) {
       conf.ncpus = config.ncpus;
       // Without this, a set STARPU_NCPU silently overrides conf.ncpus inside starpu_init. starpu_conf_init
       // already copied every other STARPU_* variable into conf, so only the fields set here change meaning.
       conf.precedence_over_environment_variables = 1;
+    } else {
+      workers_source = engine::apply_allocation(conf);  // one worker per allocated core, bound in the mask
     }
     conf.ncuda = 0;
     conf.nopencl = 0;
@@ -240,6 +244,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     i.policy_source = policy.source;
     i.own_policy = policy.policy != nullptr;
     i.workers = static_cast<int>(starpu_cpu_worker_get_count());
+    i.workers_source = workers_source;
     i.combined_workers = starpu_combined_worker_get_count();
     int major = 0, minor = 0, release = 0;
     starpu_get_version(&major, &minor, &release);

@@ -26,7 +26,7 @@ namespace corun {
 /// Engine settings. from_env() reads the documented CORUN_* variables (docs/env-vars.md).
 struct Config {
   std::string policy;      ///< CORUN_SCHED value ("" = STARPU_SCHED or the default)
-  int ncpus = -1;          ///< CPU workers (-1: StarPU's choice, i.e. STARPU_NCPU or all cores)
+  int ncpus = -1;          ///< CPU workers (-1: STARPU_NCPU, else one per allocated core: machine::Allocation)
   bool ref_kernels = false;///< CORUN_KERNELS=ref: run the reference kernels (debugging)
   bool quiet = false;      ///< CORUN_QUIET=1: do not print the configuration line
   std::string executors;   ///< CORUN_EXECUTORS=NxK: executor layout of corun's policies ("" = profile/default)
@@ -61,6 +61,8 @@ struct EngineInfo {
   std::string policy_source;     ///< "CORUN_SCHED", "STARPU_SCHED" or "default"
   bool own_policy = false;       ///< one of corun's, not a StarPU built-in
   int workers = 0;               ///< CPU workers
+  std::string workers_source;    ///< "allocation" (cores of the affinity mask and cgroup, CPU quota), "STARPU_NCPU",
+                                 ///< "Config::ncpus" or "fake topology" (see machine::Allocation)
   int combined_workers = 0;      ///< teams StarPU knows about (after the first run for some policies)
   std::string starpu_version;    ///< "1.3.10"
   int starpu_maxcpus = 0;        ///< STARPU_MAXCPUS of the linked library

@@ -17,11 +17,54 @@ std::string topology_summary();
 /// NUMA nodes hwloc reports.
 int numa_nodes();
 
+/// The CPUs this process may use and how many StarPU workers that makes (docs/batch-jobs.md).
+///
+/// The usable CPUs are the calling thread's affinity mask (sched_getaffinity: taskset, srun --cpu-bind,
+/// numactl) intersected with the cgroup cpuset (v2 cpuset.cpus.effective or v1 cpuset.effective_cpus:
+/// SLURM's task/cgroup, containers). The engine runs one worker per core that has a usable CPU, capped by
+/// the cgroup CPU quota (v2 cpu.max, v1 cpu.cfs_quota_us; a fractional quota rounds up) and by StarPU's
+/// STARPU_MAXCPUS; STARPU_NCPU still overrides the count.
+struct Allocation {
+  std::vector<int> affinity;         ///< CPUs of the calling thread's affinity mask (OS numbering)
+  bool has_cgroup_cpuset = false;    ///< a cgroup cpuset was found
+  std::vector<int> cgroup_cpuset;    ///< its CPUs
+  std::string cgroup_cpuset_file;    ///< where it was read
+  double cpu_quota = 0.0;            ///< cgroup CPU quota in CPUs (quota / period); 0 = no quota
+  std::string cpu_quota_file;        ///< where the (smallest) quota was read
+  std::vector<int> usable;           ///< affinity mask and cgroup cpuset: the CPUs corun may use
+  std::vector<int> machine_cpus;     ///< every CPU hwloc sees on the machine (its allowed set)
+  int cores = 0;                     ///< cores (hwloc) with at least one usable CPU
+  int quota_workers = 0;             ///< ceil(cpu_quota), 0 when there is no quota
+  int workers = 0;                   ///< min(cores, quota_workers if any): the worker count corun asks StarPU for
+  std::string limited_by;            ///< "affinity mask", "cgroup cpuset", "CPU quota" (comma-separated) or ""
+  bool fake_topology = false;        ///< HWLOC_SYNTHETIC / HWLOC_XMLFILE / STARPU_HWLOC_INPUT: not applied
+  std::vector<std::string> notes;    ///< what could not be read (the allocation falls back to the mask)
+};
+/// Reads the allocation now (cheap: a few small files and one hwloc topology load).
+Allocation allocation();
+/// "0-3,8" for a list of CPU numbers ("" when empty).
+std::string cpu_list(const std::vector<int>& cpus);
+
+/// Cores (hwloc) that contain at least one of `cpus`.
+int cores_containing(const std::vector<int>& cpus);
+
+/// Another process on this machine that runs StarPU workers (its threads are named "CPU <n>", as StarPU
+/// names them) or is a `corun`, found by scanning /proc; for oversubscription warnings.
+struct OtherProcess {
+  int pid = -1;
+  std::string name;                  ///< /proc/<pid>/comm
+  std::vector<int> cpus;             ///< its affinity (Cpus_allowed_list)
+  int starpu_workers = 0;            ///< threads named like StarPU CPU workers
+};
+/// Every such process except this one (one read of /proc/<pid>/comm per process, plus its thread names).
+std::vector<OtherProcess> other_starpu_processes();
+
 /// Where one StarPU CPU worker actually runs, read back from inside the worker thread.
 struct WorkerBinding {
   int worker = -1;
   int bindid = -1;           ///< StarPU's logical binding id
   std::string cpus;          ///< sched_getaffinity of the worker thread, as a list
+  std::vector<int> cpu_ids;  ///< the same CPUs as numbers
 };
 /// Needs a live Engine (StarPU initialised); runs a tiny function on every CPU worker.
 std::vector<WorkerBinding> worker_bindings();

@@ -5,6 +5,8 @@
 
 #include "sched/registry.hpp"
 
+#include <corun/machine.hpp>
+
 #include <starpu.h>
 
 #include <gtest/gtest.h>
@@ -45,10 +47,9 @@ inline bool is_own_policy(const std::string& policy) {
   return false;
 }
 
-/// Cores of the machine (at least 1).
-inline int machine_cores() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
+/// Cores the engine starts workers on by default: those of the allocation (affinity mask and cgroup
+/// cpuset, CPU quota; machine::Allocation), at least 1.
+inline int machine_cores() { return std::max(1, machine::allocation().workers); }
 
 /// Workers StarPU will start for Config::ncpus = `ncpus`: that value when >= 0, else STARPU_NCPU when set,
 /// else one per core (within the library's cap).
@@ -61,7 +62,7 @@ inline int expected_workers(int ncpus) {
 
 /// STARPU_NCPU capped at one worker per core (unset: one per core). Config::ncpus beats STARPU_NCPU.
 inline int one_per_core_workers() {
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int cores = machine_cores();
   const char* env = std::getenv("STARPU_NCPU");
   const int requested = env != nullptr && *env != '\0' ? std::atoi(env) : -1;
   if (cores <= 0) return requested;
