@@ -146,9 +146,11 @@ CorunTask corun_task(starpu_task* task, const CorunState* s) {
 }
 
 // Hands the planner's assignments to the workers. Called with the policy mutex held.
-void apply(CorunState* s, double now) {
+// `preferred`: the calling worker's core (-1 for the application thread): what it just released reads
+// what it just wrote.
+void apply(CorunState* s, double now, int preferred) {
   s->assignments.clear();
-  s->planner->dispatch(now, s->assignments);
+  s->planner->dispatch(now, s->assignments, preferred);
   for (const CorunAssignment& a : s->assignments) {
     auto* task = reinterpret_cast<starpu_task*>(a.id);
     auto* h = static_cast<TaskHint*>(task->sched_data);
@@ -187,7 +189,8 @@ int push_task(starpu_task* task) {
   CorunState* s = state_of(task->sched_ctx);
   lock(s);
   s->planner->add_ready(corun_task(task, s));
-  apply(s, starpu_timing_now());
+  const int worker = starpu_worker_get_id();
+  apply(s, starpu_timing_now(), worker >= 0 ? s->worker_slot[static_cast<size_t>(worker)] : -1);
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
   return 0;
 }
@@ -231,7 +234,7 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
     s->planner->finished(r.id);
     observe(s, r, now);
     r.corunning_kinds.clear();
-    apply(s, now);
+    apply(s, now, slot);
   }
   STARPU_PTHREAD_MUTEX_UNLOCK(&s->mutex);
 }

@@ -98,6 +98,15 @@ void CorunPlanner::add_ready(CorunTask task) {
   ready_.insert(pos, Ready{std::move(task), seq_++});
 }
 
+int CorunPlanner::block_for(int width) const {
+  if (preferred_ >= 0 && preferred_ + width <= cores()) {
+    bool free = true;
+    for (int c = preferred_; c < preferred_ + width && free; ++c) free = idle(c);
+    if (free) return preferred_;
+  }
+  return first_fit(width);
+}
+
 int CorunPlanner::first_fit(int width) const {
   int run = 0;
   for (int c = 0; c < cores(); ++c) {
@@ -181,7 +190,8 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     pick = stable;
   }
   a.id = t.id;
-  a.first_core = first_fit(pick);
+  a.first_core = block_for(pick);
+  if (a.first_core == preferred_) preferred_ = -1;
   a.width = pick;
   a.predicted = time_at(t, pick);
   a.reason = why.str();
@@ -262,12 +272,14 @@ bool CorunPlanner::place_one(double now, CorunAssignment& a) {
   return true;
 }
 
-void CorunPlanner::dispatch(double now, std::vector<CorunAssignment>& out) {
+void CorunPlanner::dispatch(double now, std::vector<CorunAssignment>& out, int preferred_core) {
+  preferred_ = preferred_core >= 0 && preferred_core < cores() ? preferred_core : -1;
   while (!ready_.empty()) {
     CorunAssignment a;
     if (!place_one(now, a)) break;
     out.push_back(std::move(a));
   }
+  preferred_ = -1;
 }
 
 }  // namespace corun::sched

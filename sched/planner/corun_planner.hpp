@@ -88,7 +88,9 @@ class CorunPlanner {
   /// is running.
   void add_ready(CorunTask task);
   /// Appends the placements possible at time `now` to `out`; placed tasks leave the ready set.
-  void dispatch(double now, std::vector<CorunAssignment>& out);
+  /// `preferred_core` (optional): the first task placed at a width whose block can start there goes
+  /// there rather than first fit — the core that just released it has its inputs in cache.
+  void dispatch(double now, std::vector<CorunAssignment>& out, int preferred_core = -1);
   /// Marks `width` cores from `first` as running `id` until `now + predicted` (used by dispatch; public so
   /// that the adapter, and tests, can account for a task placed by other means; such a task has kind -1
   /// and primary threads). Throws if busy.
@@ -102,6 +104,8 @@ class CorunPlanner {
   double longest_remaining(double now) const;
   /// Lowest first core of `width` contiguous idle cores, -1 when there is none.
   int first_fit(int width) const;
+  /// The block for a placement of `width`: at the preferred core when that block is idle, else first fit.
+  int block_for(int width) const;
   /// The three fastest known widths of `task`, fastest first (exposed for the tests).
   static std::vector<int> candidates(const CorunTask& task, int cores);
 
@@ -142,6 +146,7 @@ class CorunPlanner {
   std::vector<Ready> ready_;                 // kept sorted: level descending, then arrival
   std::set<std::pair<int, int>> forbidden_;  // (min kind, max kind)
   uint64_t seq_ = 0;
+  int preferred_ = -1;  // during dispatch: the cache-warm core, until one placement used it
 };
 
 }  // namespace corun::sched

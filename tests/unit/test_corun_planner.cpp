@@ -129,6 +129,24 @@ TEST(CorunPlanner, AFixedWidthWithoutABlockRunsAtExactlyThatWidthAnywhere) {
   EXPECT_EQ(a[0].width, 3);
 }
 
+TEST(CorunPlanner, ThePreferredCoreGetsTheFirstPlacementWhenIdle) {
+  CorunPlanner p(4);
+  p.add_ready(task(1, 10, 1, 1, {{1, 1.0}}));
+  p.add_ready(task(2, 5, 1, 1, {{1, 1.0}}));
+  std::vector<CorunAssignment> a;
+  p.dispatch(0.0, a, /*preferred_core=*/2);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].first_core, 2);  // the cache-warm core
+  EXPECT_EQ(a[1].first_core, 0);  // then first fit again
+  CorunPlanner q(4);
+  q.place(100, 2, 1, 5.0, 0.0);   // a busy preferred core is ignored
+  q.add_ready(task(1, 10, 1, 1, {{1, 1.0}}));
+  std::vector<CorunAssignment> b;
+  q.dispatch(0.0, b, 2);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].first_core, 0);
+}
+
 TEST(CorunPlanner, NoModelStartsAtTheStableWidth) {
   CorunPlanner p(8);
   CorunTask t;

@@ -55,10 +55,10 @@ TraceMeta small_meta() {
 
 std::vector<TraceTask> small_tasks() {
   std::vector<TraceTask> t(4);
-  t[0] = {"matmul", "l0.t0.gates", 0, {0, 1}, 2, 0.5, 40.75, 39, 80, true, 0, "co-run limit=12: w2=39 ok; narrowest ok w2"};
+  t[0] = {"matmul", "l0.t0.gates", 0, {0, 1}, 2, 0.5, 40.75, 39, 80, true, 0, ""};
   t[1] = {"sigmoid", "l0.t0.i", 0, {0}, 1, 41, 45.5, NAN, NAN, false, 0, ""};
   t[2] = {"tanh", "l0.t0.g", 1, {1}, 1, 41.25, 47, 5, 39.5, true, 0, ""};
-  t[3] = {"sgd", "w0.sgd", -1, {1}, 1, 90, 100.5, 10.5, 10.5, false, 1, "fallback \"quoted\""};
+  t[3] = {"sgd", "w0.sgd", -1, {1}, 1, 90, 100.5, 10.5, 10.5, false, 1, ""};
   return t;
 }
 
@@ -112,6 +112,18 @@ TEST_F(Trace, RoundTripSmall) {
   const corun::TraceFile back = corun::read_chrome_trace(p);
   expect_same(back.meta, small_meta());
   expect_same(back.tasks, small_tasks());
+}
+
+TEST_F(Trace, CorunReasonsRoundTripAndAreOptional) {
+  // The fixture of version 1 has no reasons (cpf); the corun policy's are written and read back verbatim.
+  auto tasks = small_tasks();
+  tasks[0].reason = "co-run limit=12: w2=39 ok; narrowest ok w2";
+  tasks[3].reason = "fallback \"quoted\"";
+  const std::string p = path("r.json");
+  corun::write_chrome_trace(p, small_meta(), tasks);
+  const corun::TraceFile back = corun::read_chrome_trace(p);
+  expect_same(back.tasks, tasks);
+  EXPECT_EQ(back.tasks[1].reason, "");
 }
 
 TEST_F(Trace, RoundTripSynthetic) {
