@@ -32,3 +32,22 @@ bench_own_policies() {
 bench_in_list() {
   grep -qxF -- "$2" <<<"$1"
 }
+
+# The common start of an LSTM benchmark script, after its options are parsed. Uses $build and $out (may be
+# empty) and $1 = the results name ("lstm-cpf"); sets corun, out, artifacts, work (a temporary directory
+# removed at exit), cores, and a private STARPU_HOME so models calibrate from the same state on every
+# machine; clears every policy variable so each configuration sets its own.
+bench_lstm_prepare() {
+  build=$(bench_build_dir "$build")
+  corun="$build/apps/corun"
+  [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
+  [[ -n "$out" ]] || out="$root/bench/results/$1-$(date -u +%Y%m%d-%H%M%S).md"
+  artifacts="${out%.md}"
+  mkdir -p "$(dirname "$out")"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  export STARPU_HOME="$work/starpu-home"
+  unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORUN_FIXED_WIDTH CORUN_DETERMINISTIC \
+    CORUN_SCHEDULE CORUN_VERBOSE CORUN_WIDTH_INTERVAL
+  cores=$(env CORUN_QUIET=1 "$corun" info | awk '/^workers/ { print $2 }')
+}

@@ -34,20 +34,7 @@ while (($#)); do
     *) echo "usage: $0 [--sizes S] [--configs C] [--iters N] [--repeats R] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
 done
-build=$(bench_build_dir "$build")
-corun="$build/apps/corun"
-[[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
-stamp=$(date -u +%Y%m%d-%H%M%S)
-[[ -n "$out" ]] || out="$root/bench/results/lstm-cpf-$stamp.md"
-artifacts="${out%.md}"
-mkdir -p "$(dirname "$out")"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# Models calibrate into a private StarPU home, so the run starts from the same state on every machine.
-export STARPU_HOME="$work/starpu-home"
-unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORUN_FIXED_WIDTH
-cores=$(env CORUN_QUIET=1 "$corun" info | awk '/^workers/ { print $2 }')
+bench_lstm_prepare lstm-cpf
 
 # The environment of a configuration, as NAME=value words for env(1).
 config_env() {  # $1 = config, $2 = size
