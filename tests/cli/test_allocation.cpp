@@ -78,12 +78,14 @@ class Allocation : public corun::testing::TempDirTest {
     ASSERT_FALSE(cpus_.empty());
   }
   // corun with a clean worker configuration: the variables that would decide the workers instead of the
-  // allocation are removed (the second pass of scripts/test.sh sets STARPU_NCPU=8).
+  // allocation are removed (the second pass of scripts/test.sh sets STARPU_NCPU=8). StarPU's home is the
+  // test's own: under a narrower mask StarPU sees another topology and rewrites its bus files, and a
+  // StarPU process of another test reading the shared ~/.starpu at that moment asserts (seen in CI).
   Result run(const std::string& args, const std::string& env = "", const std::string& prefix = "") {
     return corun::testing::run_command(
         dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u STARPU_NCPU -u STARPU_WORKERS_GETBIND -u STARPU_WORKERS_CPUID "
               "-u STARPU_WORKERS_COREID -u STARPU_WORKERS_NOBIND -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "
-              "-u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT CORUN_QUIET=1 " +
+              "-u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
                   env + " " + prefix + " " + shell_quote(CORUN_EXE) + " " + args);
   }
   std::string taskset(int cpu) const { return "taskset -c " + std::to_string(cpu); }
