@@ -5,6 +5,7 @@
 #include "apps/commands.hpp"
 #include "apps/json.hpp"
 #include "apps/lstm_session.hpp"
+#include "apps/progress.hpp"
 #include "apps/stop_signals.hpp"
 #include "core/engine/trace.hpp"
 
@@ -41,6 +42,9 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--trace", true, "write the last iteration's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--checkpoint", true, "write checkpoints into this directory (at the end, on SIGTERM/SIGUSR1/SIGINT, every N)"},
     {"--checkpoint-every", true, "also write a checkpoint every N iterations (needs --checkpoint)"},
+    {"--progress-every", true,
+     "without a terminal, print a progress line every N iterations (default: iterations / 10); on a terminal "
+     "one line is redrawn after every iteration"},
     {"--resume", false, "continue from the newest checkpoint in the --checkpoint directory (from 0 when it has none)"},
     {"--help", false, "show this help"},
 };
@@ -102,7 +106,7 @@ int train(int argc, char** argv) {
   long iters = 0;
   bool fuse = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
-  long ckpt_every = 0;
+  long ckpt_every = 0, progress_every = 0;
   bool resume = false;
   try {
     Args args(argc, argv, 2, flags());
@@ -127,6 +131,7 @@ int train(int argc, char** argv) {
     ckpt_dir = args.str("--checkpoint", "");
     ckpt_every = args.positive("--checkpoint-every", 0);
     resume = args.has("--resume");
+    progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
     if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
@@ -176,6 +181,7 @@ int train(int argc, char** argv) {
                                          "corun::models::SequenceTask", static_cast<unsigned long long>(cfg.seed));
     std::fprintf(stderr, "corun: checkpoint %s\n", path.c_str());
   };
+  Progress progress(iters, progress_every, stderr_is_terminal());
   for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session.step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
@@ -185,8 +191,10 @@ int train(int argc, char** argv) {
     state.ms.push_back(s.wall_ms);
     state.losses.push_back(engine.read(g, model.loss)[0]);
     state.iteration = it + 1;
+    progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
+  progress.finish();
   const int stop_signal = stop::requested();
   const bool stopped = stop_signal != 0 && state.iteration < iters;
   // At the end, and when stopped by a signal (unless nothing ran since the checkpoint we resumed from).

@@ -716,6 +716,27 @@ TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
   EXPECT_HAS(bad.err, "CORUN_DETERMINISTIC");
 }
 
+TEST_F(Cli, TrainReportsProgressAsLinesInBatchAndOneRedrawnLineOnATerminal) {
+  const std::string args = std::string("train ") + kTinyLstm + " --iters 6";
+  const Result batch = run(args + " --progress-every 2");  // stderr is a file here: batch mode
+  ASSERT_EQ(batch.code, 0) << batch;
+  EXPECT_HAS(batch.err, "corun: iteration 2/6 ");
+  EXPECT_HAS(batch.err, "corun: iteration 4/6 ");
+  EXPECT_HAS(batch.err, "corun: iteration 6/6 ");
+  EXPECT_FALSE(contains(batch.err, "iteration 3/6")) << batch;
+  EXPECT_HAS(batch.err, " ms/iter  loss ");
+  EXPECT_HAS(batch.err, "ETA ");
+  EXPECT_EQ(run(args + " --progress-every 0").code, 2);
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script (util-linux) is missing";
+  // On a terminal (script(1) gives it one): every iteration redraws one line with \r.
+  const Result tty = corun::testing::run_command(
+      dir_, "env -u CORUN_SCHED -u STARPU_SCHED script -qec " +
+                shell_quote(shell_quote(CORUN_EXE) + " " + args) + " /dev/null");
+  ASSERT_EQ(tty.code, 0) << tty;
+  EXPECT_HAS(tty.out, "\riteration 3/6 ");
+  EXPECT_FALSE(contains(tty.out, "corun: iteration")) << tty;
+}
+
 // Nodes still without a prediction after a cpf run, from its "lower bound" line (0 when it has a ratio).
 int uncalibrated_nodes(const std::string& out) {
   const auto at = out.find("lower bound: n/a (");
