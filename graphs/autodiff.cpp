@@ -148,8 +148,8 @@ void Autodiff::visit(const detail::Node& n) {
       if (dc < 0) return;
       if (need(0)) contribute(a, dc, false);
       if (!need(1)) return;
-      const Shape& sa = shape(a);
-      const Shape& sb = shape(b);
+      const Shape sa = shape(a);
+      const Shape sb = shape(b);
       if (call.kind == OpKind::add && sb == sa) {
         contribute(b, dc, false);
       } else if (call.kind == OpKind::add) {  // bias: sum dC over all rows, viewed as [rows, N]
@@ -169,7 +169,7 @@ void Autodiff::visit(const detail::Node& n) {
     case OpKind::mul: {
       const int a = in(0), b = in(1), dc = grad(in(2));
       if (dc < 0) return;
-      const Shape& s = shape(a);
+      const Shape s = shape(a);
       if (need(0))
         contribute_new(a, s, ".mul", [&](int c) {
           node(OpKind::mul, tag + ".da", {{dc, Access::read, s}, {b, Access::read, s}, {c, Access::write, s}});
@@ -185,7 +185,7 @@ void Autodiff::visit(const detail::Node& n) {
     case OpKind::relu: {
       const int x = in(0), y = in(1), dy = grad(y);
       if (dy < 0 || !need(0)) return;
-      const Shape& s = shape(x);
+      const Shape s = shape(x);
       const OpKind gk = call.kind == OpKind::sigmoid ? OpKind::sigmoid_grad
                         : call.kind == OpKind::tanh  ? OpKind::tanh_grad
                                                      : OpKind::relu_grad;
@@ -299,7 +299,7 @@ void Autodiff::run(int loss, const BackwardOptions& options) {
     if (g_.values[v].kind != ValueKind::param) continue;
     const int gv = g_.grad_of[v];
     if (gv < 0) continue;  // a parameter the loss does not depend on
-    const Shape& s = g_.values[v].shape;
+    const Shape s = g_.values[v].shape;
     node(OpKind::sgd, "sgd." + g_.values[v].name,
          {{static_cast<int>(v), Access::readwrite, s}, {gv, Access::read, s}}, {}, options.learning_rate);
   }

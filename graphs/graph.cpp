@@ -166,8 +166,8 @@ Tensor Graph::matmul(Tensor a, Tensor b, bool trans_a, bool trans_b, const std::
   const std::string node = g.node_name(name, "matmul");
   check_tensor(g, this, a, "matmul", node);
   check_tensor(g, this, b, "matmul", node);
-  const Shape& sa = shape_of(g, a);
-  const Shape& sb = shape_of(g, b);
+  const Shape sa = shape_of(g, a);
+  const Shape sb = shape_of(g, b);
   if (sa.rank != 2 || sb.rank != 2) shape_error(OpKind::matmul, node, "operands must be 2-D", "A", sa, "B", sb);
   const int64_t m = trans_a ? sa[1] : sa[0];
   const int64_t ka = trans_a ? sa[0] : sa[1];
@@ -184,8 +184,8 @@ Tensor binary(Graph& self, GraphImpl& g, OpKind kind, Tensor a, Tensor b, const 
   const std::string node = g.node_name(name, op_name(kind));
   check_tensor(g, &self, a, op_name(kind), node);
   check_tensor(g, &self, b, op_name(kind), node);
-  const Shape& sa = shape_of(g, a);
-  const Shape& sb = shape_of(g, b);
+  const Shape sa = shape_of(g, a);
+  const Shape sb = shape_of(g, b);
   const bool same = sa == sb;
   const bool bias = allow_bias && sb.rank == 1 && sb[0] == sa[sa.rank - 1] && sa.rank > 1;
   if (!same && !bias)
@@ -214,12 +214,12 @@ Tensor Graph::concat(const std::vector<Tensor>& xs, int dim, const std::string& 
   const std::string node = g.node_name(name, "concat");
   CORUN_CHECK(!xs.empty(), Status::invalid_argument, "concat '" << node << "': no operands");
   for (Tensor x : xs) check_tensor(g, this, x, "concat", node);
-  const Shape& s0 = shape_of(g, xs[0]);
+  const Shape s0 = shape_of(g, xs[0]);
   check_dim(dim, s0, OpKind::concat, node);
   int64_t total = 0;
   std::vector<int> ids;
   for (Tensor x : xs) {
-    const Shape& s = shape_of(g, x);
+    const Shape s = shape_of(g, x);
     if (s.rank != s0.rank || with_dim(s, dim, 1) != with_dim(s0, dim, 1))
       shape_error(OpKind::concat, node, "extents other than dimension " + std::to_string(dim) + " differ",
                   "first operand", s0, "operand", s);
@@ -234,7 +234,7 @@ std::vector<Tensor> Graph::split(Tensor x, int dim, const std::vector<int64_t>& 
   GraphImpl& g = *impl_;
   const std::string node = g.node_name(name, "split");
   check_tensor(g, this, x, "split", node);
-  const Shape& s = shape_of(g, x);
+  const Shape s = shape_of(g, x);
   check_dim(dim, s, OpKind::split, node);
   CORUN_CHECK(!sizes.empty(), Status::invalid_argument, "split '" << node << "': no piece sizes given");
   int64_t total = 0;
@@ -255,7 +255,7 @@ Tensor Graph::slice(Tensor x, int dim, int64_t start, int64_t len, const std::st
   GraphImpl& g = *impl_;
   const std::string node = g.node_name(name, "slice");
   check_tensor(g, this, x, "slice", node);
-  const Shape& s = shape_of(g, x);
+  const Shape s = shape_of(g, x);
   check_dim(dim, s, OpKind::slice, node);
   if (start < 0 || len <= 0 || start + len > s[dim])
     detail::fail(Status::invalid_argument, "slice '" + node + "': range [" + std::to_string(start) + ", " +
@@ -269,7 +269,7 @@ Tensor Graph::sum(Tensor x, int dim, float scale, const std::string& name) {
   GraphImpl& g = *impl_;
   const std::string node = g.node_name(name, "sum");
   check_tensor(g, this, x, "sum", node);
-  const Shape& s = shape_of(g, x);
+  const Shape s = shape_of(g, x);
   check_dim(dim, s, OpKind::sum, node);
   return emit(*this, g, OpKind::sum, node, {x.id()}, {without_dim(s, dim)}, {dim, 0, 0, 0}, scale,
               ValueKind::activation, false)[0];
@@ -302,8 +302,8 @@ Tensor Graph::softmax_xent(Tensor logits, Tensor targets, const std::string& nam
   const std::string node = g.node_name(name, "softmax_xent");
   check_tensor(g, this, logits, "softmax_xent", node);
   check_tensor(g, this, targets, "softmax_xent", node);
-  const Shape& sz = shape_of(g, logits);
-  const Shape& st = shape_of(g, targets);
+  const Shape sz = shape_of(g, logits);
+  const Shape st = shape_of(g, targets);
   if (sz.rank != 2) shape_error(OpKind::softmax_xent, node, "logits must be 2-D [batch, classes]", "logits", sz, "targets", st);
   if (sz != st) shape_error(OpKind::softmax_xent, node, "logits and targets differ", "logits", sz, "targets", st);
   // Two outputs: the softmax (kept for the backward) and one loss per row; the mean over rows is a
