@@ -8,6 +8,8 @@
 #include <corun/machine.hpp>
 
 #include "core/base/env.hpp"
+#include "numa/replica_plan.hpp"
+#include "numa/topology.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,13 +43,14 @@ std::vector<std::string> warnings(const machine::Allocation& a, const EngineInfo
   const std::string cores = plural(a.cores, "allocated core", "allocated cores");
   if (const long n = thread_count("OMP_NUM_THREADS"); n > 1)
     w.push_back("OMP_NUM_THREADS=" + *env::get("OMP_NUM_THREADS") + ": a library with an OpenMP pool would start " +
-                std::to_string(n) + " threads next to each of the " + std::to_string(info.workers) +
-                " workers on " + cores + "; corun needs none (set OMP_NUM_THREADS=1)");
+                std::to_string(n) + " threads next to each of the " + std::to_string(info.workers) + " workers on " +
+                cores + "; corun needs none (set OMP_NUM_THREADS=1)");
   for (const char* var : {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"})
     if (const long n = thread_count(var); n > 1)
-      w.push_back(std::string(var) + "=" + *env::get(var) + ": corun runs BLAS with 1 thread per call (parallelism "
-                  "comes from StarPU teams), but any other BLAS user in this job would start " + std::to_string(n) +
-                  " threads on the " + cores + " (set " + var + "=1)");
+      w.push_back(std::string(var) + "=" + *env::get(var) +
+                  ": corun runs BLAS with 1 thread per call (parallelism "
+                  "comes from StarPU teams), but any other BLAS user in this job would start " +
+                  std::to_string(n) + " threads on the " + cores + " (set " + var + "=1)");
   if (info.workers > cores_used && cores_used > 0)
     w.push_back(std::to_string(info.workers) + " workers share " + plural(cores_used, "core", "cores") +
                 (info.workers_source == "STARPU_NCPU" ? " (STARPU_NCPU=" + *env::get("STARPU_NCPU") + ")" : "") +
@@ -72,7 +75,8 @@ std::vector<std::string> warnings(const machine::Allocation& a, const EngineInfo
     if (b.cpu_ids.size() == 1) by_cpus[b.cpus].push_back(b.worker);
   for (const auto& [cpus, workers] : by_cpus)
     if (workers.size() > 1)
-      w.push_back(plural(static_cast<long>(workers.size()), "worker", "workers") + " are bound to the same cpu " + cpus);
+      w.push_back(plural(static_cast<long>(workers.size()), "worker", "workers") + " are bound to the same cpu " +
+                  cpus);
   if (env::get("STARPU_WORKERS_NOBIND") && *env::get("STARPU_WORKERS_NOBIND") != "0")
     w.push_back("STARPU_WORKERS_NOBIND is set: workers are not bound, the OS may move them between cores");
   for (const auto& p : machine::other_starpu_processes()) {
@@ -81,7 +85,8 @@ std::vector<std::string> warnings(const machine::Allocation& a, const EngineInfo
     if (shared.empty() && !p.cpus.empty()) continue;  // another job's cores: no contention
     w.push_back("another " + std::string(p.starpu_workers > 0 ? "StarPU" : "corun") + " process runs on cpus " +
                 (p.cpus.empty() ? std::string("unknown") : machine::cpu_list(shared)) + " of this allocation: pid " +
-                std::to_string(p.pid) + " (" + p.name + (p.starpu_workers > 0 ? ", " + plural(p.starpu_workers, "worker", "workers") : "") +
+                std::to_string(p.pid) + " (" + p.name +
+                (p.starpu_workers > 0 ? ", " + plural(p.starpu_workers, "worker", "workers") : "") +
                 "); both slow down");
   }
   return w;
@@ -102,21 +107,34 @@ int info(int argc, char** argv) {
     return 2;
   }
   if (policy_help_requested()) return 0;
+  const machine::Allocation a = machine::allocation();  // before the engine: the main thread's mask
+  // NUMA domains of the allocation and the replica plan CORUN_NUMA / CORUN_REPLICAS give: a bad value is an
+  // error before anything is printed.
+  const numa::Topology topo = numa::discover(a.fake_topology ? std::vector<int>{} : a.usable);
+  const numa::Plan plan = numa::plan_replicas(topo, numa::request_from_env());
   std::printf("cpu          %s (nproc %d)\n", machine::cpu_model().c_str(), machine::nproc());
   std::printf("topology     %s\n", machine::topology_summary().c_str());
-  const machine::Allocation a = machine::allocation();  // before the engine: the main thread's mask
   std::printf("affinity     %s (process mask)\n", machine::cpu_list(a.affinity).c_str());
-  std::string cg = a.has_cgroup_cpuset ? "cpuset " + machine::cpu_list(a.cgroup_cpuset) + " (" + a.cgroup_cpuset_file + ")"
-                                       : std::string("no cpuset");
+  std::string cg = a.has_cgroup_cpuset
+                       ? "cpuset " + machine::cpu_list(a.cgroup_cpuset) + " (" + a.cgroup_cpuset_file + ")"
+                       : std::string("no cpuset");
   char quota[64];
   std::snprintf(quota, sizeof(quota), "%.2f", a.cpu_quota);
   cg += a.cpu_quota > 0 ? std::string(", cpu quota ") + quota + " cpus (" + a.cpu_quota_file + ")" : ", no cpu quota";
   std::printf("cgroup       %s\n", cg.c_str());
   for (const auto& n : a.notes) std::printf("cgroup       note: %s\n", n.c_str());
-  std::printf("allocation   %s on cpus %s%s\n", plural(a.workers, "worker", "workers").c_str(), machine::cpu_list(a.usable).c_str(),
-              a.fake_topology ? " (fake topology: not applied)"
+  std::printf("allocation   %s on cpus %s%s\n", plural(a.workers, "worker", "workers").c_str(),
+              machine::cpu_list(a.usable).c_str(),
+              a.fake_topology        ? " (fake topology: not applied)"
               : a.limited_by.empty() ? " (the whole machine)"
-                                      : (" (limited by the " + a.limited_by + ")").c_str());
+                                     : (" (limited by the " + a.limited_by + ")").c_str());
+
+  const auto cpu_domains = topo.cpu_domains();
+  std::printf("numa         %s with CPUs (of %s; %s)\n",
+              plural(static_cast<long>(cpu_domains.size()), "domain", "domains").c_str(),
+              plural(static_cast<long>(topo.domains.size()), "NUMA node", "NUMA nodes").c_str(), topo.source.c_str());
+  for (const auto& line : topo.describe()) std::printf("  %s\n", line.c_str());
+  std::printf("replicas     %s\n", numa::describe(plan).c_str());
 
   Config cfg = Config::from_env();
   cfg.quiet = true;

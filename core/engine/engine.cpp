@@ -10,6 +10,7 @@
 #include "core/engine/blas.hpp"
 #include "core/engine/corun_tuning.hpp"
 #include "core/engine/model_files.hpp"
+#include "core/engine/numa_request.hpp"
 #include "core/engine/planning.hpp"
 #include "core/engine/starpu_check.hpp"
 #include "core/engine/trace_recorder.hpp"
@@ -216,6 +217,12 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
     engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
 
+    // CORUN_NUMA / CORUN_REPLICAS: checked strictly before StarPU starts (an explicit request the engine cannot
+    // run yet is an error, numa_request.hpp).
+    const machine::Allocation allocation = machine::allocation();
+    const std::string numa_note =
+        engine::check_numa_request(allocation.fake_topology ? std::vector<int>{} : allocation.usable);
+
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
 
@@ -263,6 +270,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       impl_->planner = std::make_unique<engine::Planner>(layout, layout.width, config.fixed_width);
     }
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
+    if (!config.quiet && !numa_note.empty()) std::fprintf(stderr, "corun: note: %s\n", numa_note.c_str());
   } catch (...) {
     g_engine_alive = false;
     throw;

@@ -85,7 +85,7 @@ class Allocation : public corun::testing::TempDirTest {
     return corun::testing::run_command(
         dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u STARPU_NCPU -u STARPU_WORKERS_GETBIND -u STARPU_WORKERS_CPUID "
               "-u STARPU_WORKERS_COREID -u STARPU_WORKERS_NOBIND -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "
-              "-u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
+              "-u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT -u CORUN_NUMA -u CORUN_REPLICAS CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
                   env + " " + prefix + " " + shell_quote(CORUN_EXE) + " " + args);
   }
   std::string taskset(int cpu) const { return "taskset -c " + std::to_string(cpu); }
@@ -141,6 +141,28 @@ TEST_F(Allocation, WholeMaskGivesOneWorkerPerCore) {
   EXPECT_EQ(static_cast<int>(workers.size()), std::atoi(field(r.out, "workers").c_str())) << r;
   EXPECT_HAS(r.out, "(from the allocation)");
   EXPECT_TRUE(own_warnings(r.out).empty()) << r;
+}
+
+TEST_F(Allocation, NumaDomainsAreTheAllocationsOnly) {
+  const int cpu = cpus_.front();
+  const Result r = run("info", "", taskset(cpu));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(field(r.out, "numa").rfind("1 domain with CPUs", 0), 0u) << r;
+  EXPECT_HAS(r.out, ": CPUs " + std::to_string(cpu) + " (1 core)");
+  EXPECT_EQ(field(r.out, "replicas"), "off (default: one domain with CPUs)") << r;
+}
+
+TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
+  // Two packages, each with DDR and a high-bandwidth node over the same cores (KNL flat mode in hwloc).
+  const Result r = run("info", "HWLOC_SYNTHETIC=" + shell_quote("pack:2 [numa] [numa(memory=16GB)] core:2 pu:1"));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(field(r.out, "numa").rfind("2 domains with CPUs (of 4 NUMA nodes; HWLOC_SYNTHETIC=", 0), 0u) << r;
+  EXPECT_HAS(r.out, "  node 0: CPUs 0-1 (2 cores)");
+  EXPECT_HAS(r.out, "no replica, memory only (its CPUs 0-1 belong to node 0)");
+  EXPECT_HAS(r.out, "  node 2: CPUs 2-3 (2 cores)");
+  EXPECT_EQ(field(r.out, "replicas"),
+            "replicate (default: 2 domains with CPUs), 2 replicas: r0 node 0 CPUs 0-1; r1 node 2 CPUs 2-3")
+      << r;
 }
 
 TEST_F(Allocation, TrainUnderTasksetRunsOneWorker) {

@@ -64,6 +64,10 @@ std::vector<BadInput> table() {
       {"schedule_without_deterministic", "CORUN_SCHED=corun CORUN_SCHEDULE=s.sched", "train {tiny}", 1, {"CORUN_SCHEDULE", "CORUN_DETERMINISTIC=1"}},
       {"bad_verbose", "CORUN_SCHED=corun CORUN_VERBOSE=loud", "train {tiny}", 1, {"CORUN_VERBOSE", "loud"}},
       {"zero_width_interval", "CORUN_SCHED=corun CORUN_WIDTH_INTERVAL=0", "train {tiny}", 1, {"CORUN_WIDTH_INTERVAL"}},
+      {"bad_numa_mode", "CORUN_NUMA=auto", "train {tiny}", 1, {"CORUN_NUMA", "auto"}},
+      {"zero_replicas", "CORUN_REPLICAS=0", "train {tiny}", 1, {"CORUN_REPLICAS"}},
+      {"replicas_with_numa_off", "CORUN_NUMA=off CORUN_REPLICAS=2", "info", 1, {"CORUN_REPLICAS=2", "CORUN_NUMA=replicate"}},
+      {"replicas_not_run_yet", "CORUN_REPLICAS=2", "train {tiny}", 1, {"CORUN_REPLICAS=2", "CORUN_NUMA=off"}},
       // Files corun reads: configuration or I/O errors, exit 1, naming the file.
       {"missing_profile", "CORUN_SCHED=cpf CORUN_PROFILE={dir}/none.profile", "train {tiny}", 1, {"none.profile"}},
       {"garbage_profile", "CORUN_SCHED=cpf CORUN_PROFILE={dir}/garbage.txt", "train {tiny}", 1, {"garbage.txt"}},

@@ -1,0 +1,211 @@
+// NUMA domains of an allocation and the replica plan (numa/), on hwloc synthetic topologies: domains and their
+// CPUs, memory-only nodes (flat-mode HBM, package-wide nodes above sub-NUMA clusters), the allocation's
+// restriction, replica placement and splits, the reduction tree, and the errors of CORUN_NUMA / CORUN_REPLICAS.
+#include "numa/replica_plan.hpp"
+#include "numa/topology.hpp"
+
+#include <corun/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using corun::numa::discover_synthetic;
+using corun::numa::Mode;
+using corun::numa::Plan;
+using corun::numa::plan_replicas;
+using corun::numa::Request;
+
+namespace {
+
+std::vector<int> range(int begin, int end) {
+  std::vector<int> v;
+  for (int i = begin; i < end; ++i) v.push_back(i);
+  return v;
+}
+
+Request replicas(int n) {
+  Request r;
+  r.replicas = n;
+  return r;
+}
+
+Request mode(Mode m) {
+  Request r;
+  r.mode = m;
+  r.mode_given = true;
+  return r;
+}
+
+}  // namespace
+
+TEST(NumaTopology, FourDomainsWithTheirCpusAndCores) {
+  const auto t = discover_synthetic("pack:2 numa:2 core:4 pu:1", {});
+  ASSERT_EQ(t.domains.size(), 4u);
+  EXPECT_EQ(t.usable_cpus, 16);
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(t.domains[d].os_index, d);
+    EXPECT_EQ(t.domains[d].cpus, range(4 * d, 4 * d + 4));
+    EXPECT_EQ(t.domains[d].cores, range(4 * d, 4 * d + 4));
+    EXPECT_TRUE(t.domains[d].no_cpu_reason.empty());
+  }
+  EXPECT_EQ(t.cpu_domains().size(), 4u);
+}
+
+TEST(NumaTopology, SmtCpusOfOneCoreCountOnce) {
+  const auto t = discover_synthetic("pack:1 numa:2 core:2 pu:2", {});
+  ASSERT_EQ(t.domains.size(), 2u);
+  EXPECT_EQ(t.domains[1].cpus, range(4, 8));
+  EXPECT_EQ(t.domains[1].cores, range(2, 4));
+}
+
+TEST(NumaTopology, FlatModeHighBandwidthMemoryIsListedWithoutCpus) {
+  // Each package has DDR and a second (high-bandwidth) node over the same cores, as hwloc shows KNL flat mode.
+  const auto t = discover_synthetic("pack:2 [numa] [numa(memory=16GB)] core:2 pu:1", {});
+  ASSERT_EQ(t.domains.size(), 4u);
+  ASSERT_EQ(t.cpu_domains().size(), 2u);
+  EXPECT_EQ(t.cpu_domains()[0]->cpus, range(0, 2));
+  EXPECT_EQ(t.cpu_domains()[1]->cpus, range(2, 4));
+  int memory_only = 0;
+  for (const auto& d : t.domains)
+    if (!d.has_cpus()) {
+      ++memory_only;
+      EXPECT_NE(d.no_cpu_reason.find("memory only"), std::string::npos) << d.no_cpu_reason;
+    }
+  EXPECT_EQ(memory_only, 2);
+  const Plan p = plan_replicas(t, Request{});
+  EXPECT_EQ(p.mode, Mode::replicate);
+  ASSERT_EQ(p.replicas.size(), 2u);  // one per domain with CPUs, none on the memory-only nodes
+  EXPECT_EQ(p.replicas[1].cpus, range(2, 4));
+}
+
+TEST(NumaTopology, SubNumaClustersOwnTheCpusNotThePackageNode) {
+  const auto t = discover_synthetic("pack:1 [numa(memory=4GB)] l3:2 [numa(memory=1GB)] core:2 pu:1", {});
+  ASSERT_EQ(t.domains.size(), 3u);
+  const auto with_cpus = t.cpu_domains();
+  ASSERT_EQ(with_cpus.size(), 2u);
+  EXPECT_EQ(with_cpus[0]->cpus, range(0, 2));
+  EXPECT_EQ(with_cpus[1]->cpus, range(2, 4));
+}
+
+TEST(NumaTopology, RestrictedToTheAllocation) {
+  const auto t = discover_synthetic("pack:2 numa:2 core:4 pu:1", {0, 1, 2, 3, 4});
+  EXPECT_EQ(t.usable_cpus, 5);
+  EXPECT_EQ(t.domains[0].cpus, range(0, 4));
+  EXPECT_EQ(t.domains[1].cpus, std::vector<int>{4});
+  EXPECT_FALSE(t.domains[2].has_cpus());
+  EXPECT_NE(t.domains[2].no_cpu_reason.find("outside the allocation"), std::string::npos);
+  const Plan p = plan_replicas(t, Request{});
+  ASSERT_EQ(p.replicas.size(), 2u);  // only the domains the job may use
+  EXPECT_EQ(p.replicas[1].home_os_index, 1);
+  EXPECT_EQ(p.replicas[1].cpus, std::vector<int>{4});
+}
+
+TEST(NumaTopology, RejectsABadSyntheticDescription) {
+  try {
+    discover_synthetic("pack:two", {});
+    FAIL() << "no error";
+  } catch (const corun::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("pack:two"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReplicaPlan, OneDomainDefaultsToOff) {
+  const Plan p = plan_replicas(discover_synthetic("pack:1 numa:1 core:2 pu:1", {}), Request{});
+  EXPECT_EQ(p.mode, Mode::off);
+  ASSERT_EQ(p.replicas.size(), 1u);
+  EXPECT_EQ(p.replicas[0].cpus, range(0, 2));
+}
+
+TEST(ReplicaPlan, ForcedReplicasSplitOneDomainContiguously) {
+  const auto t = discover_synthetic("pack:1 numa:1 core:8 pu:1", {});
+  const Plan p = plan_replicas(t, replicas(3));
+  EXPECT_EQ(p.mode, Mode::replicate);
+  ASSERT_EQ(p.replicas.size(), 3u);
+  EXPECT_EQ(p.replicas[0].cpus, range(0, 2));
+  EXPECT_EQ(p.replicas[1].cpus, range(2, 5));
+  EXPECT_EQ(p.replicas[2].cpus, range(5, 8));
+  for (const auto& r : p.replicas) EXPECT_EQ(r.home_os_index, 0);
+}
+
+TEST(ReplicaPlan, MoreReplicasThanDomainsSpreadEvenly) {
+  const auto t = discover_synthetic("pack:2 numa:1 core:4 pu:1", {});
+  const Plan p = plan_replicas(t, replicas(4));
+  ASSERT_EQ(p.replicas.size(), 4u);
+  const int homes[] = {0, 0, 1, 1};
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(p.replicas[r].index, r);
+    EXPECT_EQ(p.replicas[r].home_os_index, homes[r]);
+    EXPECT_EQ(p.replicas[r].cpus.size(), 2u);
+  }
+}
+
+TEST(ReplicaPlan, FewerReplicasThanDomainsLeaveDomainsIdle) {
+  const auto t = discover_synthetic("pack:4 numa:1 core:2 pu:1", {});
+  const Plan p = plan_replicas(t, replicas(2));
+  ASSERT_EQ(p.replicas.size(), 2u);
+  EXPECT_EQ(p.replicas[0].home_os_index, 0);
+  EXPECT_EQ(p.replicas[1].home_os_index, 2);
+}
+
+TEST(ReplicaPlan, InterleaveKeepsOneSolverOverEveryDomain) {
+  const auto t = discover_synthetic("pack:2 numa:2 core:2 pu:1", {});
+  const Plan p = plan_replicas(t, mode(Mode::interleave));
+  EXPECT_EQ(p.mode, Mode::interleave);
+  ASSERT_EQ(p.replicas.size(), 1u);
+  EXPECT_EQ(p.replicas[0].cpus, range(0, 8));
+  EXPECT_EQ(p.interleave_nodes, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan_replicas(t, mode(Mode::off)).replicas.size(), 1u);
+}
+
+TEST(ReplicaPlan, ReductionTreeIsFixedHeapOrder) {
+  const auto t = discover_synthetic("pack:1 numa:1 core:8 pu:1", {});
+  const Plan p = plan_replicas(t, replicas(7), 3);
+  const std::vector<int> parents = {-1, 0, 0, 0, 1, 1, 1};
+  for (int r = 0; r < 7; ++r) EXPECT_EQ(p.replicas[r].parent, parents[r]) << r;
+  EXPECT_EQ(p.replicas[0].children, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(p.replicas[1].children, (std::vector<int>{4, 5, 6}));
+  EXPECT_TRUE(p.replicas[2].children.empty());
+  const Plan binary = plan_replicas(t, replicas(4));
+  EXPECT_EQ(binary.replicas[0].children, (std::vector<int>{1, 2}));
+  EXPECT_EQ(binary.replicas[1].children, (std::vector<int>{3}));
+}
+
+TEST(ReplicaPlan, ErrorsSayWhatToChange) {
+  const auto t = discover_synthetic("pack:1 numa:1 core:2 pu:1", {});
+  auto message = [&](const Request& r) -> std::string {
+    try {
+      plan_replicas(t, r);
+    } catch (const corun::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  Request off_with_replicas = mode(Mode::off);
+  off_with_replicas.replicas = 2;
+  EXPECT_NE(message(off_with_replicas).find("CORUN_NUMA=replicate"), std::string::npos);
+  EXPECT_NE(message(replicas(3)).find("more replicas than the 2 usable CPUs"), std::string::npos);
+  const auto none = discover_synthetic("pack:1 numa:1 core:2 pu:1", {7});
+  EXPECT_THROW(plan_replicas(none, Request{}), corun::Error);
+}
+
+TEST(ReplicaPlan, EnvironmentIsReadStrictly) {
+  setenv("CORUN_NUMA", "replicate", 1);
+  setenv("CORUN_REPLICAS", "4", 1);
+  const Request r = corun::numa::request_from_env();
+  EXPECT_TRUE(r.mode_given);
+  EXPECT_EQ(r.mode, Mode::replicate);
+  EXPECT_EQ(r.replicas, 4);
+  setenv("CORUN_NUMA", "auto", 1);
+  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
+  setenv("CORUN_NUMA", "off", 1);
+  setenv("CORUN_REPLICAS", "0", 1);
+  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
+  setenv("CORUN_REPLICAS", "2x", 1);
+  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
+  unsetenv("CORUN_NUMA");
+  unsetenv("CORUN_REPLICAS");
+  EXPECT_FALSE(corun::numa::request_from_env().mode_given);
+}
