@@ -88,9 +88,11 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
     plan.why = std::string("CORUN_NUMA=") + mode_name(req.mode);
     if (plan.mode == Mode::replicate) count = static_cast<int>(domains.size());
   } else {
-    plan.mode = domains.size() > 1 ? Mode::replicate : Mode::off;
-    count = static_cast<int>(domains.size());
-    plan.why = domains.size() > 1 ? "default: " + std::to_string(domains.size()) + " domains with CPUs"
+    // One solver unless asked: replicas need the caller to build one graph per replica
+    // (Engine::run_replicated), and `corun train` does not do that yet.
+    plan.mode = Mode::off;
+    plan.why = domains.size() > 1 ? "default: one solver over " + std::to_string(domains.size()) +
+                                        " domains with CPUs; CORUN_NUMA=replicate asks for a replica per domain"
                                   : "default: one domain with CPUs";
   }
 

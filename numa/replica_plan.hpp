@@ -1,8 +1,8 @@
 // numa/replica_plan.hpp — how many solver replicas run, on which cores and with which home domain, and the
 // fixed tree in which their gradients meet (NUMA-Caffe, seed 004). Plain C++: decided before StarPU starts.
 //
-//   CORUN_NUMA=off|replicate|interleave   default: replicate when the allocation spans more than one domain
-//                                          with CPUs, else off
+//   CORUN_NUMA=off|replicate|interleave   default: off (one solver; replicas must be asked for while
+//                                          `corun train` does not build them)
 //   CORUN_REPLICAS=N                       force N replicas on any machine (tests on one-domain machines,
 //                                          sub-NUMA splits); implies replicate
 #pragma once

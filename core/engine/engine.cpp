@@ -10,7 +10,7 @@
 #include "core/engine/blas.hpp"
 #include "core/engine/corun_tuning.hpp"
 #include "core/engine/model_files.hpp"
-#include "core/engine/numa_request.hpp"
+#include "core/engine/replicas.hpp"
 #include "core/engine/planning.hpp"
 #include "core/engine/starpu_check.hpp"
 #include "core/engine/trace_recorder.hpp"
@@ -22,6 +22,8 @@
 #include <starpu.h>
 
 #include <atomic>
+#include <cmath>
+#include <initializer_list>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -113,6 +115,23 @@ starpu_task* make_task(const detail::Node& node, const std::vector<starpu_data_h
   }
   return task;
 }
+// One StarPU task for an engine-made call over `handles` (run_replicated's reductions, update and copies).
+starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<starpu_data_handle_t> handles,
+                            const char* name) {
+  starpu_task* task = starpu_task_create();
+  task->cl = codelets::codelet(call.kind);
+  task->cl_arg = const_cast<codelets::OpCall*>(&call);
+  task->cl_arg_size = 0;
+  task->name = name;
+  task->nbuffers = static_cast<int>(handles.size());
+  int b = 0;
+  for (starpu_data_handle_t h : handles) {
+    STARPU_TASK_SET_HANDLE(task, h, b);
+    STARPU_TASK_SET_MODE(task, to_starpu(call.modes[static_cast<size_t>(b)]), b);
+    ++b;
+  }
+  return task;
+}
 }  // namespace
 
 Config Config::from_env() {
@@ -137,6 +156,7 @@ std::string EngineInfo::summary() const {
      << starpu_maxnumanodes << ") blas=" << blas << " core=" << blas_core << " blas_threads=" << blas_threads
      << " kernels=" << kernels;
   if (!layout.empty()) os << " executors=" << layout << " (" << layout_source << ")";
+  if (replicas > 1) os << " replicas=" << replicas;
   return os.str();
 }
 
@@ -149,7 +169,12 @@ struct Engine::Impl {
   std::vector<starpu_task*> tasks;  // scratch: the tasks of one run
   int runs = 0;
 
+  numa::Plan numa_plan;                     // CORUN_NUMA / CORUN_REPLICAS, checked before starpu_init
+  std::vector<engine::ReplicaPlace> places;  // one per replica: context, workers, home memory node
+  std::vector<codelets::OpCall> sync_calls;  // run_replicated's reduction, update and copy calls (kept alive)
+
   struct Bound {
+    int home = STARPU_MAIN_RAM;                  // memory node the handles are registered on
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
     std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
@@ -157,10 +182,21 @@ struct Engine::Impl {
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
 
-  Bound& bind(Graph& graph) {
+  // `home`: the memory node to register on (run_replicated: the replica's domain); -1 keeps the graph's current
+  // home (main RAM for a new binding). A bound graph asked for another home is unregistered first, which
+  // returns its data to its buffers, then registered again there.
+  Bound& bind(Graph& graph, int home = -1) {
     auto& g = graph.impl();
+    if (home >= 0) {
+      auto it = bound.find(&g);
+      if (it != bound.end() && !it->second.handles.empty() && it->second.home != home) {
+        unbind(g, it->second.handles);
+        bound.erase(it);
+      }
+    }
     Bound& b = bound[&g];
     auto& handles = b.handles;
+    if (handles.empty()) b.home = home >= 0 ? home : STARPU_MAIN_RAM;
     if (handles.empty() && !g.values.empty()) ++g.bound_engines;
     // Values added since the last run (e.g. after backward()) are registered too.
     for (size_t v = handles.size(); v < g.values.size(); ++v) {
@@ -169,7 +205,7 @@ struct Engine::Impl {
         handles.push_back(h);
         continue;
       }
-      starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(g.values[v].data.get()),
+      starpu_vector_data_register(&h, b.home, reinterpret_cast<uintptr_t>(g.values[v].data.get()),
                                   static_cast<uint32_t>(g.values[v].shape.numel()), sizeof(float));
       handles.push_back(h);
     }
@@ -217,11 +253,10 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
     engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
 
-    // CORUN_NUMA / CORUN_REPLICAS: checked strictly before StarPU starts (an explicit request the engine cannot
-    // run yet is an error, numa_request.hpp).
+    // CORUN_NUMA / CORUN_REPLICAS: checked strictly before StarPU starts (replicas.hpp).
     const machine::Allocation allocation = machine::allocation();
-    const std::string numa_note =
-        engine::check_numa_request(allocation.fake_topology ? std::vector<int>{} : allocation.usable);
+    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable,
+                                         policy.name, config.quiet);
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
@@ -269,8 +304,9 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       i.layout_source = layout_source;
       impl_->planner = std::make_unique<engine::Planner>(layout, layout.width, config.fixed_width);
     }
+    impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);
+    i.replicas = static_cast<int>(impl_->places.size());
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
-    if (!config.quiet && !numa_note.empty()) std::fprintf(stderr, "corun: note: %s\n", numa_note.c_str());
   } catch (...) {
     g_engine_alive = false;
     throw;
@@ -286,6 +322,10 @@ Engine::~Engine() {
 
 RunStats Engine::run(Graph& graph) {
   Impl& im = *impl_;
+  CORUN_CHECK(im.places.size() == 1, Status::invalid_config,
+              "Engine::run runs one solver, but NUMA " << numa::describe(im.numa_plan)
+                  << " asks for replicas: build one graph per replica and call Engine::run_replicated (corun train "
+                     "does not build replicas yet), or unset CORUN_REPLICAS and set CORUN_NUMA=off");
   Impl::Bound& b = im.bind(graph);
   const auto& g = graph.impl();
   const auto& nodes = g.nodes;
@@ -348,6 +388,134 @@ RunStats Engine::run(Graph& graph) {
   return stats;
 }
 
+RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate) {
+  using codelets::Access;
+  using codelets::OpKind;
+  Impl& im = *impl_;
+  const size_t n = im.places.size();
+  CORUN_CHECK(replicas.size() == n, Status::invalid_argument,
+              "Engine::run_replicated: got " << replicas.size() << " graphs for the " << n << " replicas of NUMA "
+                                             << numa::describe(im.numa_plan)
+                                             << "; build one graph per replica (Engine::info().replicas)");
+  CORUN_CHECK(std::isfinite(learning_rate) && learning_rate > 0.0f, Status::invalid_argument,
+              "Engine::run_replicated: the learning rate must be a positive number, got " << learning_rate);
+  CORUN_CHECK(!im.tracing, Status::invalid_config, "Engine::run_replicated: tracing replicated runs is not supported");
+  CORUN_CHECK(im.info.policy != "corun", Status::invalid_config,
+              "Engine::run_replicated: the corun policy's width search runs on one graph; choose another CORUN_SCHED "
+              "for replicas");
+
+  // Every replica: distinct graph, no SGD nodes, the same parameters as replica 0, each with a gradient.
+  std::vector<std::vector<Tensor>> params(n), grads(n);
+  for (size_t r = 0; r < n; ++r) {
+    Graph& g = *replicas[r];
+    for (size_t q = 0; q < r; ++q)
+      CORUN_CHECK(replicas[q] != &g, Status::invalid_argument,
+                  "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
+    for (const auto& node : g.impl().nodes)
+      CORUN_CHECK(node.call.kind != OpKind::sgd, Status::invalid_argument,
+                  "Engine::run_replicated: replica " << r << " has SGD update nodes ('" << node.name
+                                                     << "'); build it with backward(loss, {.sgd_update = false}): the "
+                                                        "update is applied once, after the gradients are summed");
+    params[r] = g.params();
+    CORUN_CHECK(!params[r].empty(), Status::invalid_argument, "Engine::run_replicated: replica " << r << " has no parameter");
+    CORUN_CHECK(params[r].size() == params[0].size(), Status::invalid_argument,
+                "Engine::run_replicated: replica " << r << " has " << params[r].size() << " parameters, replica 0 has "
+                                                   << params[0].size());
+    for (size_t k = 0; k < params[r].size(); ++k) {
+      const auto& v = g.impl().values[static_cast<size_t>(params[r][k].id())];
+      const auto& v0 = replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())];
+      CORUN_CHECK(v.name == v0.name && v.shape == v0.shape, Status::invalid_argument,
+                  "Engine::run_replicated: parameter " << k << " of replica " << r << " is '" << v.name << "' "
+                                                       << v.shape.str() << ", replica 0 has '" << v0.name << "' "
+                                                       << v0.shape.str() << "; build every replica the same way");
+      grads[r].push_back(g.grad(params[r][k]));
+      CORUN_CHECK(grads[r][k].valid(), Status::invalid_argument,
+                  "Engine::run_replicated: parameter '" << v.name << "' of replica " << r
+                                                        << " has no gradient; call backward() on the replica's loss");
+    }
+  }
+  std::vector<Impl::Bound*> bound(n);
+  for (size_t r = 0; r < n; ++r) bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
+
+  // The engine's own calls, made once per set of graphs (tasks point at them until they complete):
+  // per parameter k, accumulate (G_parent += G_child, as sgd with f = -1: exact), update, copy.
+  const size_t np = params[0].size();
+  bool same = im.sync_calls.size() == 3 * np;  // the calls depend on the parameters' sizes only
+  for (size_t k = 0; same && k < np; ++k)
+    same = im.sync_calls[3 * k].shapes[0].numel() ==
+           replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
+  if (!same) {
+    im.sync_calls.assign(3 * np, codelets::OpCall{});
+    for (size_t k = 0; k < np; ++k) {
+      const Shape shape = replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape;
+      const Shape flat({shape.numel()});
+      codelets::OpCall& acc = im.sync_calls[3 * k];
+      acc.kind = OpKind::sgd;
+      acc.shapes = {flat, flat};
+      acc.modes = {Access::readwrite, Access::read};
+      acc.f = -1.0f;
+      codelets::OpCall& update = im.sync_calls[3 * k + 1];
+      update = acc;
+      codelets::OpCall& copy = im.sync_calls[3 * k + 2];
+      copy.kind = OpKind::slice;
+      copy.shapes = {flat, flat};
+      copy.modes = {Access::read, Access::write};
+      copy.i = {0, 0, shape.numel(), 0};
+    }
+  }
+  // The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
+  // batch's mean gradient: dividing the step keeps the one-solver update (exactly when n is a power of two).
+  for (size_t k = 0; k < np; ++k) im.sync_calls[3 * k + 1].f = learning_rate / static_cast<float>(n);
+
+  RunStats stats;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto submit = [&](starpu_task* task, size_t r) {
+    task->sched_ctx = im.places[r].ctx;
+    stats.remote_bytes += engine::remote_read_bytes(task, im.places[r].memory_node);
+    const std::string name = task->name ? task->name : "?";
+    const int ret = starpu_task_submit(task);
+    if (ret != 0) {
+      starpu_task_destroy(task);
+      starpu_task_wait_for_all();
+      detail::fail(Status::runtime_error, "submitting '" + name + "' of replica " + std::to_string(r) + " failed: " +
+                                              (ret == -ENODEV ? "no worker can run it" : std::strerror(-ret)));
+    }
+    ++stats.tasks;
+  };
+  for (size_t r = 0; r < n; ++r) {
+    const auto& g = replicas[r]->impl();
+    Impl::Bound& b = *bound[r];
+    im.tasks.assign(g.nodes.size(), nullptr);
+    for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i] = make_task(g.nodes[i], b.handles);
+    if (im.planner) {
+      im.planner->plan(g, im.tasks, b.plan, nullptr);
+      for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
+    }
+    for (starpu_task* task : im.tasks) submit(task, r);
+  }
+  auto handle = [&](size_t r, Tensor t) { return bound[r]->handles[static_cast<size_t>(t.id())]; };
+  // Bottom-up: a replica's children have larger indices, so their own sums are submitted before theirs.
+  for (size_t r = n; r-- > 0;)
+    for (int c : im.numa_plan.replicas[r].children)
+      for (size_t k = 0; k < np; ++k)
+        submit(make_call_task(im.sync_calls[3 * k], {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])},
+                              "replica_grad_sum"),
+               r);
+  for (size_t k = 0; k < np; ++k)
+    submit(make_call_task(im.sync_calls[3 * k + 1], {handle(0, params[0][k]), handle(0, grads[0][k])}, "replica_update"), 0);
+  for (size_t r = 1; r < n; ++r)
+    for (size_t k = 0; k < np; ++k)
+      submit(make_call_task(im.sync_calls[3 * k + 2], {handle(0, params[0][k]), handle(r, params[r][k])},
+                            "replica_param_copy"),
+             r);
+  starpu_task_wait_for_all();
+  stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ++im.runs;
+  const std::string err = codelets::take_kernel_error();
+  CORUN_CHECK(err.empty(), Status::runtime_error, err);
+  return stats;
+}
+
 void Engine::set_tracing(bool on) {
   Impl& im = *impl_;
   im.tracing = on;
@@ -372,10 +540,12 @@ TraceMeta Engine::trace_meta() const {
 
 std::vector<float> Engine::read(Graph& graph, Tensor t) {
   starpu_data_handle_t h = impl_->handle(graph, t, "Engine::read");
-  starpu_check(starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_R), "starpu_data_acquire");
+  // On the handle's home node: that is where the graph's own buffer is (a replica's domain, or main RAM).
+  const int home = starpu_data_get_home_node(h);
+  starpu_check(starpu_data_acquire_on_node(h, home, STARPU_R), "starpu_data_acquire");
   const auto& v = graph.impl().values[static_cast<size_t>(t.id())];
   std::vector<float> out(v.data.get(), v.data.get() + v.shape.numel());
-  starpu_data_release_on_node(h, STARPU_MAIN_RAM);
+  starpu_data_release_on_node(h, home);
   return out;
 }
 
@@ -385,9 +555,10 @@ void Engine::write(Graph& graph, Tensor t, const float* values, size_t count) {
   CORUN_CHECK(static_cast<int64_t>(count) == v.shape.numel(), Status::invalid_argument,
               "Engine::write '" << v.name << "': got " << count << " floats for shape " << v.shape.str() << " ("
                                 << v.shape.numel() << " floats)");
-  starpu_check(starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_W), "starpu_data_acquire");
+  const int home = starpu_data_get_home_node(h);
+  starpu_check(starpu_data_acquire_on_node(h, home, STARPU_W), "starpu_data_acquire");
   std::memcpy(v.data.get(), values, count * sizeof(float));
-  starpu_data_release_on_node(h, STARPU_MAIN_RAM);
+  starpu_data_release_on_node(h, home);
 }
 
 void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {

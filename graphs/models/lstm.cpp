@@ -71,7 +71,7 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
   loss = g.softmax_xent(logits, targets, "loss");
   g.keep(logits);  // public outputs survive Graph::fuse_elementwise
   g.keep(loss);
-  if (training) g.backward(loss, {.sgd_update = true, .learning_rate = cfg.learning_rate});
+  if (training) g.backward(loss, {.sgd_update = cfg.sgd_update, .learning_rate = cfg.learning_rate});
 }
 
 void Lstm::init_params() {

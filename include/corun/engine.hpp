@@ -53,6 +53,9 @@ struct RunStats {
   int bound_cores = 0;            ///< cores the lower bound divides the work by
   bool tuning = false;            ///< corun: a width-search run (ops serialised and measured)
   bool frozen = false;            ///< corun, CORUN_DETERMINISTIC=1: this run followed the frozen schedule
+  /// run_replicated: bytes that tasks read (R or RW) from tensors homed on another NUMA domain than the one
+  /// their replica runs on, from the placement (home nodes and contexts), not from hardware counters.
+  double remote_bytes = 0.0;
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.
@@ -74,6 +77,7 @@ struct EngineInfo {
   std::string layout;            ///< executors of corun's policies, "NxK" ("" for built-ins)
   std::string layout_source;     ///< "CORUN_EXECUTORS", "CORUN_PROFILE", "default" or ""
   std::string machine_key;       ///< perfmodel key (STARPU_HOSTNAME), see machine::machine_key()
+  int replicas = 1;              ///< solver replicas (CORUN_NUMA=replicate / CORUN_REPLICAS, docs/numa.md)
 
   /// One line: "policy=lws (default) workers=2 starpu=1.3.10 (maxcpus 4, maxnumanodes 2) ...".
   std::string summary() const;
@@ -91,6 +95,15 @@ class Engine {
   /// Submits every node of `graph` once (registering its values on first use) and waits for all.
   /// Throws corun::Error if a kernel failed.
   RunStats run(Graph& graph);
+
+  /// One step of synchronous SGD over info().replicas solver replicas (NUMA-Caffe; docs/numa.md). Graph r is
+  /// replica r's training graph over its share of the batch, built with backward(loss, {.sgd_update = false})
+  /// (same parameters, by name and shape, in every replica). Runs every replica's nodes in its own scheduling
+  /// context with its tensors homed on its NUMA domain, sums the gradients along the plan's fixed tree
+  /// (each parent adds its children in index order), applies W -= learning_rate / replicas * G at replica 0,
+  /// and copies the new parameters to every other replica. With the loss a mean over each replica's rows, this
+  /// is the update of one solver over the whole batch (up to the summation order). Waits for all.
+  RunStats run_replicated(const std::vector<Graph*>& replicas, float learning_rate);
 
   /// Copies a value of a bound graph to the host, synchronised with the tasks submitted so far.
   std::vector<float> read(Graph& graph, Tensor t);

@@ -160,9 +160,13 @@ TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
   EXPECT_HAS(r.out, "  node 0: CPUs 0-1 (2 cores)");
   EXPECT_HAS(r.out, "no replica, memory only (its CPUs 0-1 belong to node 0)");
   EXPECT_HAS(r.out, "  node 2: CPUs 2-3 (2 cores)");
-  EXPECT_EQ(field(r.out, "replicas"),
-            "replicate (default: 2 domains with CPUs), 2 replicas: r0 node 0 CPUs 0-1; r1 node 2 CPUs 2-3")
-      << r;
+  EXPECT_HAS(field(r.out, "replicas"), "off (default: one solver over 2 domains with CPUs");
+  // Asked for: a replica per domain (two NUMA nodes in all, within every StarPU's STARPU_MAXNUMANODES).
+  const Result asked = run("info", "CORUN_NUMA=replicate HWLOC_SYNTHETIC=" + shell_quote("pack:2 numa:1 core:2 pu:1"));
+  ASSERT_EQ(asked.code, 0) << asked;
+  EXPECT_EQ(field(asked.out, "replicas"),
+            "replicate (CORUN_NUMA=replicate), 2 replicas: r0 node 0 CPUs 0-1; r1 node 1 CPUs 2-3")
+      << asked;
 }
 
 TEST_F(Allocation, TrainUnderTasksetRunsOneWorker) {

@@ -75,8 +75,8 @@ TEST(NumaTopology, FlatModeHighBandwidthMemoryIsListedWithoutCpus) {
       EXPECT_NE(d.no_cpu_reason.find("memory only"), std::string::npos) << d.no_cpu_reason;
     }
   EXPECT_EQ(memory_only, 2);
-  const Plan p = plan_replicas(t, Request{});
-  EXPECT_EQ(p.mode, Mode::replicate);
+  EXPECT_EQ(plan_replicas(t, Request{}).mode, Mode::off);  // replicas are asked for, never the default
+  const Plan p = plan_replicas(t, mode(Mode::replicate));
   ASSERT_EQ(p.replicas.size(), 2u);  // one per domain with CPUs, none on the memory-only nodes
   EXPECT_EQ(p.replicas[1].cpus, range(2, 4));
 }
@@ -97,7 +97,7 @@ TEST(NumaTopology, RestrictedToTheAllocation) {
   EXPECT_EQ(t.domains[1].cpus, std::vector<int>{4});
   EXPECT_FALSE(t.domains[2].has_cpus());
   EXPECT_NE(t.domains[2].no_cpu_reason.find("outside the allocation"), std::string::npos);
-  const Plan p = plan_replicas(t, Request{});
+  const Plan p = plan_replicas(t, mode(Mode::replicate));
   ASSERT_EQ(p.replicas.size(), 2u);  // only the domains the job may use
   EXPECT_EQ(p.replicas[1].home_os_index, 1);
   EXPECT_EQ(p.replicas[1].cpus, std::vector<int>{4});

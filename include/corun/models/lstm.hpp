@@ -30,6 +30,9 @@ struct LstmConfig {
   /// One lstm_cell node per step (default), or the unfused split / sigmoid / tanh / mul / add nodes (about
   /// ten tasks per step forward and more backward); both compute the same cell.
   bool fused_cell = true;
+  /// Append the SGD updates to the graph (a training step). false: gradients only, for replicas whose update
+  /// Engine::run_replicated applies once after summing their gradients.
+  bool sgd_update = true;
 };
 
 /// "small", "medium" or "large" (4 layers, batch 64); throws corun::Error for another name.
