@@ -1,5 +1,6 @@
 #include "numa/replica_plan.hpp"
 
+#include "core/base/cgroup.hpp"
 #include "core/base/env.hpp"
 
 #include <corun/error.hpp>
@@ -9,18 +10,6 @@
 namespace corun::numa {
 
 namespace {
-
-std::string list(const std::vector<int>& v) {
-  std::ostringstream os;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    os << (i ? "," : "") << v[i];
-    if (j > i) os << "-" << v[j];
-    i = j + 1;
-  }
-  return os.str();
-}
 
 // Part `k` of `n` contiguous, as-even-as-possible parts of [0, size).
 std::pair<size_t, size_t> part(size_t size, int k, int n) {
@@ -143,11 +132,12 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
 std::string describe(const Plan& plan) {
   std::ostringstream os;
   os << mode_name(plan.mode) << " (" << plan.why << ")";
-  if (plan.mode == Mode::interleave) os << ", pages over nodes " << list(plan.interleave_nodes);
+  if (plan.mode == Mode::interleave) os << ", pages over nodes " << cgroup::format_cpu_list(plan.interleave_nodes);
   if (plan.mode == Mode::replicate) {
     os << ", " << plan.replicas.size() << (plan.replicas.size() == 1 ? " replica" : " replicas") << ":";
     for (const Replica& r : plan.replicas)
-      os << (r.index ? ";" : "") << " r" << r.index << " node " << r.home_os_index << " CPUs " << list(r.cpus);
+      os << (r.index ? ";" : "") << " r" << r.index << " node " << r.home_os_index << " CPUs "
+         << cgroup::format_cpu_list(r.cpus);
   }
   return os.str();
 }

@@ -1,5 +1,6 @@
 #include "numa/topology.hpp"
 
+#include "core/base/cgroup.hpp"
 #include "core/base/env.hpp"
 
 #include <corun/error.hpp>
@@ -42,18 +43,6 @@ std::vector<int> os_cpus(hwloc_const_bitmap_t set) {
   std::vector<int> v;
   for (int i = hwloc_bitmap_first(set); i >= 0; i = hwloc_bitmap_next(set, i)) v.push_back(i);
   return v;
-}
-
-std::string list(const std::vector<int>& v) {
-  std::ostringstream os;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    os << (i ? "," : "") << v[i];
-    if (j > i) os << "-" << v[j];
-    i = j + 1;
-  }
-  return os.str();
 }
 
 std::string bytes(uint64_t b) {
@@ -111,7 +100,7 @@ Topology build(hwloc_topology_t t, const std::vector<int>& usable_list) {
     if (d.cpus.empty()) {
       if (owned.empty() && !shared_with.empty()) {
         std::ostringstream why;
-        why << "memory only (its CPUs " << list(os_cpus(node->cpuset)) << " belong to node";
+        why << "memory only (its CPUs " << cgroup::format_cpu_list(os_cpus(node->cpuset)) << " belong to node";
         for (size_t i = 0; i < shared_with.size(); ++i)
           why << (i ? ", " : " ") << nodes[static_cast<size_t>(shared_with[i])]->os_index;
         why << ")";
@@ -119,7 +108,7 @@ Topology build(hwloc_topology_t t, const std::vector<int>& usable_list) {
       } else if (owned.empty()) {
         d.no_cpu_reason = "memory only (no CPUs)";
       } else {
-        d.no_cpu_reason = "outside the allocation (CPUs " + list(owned) + ")";
+        d.no_cpu_reason = "outside the allocation (CPUs " + cgroup::format_cpu_list(owned) + ")";
       }
     }
     for (int c : d.cpus) {
@@ -162,7 +151,8 @@ std::vector<std::string> Topology::describe() const {
     if (!d.subtype.empty()) os << " (" << d.subtype << ")";
     if (d.memory_bytes) os << ", " << bytes(d.memory_bytes);
     if (d.has_cpus())
-      os << ": CPUs " << list(d.cpus) << " (" << d.cores.size() << (d.cores.size() == 1 ? " core" : " cores") << ")";
+      os << ": CPUs " << cgroup::format_cpu_list(d.cpus) << " (" << d.cores.size()
+         << (d.cores.size() == 1 ? " core" : " cores") << ")";
     else
       os << ": no replica, " << d.no_cpu_reason;
     lines.push_back(os.str());
