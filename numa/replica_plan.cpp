@@ -63,6 +63,7 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
                                             " CPUs): check the affinity mask and cgroup cpuset (corun info)");
 
   Plan plan;
+  plan.real_topology = topo.source == "this machine";
   int count = 1;
   if (req.replicas > 0) {
     if (req.mode_given && req.mode != Mode::replicate)

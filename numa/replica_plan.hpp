@@ -38,6 +38,9 @@ struct Plan {
   std::string why;                    ///< how the mode and count were chosen, for the engine's config line
   std::vector<Replica> replicas;      ///< one entry in modes off and interleave
   std::vector<int> interleave_nodes;  ///< interleave: the OS NUMA nodes pages are spread over
+  /// Planned on this machine's topology, not a fake one (HWLOC_SYNTHETIC, ...): only then do its OS node
+  /// numbers exist to move pages to.
+  bool real_topology = true;
 };
 
 /// Decides the plan. Replicas go to the domains with CPUs in order, as evenly as possible; a domain with

@@ -15,6 +15,7 @@
 #include "core/engine/starpu_check.hpp"
 #include "core/engine/trace_recorder.hpp"
 #include "graphs/graph_impl.hpp"
+#include "numa/pages.hpp"
 #include "sched/layout.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
@@ -175,6 +176,7 @@ struct Engine::Impl {
 
   struct Bound {
     int home = STARPU_MAIN_RAM;                  // memory node the handles are registered on
+    bool pages_placed = false;                   // run_replicated moved the buffers' pages to the home domain
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
     std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
@@ -435,7 +437,18 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     }
   }
   std::vector<Impl::Bound*> bound(n);
-  for (size_t r = 0; r < n; ++r) bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
+  for (size_t r = 0; r < n; ++r) {
+    bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
+    // Once per binding, on a real machine whose replicas span several domains: the pages of the replica's
+    // buffers go to its domain (they were first touched by the thread that built the graph).
+    if (!bound[r]->pages_placed && im.places.front().home_os_index != im.places.back().home_os_index &&
+        im.numa_plan.real_topology && numa::machine_has_node(im.places[r].home_os_index))
+      for (const auto& v : replicas[r]->impl().values)
+        if (!v.fused_away)
+          numa::move_to_node(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
+                             im.places[r].home_os_index);
+    bound[r]->pages_placed = true;
+  }
 
   // The engine's own calls, made once per set of graphs (tasks point at them until they complete):
   // per parameter k, accumulate (G_parent += G_child, as sgd with f = -1: exact), update, copy.

@@ -1,6 +1,7 @@
 // NUMA domains of an allocation and the replica plan (numa/), on hwloc synthetic topologies: domains and their
 // CPUs, memory-only nodes (flat-mode HBM, package-wide nodes above sub-NUMA clusters), the allocation's
 // restriction, replica placement and splits, the reduction tree, and the errors of CORUN_NUMA / CORUN_REPLICAS.
+#include "numa/pages.hpp"
 #include "numa/replica_plan.hpp"
 #include "numa/topology.hpp"
 
@@ -8,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -208,4 +212,20 @@ TEST(ReplicaPlan, EnvironmentIsReadStrictly) {
   unsetenv("CORUN_NUMA");
   unsetenv("CORUN_REPLICAS");
   EXPECT_FALSE(corun::numa::request_from_env().mode_given);
+}
+
+TEST(NumaPages, MovesTheWholePagesOfABufferToANodeTheMachineHas) {
+  if (!corun::numa::machine_has_node(0)) GTEST_SKIP() << "NUMA is not available on this machine";
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = nullptr;
+  ASSERT_EQ(posix_memalign(&p, page, 16 * page), 0);
+  std::memset(p, 1, 16 * page);  // faulted in
+  char* c = static_cast<char*>(p);
+  EXPECT_EQ(corun::numa::move_to_node(c, 16 * page, 0), 16u);
+  for (size_t k = 0; k < 16; ++k) EXPECT_EQ(corun::numa::node_of_page(c + k * page), 0) << "page " << k;
+  // Partial pages stay: they may hold other buffers.
+  EXPECT_EQ(corun::numa::move_to_node(c + 100, 16 * page - 200, 0), 14u);
+  EXPECT_EQ(corun::numa::move_to_node(c + 100, page / 2, 0), 0u);
+  EXPECT_THROW(corun::numa::move_to_node(c, page, 4096), corun::Error);
+  std::free(p);
 }
