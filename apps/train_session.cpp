@@ -245,6 +245,7 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
     throw UsageError("unknown model '" + model + "' (available: lstm, cifar-quick, pathnet, googlenet)");
   only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm"});
   only_for(args, model, {"--layers"}, {"lstm", "pathnet"});
+  only_for(args, model, {"--size"}, {"lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
   only_for(args, model, {"--image"}, {"pathnet", "googlenet"});
   only_for(args, model, {"--momentum"}, {"cifar-quick", "pathnet", "googlenet"});
   only_for(args, model, {"--epochs", "--data", "--eval-images"}, {"cifar-quick"});

@@ -126,6 +126,7 @@ TEST_F(CnnModels, UsageAndDataErrors) {
                         Case{kTinyPathNet + " --seq 3", 2, "--seq applies to --model lstm only"},
                         Case{"--model lstm --image 8", 2, "--image applies to --model pathnet|googlenet only"},
                         Case{kTinyPathNet + " --epochs 2", 2, "--epochs applies to --model cifar-quick only"},
+                        Case{"--model cifar-quick --size large", 2, "--size applies to --model lstm|pathnet|googlenet"},
                         Case{kTinyPathNet + " --momentum 1", 2, "--momentum must be a number in [0, 1)"},
                         Case{kTinyPathNet + " --size huge", 2, "--size must be small, medium or large"},
                         Case{"--model cifar-quick --data nowhere", 1, "does not exist"},

@@ -404,6 +404,8 @@ struct ConvGeometry {
   int n, c, h, w, k, r, stride, pad;
 };
 
+void PrintTo(const ConvGeometry& g, std::ostream* os) { *os << g.name; }  // names, not bytes, in test lists
+
 class ConvGradient : public OpGradient, public ::testing::WithParamInterface<ConvGeometry> {};
 
 TEST_P(ConvGradient, XWB) {
