@@ -94,6 +94,14 @@ void remove_tree(const fs::path& dir) {
   fs::remove_all(ec ? dir : aside, ec);
 }
 
+// What a checkpoint holds: the parameters, then the optimizer state (momentum velocities), which a resumed
+// run needs to take bitwise the same steps.
+std::vector<Tensor> saved_tensors(const Graph& g) {
+  std::vector<Tensor> t = g.params();
+  for (Tensor s : g.optimizer_state()) t.push_back(s);
+  return t;
+}
+
 void append_key(std::string& out, const char* key) {
   json::append_string(out, key);
   out += ':';
@@ -176,9 +184,10 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
     files[name] = {p.at("file", manifest + ": params[]").string(manifest + ": params[].file"),
                    p.at("fnv1a64", manifest + ": params[]").string(manifest + ": params[].fnv1a64")};
   }
-  const std::vector<Tensor> params = g.params();
+  const std::vector<Tensor> params = saved_tensors(g);
   CORUN_CHECK(files.size() == params.size(), Status::io_error,
-              manifest << " lists " << files.size() << " parameters, the model has " << params.size() << hint);
+              manifest << " lists " << files.size() << " parameters and optimizer state tensors, the model has "
+                       << params.size() << hint);
   std::vector<NpyArray> loaded;
   for (Tensor t : params) {
     const auto it = files.find(t.name());
@@ -243,17 +252,23 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
   append_key(m, "optimizer");
   m += "{";
   append_key(m, "kind");
-  json::append_string(m, "sgd");
+  const std::vector<Tensor> state_tensors = g.optimizer_state();
+  json::append_string(m, state_tensors.empty() ? "sgd" : "sgd_momentum");
   m += ",";
   append_key(m, "learning_rate");
   json::append_number(m, learning_rate);
   m += ",";
-  append_key(m, "state");
-  m += "[]},";  // plain SGD keeps no state between steps
+  append_key(m, "state");  // names of the state tensors, saved with the parameters below (plain SGD has none)
+  m += "[";
+  for (size_t i = 0; i < state_tensors.size(); ++i) {
+    if (i) m += ",";
+    json::append_string(m, state_tensors[i].name());
+  }
+  m += "]},";
   append_key(m, "params");
   m += "[";
   bool first = true;
-  for (Tensor p : g.params()) {
+  for (Tensor p : saved_tensors(g)) {
     const std::vector<float> v = engine.read(g, p);
     const std::string file = p.name() + ".npy";
     save_npy(tmp + "/" + file, p.shape(), v.data());

@@ -4,7 +4,8 @@
 //   if (auto s = ck.load_newest(graph, identity)) ...      // before the graph is bound to an Engine
 //   ck.write(graph, engine, identity, state, lr);          // after an iteration
 //
-// A checkpoint is a directory DIR/ckpt-<iteration, 9 digits> holding one <param>.npy per parameter and
+// A checkpoint is a directory DIR/ckpt-<iteration, 9 digits> holding one <param>.npy per parameter (and per
+// optimizer state tensor, e.g. <param>.velocity.npy of SGD with momentum) and
 // manifest.json (format, iteration, the run's identity, the data position, the optimizer, and the losses
 // and times of every completed iteration, with an FNV-1a hash of each parameter's data). It is written
 // into a temporary directory, every file fsync'ed, the directory fsync'ed, renamed into place and the

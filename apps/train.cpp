@@ -5,6 +5,7 @@
 #include "apps/commands.hpp"
 #include "apps/json.hpp"
 #include "apps/lstm_session.hpp"
+#include "apps/train_session.hpp"
 #include "apps/progress.hpp"
 #include "apps/stop_signals.hpp"
 #include "core/engine/trace.hpp"
@@ -30,8 +31,8 @@ namespace corun::cli {
 namespace {
 
 const std::vector<FlagSpec> kOwnFlags = {
-    {"--iters", true, "training iterations (default 20)"},
-    {"--lr", true, "SGD learning rate (default 0.5)"},
+    {"--iters", true, "training iterations (default 20; cifar-quick: --epochs worth of batches)"},
+    {"--lr", true, "SGD learning rate (default per model: lstm 0.5, cifar-quick, pathnet, googlenet 0.01)"},
     {"--seed", true, "seed of parameters and data (default 42)"},
     {"--cell", true, "fused (one lstm_cell task per step, default) | unfused (split, sigmoid, tanh, mul, add)"},
     {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},
@@ -50,33 +51,16 @@ const std::vector<FlagSpec> kOwnFlags = {
 };
 
 std::vector<FlagSpec> flags() {
-  std::vector<FlagSpec> f = lstm_flags();
+  std::vector<FlagSpec> f = model_flags();
   f.insert(f.end(), kOwnFlags.begin(), kOwnFlags.end());
   return f;
 }
 
 std::string usage() {
-  return "usage: corun train --model lstm [options]\n" + describe(flags()) +
+  return "usage: corun train --model lstm|cifar-quick|pathnet|googlenet [options]\n" + describe(flags()) +
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
          "with 128 + its number)\n";
-}
-
-// What must match between a checkpoint and the run resuming from it (compared as text).
-RunIdentity identity_of(const models::LstmConfig& cfg, bool fuse) {
-  char lr[32];
-  std::snprintf(lr, sizeof(lr), "%.9g", static_cast<double>(cfg.learning_rate));  // exact for a float
-  return {{"model", "lstm"},
-          {"layers", std::to_string(cfg.layers)},
-          {"batch", std::to_string(cfg.batch)},
-          {"seq", std::to_string(cfg.seq)},
-          {"hidden", std::to_string(cfg.hidden)},
-          {"input", std::to_string(cfg.input)},
-          {"classes", std::to_string(cfg.classes)},
-          {"learning_rate", lr},
-          {"seed", std::to_string(cfg.seed)},
-          {"cell", cfg.fused_cell ? "fused" : "unfused"},
-          {"fuse_elementwise", fuse ? "true" : "false"}};
 }
 
 void make_dir(const std::string& dir) {
@@ -102,7 +86,7 @@ void print_bound(const RunStats& s, const EngineInfo& info) {
 }  // namespace
 
 int train(int argc, char** argv) {
-  models::LstmConfig cfg;
+  std::unique_ptr<TrainSession> session;
   long iters = 0;
   bool fuse = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
@@ -114,15 +98,9 @@ int train(int argc, char** argv) {
       std::cout << usage();
       return 0;
     }
-    std::string size;
-    cfg = lstm_config_from(args, size);
-    cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
-    cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
-    const std::string cell = args.str("--cell", "fused");
-    if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
-    cfg.fused_cell = cell == "fused";
+    session = make_session(args);
     fuse = args.has("--fuse-elementwise");
-    iters = args.positive("--iters", 20);
+    iters = args.positive("--iters", session->default_iters());
     json_path = args.str("--json", "");
     save_dir = args.str("--save", "");
     load_dir = args.str("--load", "");
@@ -142,11 +120,11 @@ int train(int argc, char** argv) {
   if (policy_help_requested()) return 0;
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
-  LstmSession session(cfg);
-  models::Lstm& model = session.model;
-  Graph& g = model.graph;
+  Graph& g = session->graph();
+  const Tensor loss = session->loss();
   if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
-  const RunIdentity identity = identity_of(cfg, fuse);
+  RunIdentity identity = session->identity();
+  identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
   std::unique_ptr<Checkpoints> ckpt;
   CheckpointState state;  // the history before this process (from the checkpoint) and after
   if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
@@ -177,19 +155,19 @@ int train(int argc, char** argv) {
   int tasks = g.num_nodes();
   RunStats last;
   auto checkpoint = [&] {
-    const std::string path = ckpt->write(g, engine, identity, state, static_cast<double>(cfg.learning_rate),
-                                         "corun::models::SequenceTask", static_cast<unsigned long long>(cfg.seed));
+    const std::string path = ckpt->write(g, engine, identity, state, static_cast<double>(session->learning_rate()),
+                                         session->data_generator(), static_cast<unsigned long long>(session->seed()));
     std::fprintf(stderr, "corun: checkpoint %s\n", path.c_str());
   };
   Progress progress(iters, progress_every, stderr_is_terminal());
   for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
-    const RunStats s = session.step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
+    const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
     ms.push_back(s.wall_ms);
     tasks = s.tasks;
     last = s;
     state.ms.push_back(s.wall_ms);
-    state.losses.push_back(engine.read(g, model.loss)[0]);
+    state.losses.push_back(engine.read(g, loss)[0]);
     state.iteration = it + 1;
     progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
@@ -201,8 +179,9 @@ int train(int argc, char** argv) {
   if (ckpt && state.iteration > ckpt->newest()) checkpoint();
 
   const EngineInfo& info = engine.info();
-  std::printf("\nLSTM %s: layers=%d batch=%d seq=%d hidden=%d lr=%g\n\n", "train", cfg.layers, cfg.batch, cfg.seq,
-              cfg.hidden, static_cast<double>(cfg.learning_rate));
+  // The test accuracy of the final parameters (a model with a test set only; not after a stop signal).
+  const double accuracy = stopped ? -1.0 : session->test_accuracy(engine);
+  std::printf("\n%s\n\n", session->title().c_str());
   // The first iteration of a process also registers data and loads perfmodels: keep it out of the summary.
   const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
   const double med = timed.empty() ? NAN : median(timed);
@@ -217,6 +196,7 @@ int train(int argc, char** argv) {
   if (resumed_from > 0)
     std::printf("(resumed at iteration %ld: this run did %zu iterations)\n", resumed_from, ms.size());
   if (!ms.empty()) print_bound(last, info);
+  if (accuracy >= 0.0) std::printf("test accuracy: %.2f%%\n", 100.0 * accuracy);
   if (!trace_path.empty()) {
     write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
     std::printf("trace of the last iteration: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
@@ -240,11 +220,9 @@ int train(int argc, char** argv) {
       CORUN_CHECK(out.good(), Status::io_error, "cannot write '" << tmp << "'");
       Json j(out);
       j.open();
-      j.open("config").field("model", "lstm").field("layers", cfg.layers).field("batch", cfg.batch)
-          .field("seq", cfg.seq).field("hidden", cfg.hidden).field("input", cfg.input)
-          .field("classes", cfg.classes).field("learning_rate", static_cast<double>(cfg.learning_rate))
-          .field("seed", static_cast<long>(cfg.seed)).field("iters", iters)
-          .field("cell", cfg.fused_cell ? "fused" : "unfused").field("fuse_elementwise", fuse).close();
+      j.open("config");
+      session->json_config(j);
+      j.field("iters", iters).field("fuse_elementwise", fuse).close();
       j.open("machine").field("nproc", machine::nproc()).field("cpu_model", machine::cpu_model())
           .field("topology", machine::topology_summary()).field("affinity", machine::affinity_list())
           .field("git_sha", machine::git_sha()).close();
@@ -264,7 +242,9 @@ int train(int argc, char** argv) {
           .field("first_loss", first_loss).field("final_loss", final_loss)
           .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
           .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)
-          .field("uncalibrated_nodes", last.uncalibrated).close();
+          .field("uncalibrated_nodes", last.uncalibrated);
+      if (accuracy >= 0.0) j.field("test_accuracy", accuracy);
+      j.close();
       j.close();
       out << "\n";
       CORUN_CHECK(out.good(), Status::io_error, "writing '" << tmp << "' failed");

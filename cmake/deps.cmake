@@ -6,6 +6,8 @@ pkg_check_modules(STARPU REQUIRED IMPORTED_TARGET starpu-1.3)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
+# zlib: only the CLI's Fashion-MNIST reader (apps/fashion_mnist.cpp) links it, not the installed libraries.
+pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 
 # Read the worker cap the StarPU we build against was configured with; printed in the summary line.
 find_file(CORUN_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_DEFAULT_PATH)

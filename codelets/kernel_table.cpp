@@ -2,13 +2,18 @@
 #include "codelets/op.hpp"
 
 #include "codelets/add/add.hpp"
+#include "codelets/add_n/add_n.hpp"
 #include "codelets/concat/concat.hpp"
+#include "codelets/conv2d/conv2d.hpp"
 #include "codelets/ew_chain/ew_chain.hpp"
 #include "codelets/lstm_cell/lstm_cell.hpp"
 #include "codelets/matmul/matmul.hpp"
 #include "codelets/mul/mul.hpp"
+#include "codelets/pool/pool.hpp"
 #include "codelets/relu/relu.hpp"
+#include "codelets/reshape/reshape.hpp"
 #include "codelets/sgd/sgd.hpp"
+#include "codelets/sgd_momentum/sgd_momentum.hpp"
 #include "codelets/sigmoid/sigmoid.hpp"
 #include "codelets/slice/slice.hpp"
 #include "codelets/softmax_xent/softmax_xent.hpp"
@@ -39,6 +44,9 @@ const OpInfo kTable[] = {
     CORUN_OP(slice),        CORUN_OP(slice_grad),   CORUN_OP(sum),          CORUN_OP(sum_grad),
     CORUN_OP(softmax_xent), CORUN_OP(softmax_xent_grad), CORUN_OP(sgd),
     CORUN_OP(lstm_cell),    CORUN_OP(lstm_cell_grad), CORUN_OP(ew_chain),
+    CORUN_OP(conv2d),       CORUN_OP(conv2d_grad_data), CORUN_OP(conv2d_grad_filter),
+    CORUN_OP(max_pool),     CORUN_OP(max_pool_grad), CORUN_OP(avg_pool),      CORUN_OP(avg_pool_grad),
+    CORUN_OP(add_n),        CORUN_OP(sgd_momentum), CORUN_OP(reshape),
 };
 
 #undef CORUN_OP

@@ -45,6 +45,16 @@ enum class OpKind : int {
                      ///< (activated gates), TC = tanh(C)  (A and TC are saved for the backward)
   lstm_cell_grad,    ///< buffers: A, Cp, TC, dH, dC (gradient of C from its other readers) -> dZ [B,4H], dCp
   ew_chain,          ///< fused same-shape elementwise ops; buffers: inputs.., output; `program` (ew_chain.hpp)
+  conv2d,            ///< NCHW convolution + bias; buffers X, W, B -> Y; i: stride, pad (conv2d/conv2d.hpp)
+  conv2d_grad_data,  ///< buffers dY, W -> dX; i: stride, pad
+  conv2d_grad_filter,///< buffers X, dY -> dW, dB; i: stride, pad
+  max_pool,          ///< buffers X -> Y; i: kernel, stride, pad (pool/pool.hpp)
+  max_pool_grad,     ///< buffers X, dY -> dX (ties to the first max)
+  avg_pool,          ///< buffers X -> Y; i: kernel, stride, pad
+  avg_pool_grad,     ///< buffers dY -> dX
+  add_n,             ///< Y = X0 + ... + Xk-1 (same shapes); buffers X0..Xk-1, Y
+  sgd_momentum,      ///< V = mu V + G; W -= f V; buffers W (RW), V (RW), G; i[0]: mu's float bits
+  reshape,           ///< Y = X viewed with another shape (a copy); buffers X, Y
   count_             ///< number of kinds (not an op)
 };
 

@@ -7,6 +7,7 @@
 // is accumulated in place (C += A*B, one RW chain), never through one temporary per timestep.
 #include <corun/graph.hpp>
 
+#include "codelets/sgd_momentum/sgd_momentum.hpp"
 #include "core/base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
@@ -278,6 +279,56 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
+    case OpKind::conv2d: {
+      // Buffers X, W, B -> Y. dX by backward-data; dW and dB together by backward-filter (one pass over dY).
+      const int x = in(0), w = in(1), b = in(2), dy = grad(in(3));
+      if (dy < 0) return;
+      const Shape sy = shape(in(3)), sw = shape(w), sb = shape(b);
+      if (need(0))
+        contribute_new(x, shape(x), ".conv", [&](int c) {
+          node(OpKind::conv2d_grad_data, tag + ".dx",
+               {{dy, Access::read, sy}, {w, Access::read, sw}, {c, Access::write, shape(x)}}, call.i);
+        });
+      if (!need(1) && !need(2)) return;
+      const int dw = new_grad_value(sw, "d" + name(w) + ".conv" + std::to_string(counter_++));
+      const int db = new_grad_value(sb, "d" + name(b) + ".conv" + std::to_string(counter_++));
+      node(OpKind::conv2d_grad_filter, tag + ".dw",
+           {{x, Access::read, shape(x)}, {dy, Access::read, sy}, {dw, Access::write, sw}, {db, Access::write, sb}},
+           call.i);
+      if (need(1)) contribute(w, dw, true);
+      if (need(2)) contribute(b, db, true);
+      return;
+    }
+    case OpKind::max_pool:
+    case OpKind::avg_pool: {
+      const int x = in(0), dy = grad(in(1));
+      if (dy < 0 || !need(0)) return;
+      const Shape sx = shape(x), sy = shape(in(1));
+      contribute_new(x, sx, ".pool", [&](int c) {
+        if (call.kind == OpKind::max_pool)  // the backward re-finds each window's first max in X
+          node(OpKind::max_pool_grad, tag,
+               {{x, Access::read, sx}, {dy, Access::read, sy}, {c, Access::write, sx}}, call.i);
+        else
+          node(OpKind::avg_pool_grad, tag, {{dy, Access::read, sy}, {c, Access::write, sx}}, call.i);
+      });
+      return;
+    }
+    case OpKind::add_n: {
+      const int k = static_cast<int>(bufs.size()) - 1;
+      const int dy = grad(in(k));
+      if (dy < 0) return;
+      for (int j = 0; j < k; ++j)  // every operand gets dY itself (shared, so never updated in place)
+        if (need(j)) contribute(in(j), dy, false);
+      return;
+    }
+    case OpKind::reshape: {
+      const int x = in(0), dy = grad(in(1));
+      if (dy < 0 || !need(0)) return;
+      contribute_new(x, shape(x), ".reshape", [&](int c) {
+        node(OpKind::reshape, tag, {{dy, Access::read, shape(in(1))}, {c, Access::write, shape(x)}});
+      });
+      return;
+    }
     default:
       detail::fail(Status::invalid_argument, std::string("backward: op '") + codelets::op_info(call.kind).name +
                                                  "' of node '" + n.name + "' has no gradient rule");
@@ -300,7 +351,16 @@ void Autodiff::run(int loss, const BackwardOptions& options) {
     const int gv = g_.grad_of[v];
     if (gv < 0) continue;  // a parameter the loss does not depend on
     const Shape s = g_.values[v].shape;
-    node(OpKind::sgd, "sgd." + g_.values[v].name,
+    const std::string pname = g_.values[v].name;
+    if (options.momentum > 0.0f) {  // the velocity starts at zero (buffers are zero-filled)
+      const int vel = g_.add_value(s, pname + ".velocity", ValueKind::state);
+      owned_.push_back(false);
+      node(OpKind::sgd_momentum, "sgd_momentum." + pname,
+           {{static_cast<int>(v), Access::readwrite, s}, {vel, Access::readwrite, s}, {gv, Access::read, s}},
+           {codelets::sgd_momentum_encode(options.momentum), 0, 0, 0}, options.learning_rate);
+      continue;
+    }
+    node(OpKind::sgd, "sgd." + pname,
          {{static_cast<int>(v), Access::readwrite, s}, {gv, Access::read, s}}, {}, options.learning_rate);
   }
 }
@@ -317,6 +377,8 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,
               "backward: learning rate must be positive, got " << options.learning_rate);
+  CORUN_CHECK(options.momentum >= 0.0f && options.momentum < 1.0f, Status::invalid_argument,
+              "backward: momentum must be in [0, 1), got " << options.momentum);
   Autodiff(g).run(loss.id(), options);
   g.has_backward = true;
   g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run

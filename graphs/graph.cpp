@@ -45,7 +45,8 @@ int GraphImpl::add_node(std::string name, OpCall call, std::vector<int> buffers,
   const int id = static_cast<int>(nodes.size());
   for (size_t b = 0; b < buffers.size(); ++b) {
     Value& v = values[static_cast<size_t>(buffers[b])];
-    if (call.modes[b] != Access::read && v.producer < 0 && v.kind != ValueKind::param) v.producer = id;
+    if (call.modes[b] != Access::read && v.producer < 0 && v.kind != ValueKind::param && v.kind != ValueKind::state)
+      v.producer = id;
   }
   nodes.push_back(Node{std::move(name), std::move(call), std::move(buffers), is_gradient});
   return id;
@@ -297,6 +298,89 @@ std::pair<Tensor, Tensor> Graph::lstm_cell(Tensor gates, Tensor c_prev, const st
   return {outs[1], outs[0]};
 }
 
+namespace {
+void check_nchw(OpKind op, const std::string& node, const char* what, const Shape& s) {
+  CORUN_CHECK(s.rank == 4, Status::invalid_argument,
+              op_name(op) << " '" << node << "': " << what << " must be 4-D [N, C, H, W], got " << s.str());
+}
+
+void check_window(OpKind op, const std::string& node, int window, int stride, int pad) {
+  CORUN_CHECK(window >= 1 && stride >= 1 && pad >= 0 && pad < window, Status::invalid_argument,
+              op_name(op) << " '" << node << "': need window >= 1, stride >= 1 and 0 <= pad < window, got window "
+                          << window << ", stride " << stride << ", pad " << pad);
+}
+
+int64_t out_extent(OpKind op, const std::string& node, const Shape& x, int64_t in, int window, int stride, int pad) {
+  const int64_t span = in + 2 * pad - window;
+  CORUN_CHECK(span >= 0, Status::invalid_argument,
+              op_name(op) << " '" << node << "': a window of " << window << " with padding " << pad
+                          << " does not fit the input " << x.str() << "; use a smaller window or more padding");
+  return span / stride + 1;
+}
+
+Tensor pool(Graph& self, GraphImpl& g, OpKind kind, Tensor x, int kernel, int stride, int pad, const std::string& name) {
+  const std::string node = g.node_name(name, op_name(kind));
+  check_tensor(g, &self, x, op_name(kind), node);
+  const Shape s = shape_of(g, x);
+  check_nchw(kind, node, "X", s);
+  check_window(kind, node, kernel, stride, pad);
+  const Shape y{s[0], s[1], out_extent(kind, node, s, s[2], kernel, stride, pad),
+                out_extent(kind, node, s, s[3], kernel, stride, pad)};
+  return emit(self, g, kind, node, {x.id()}, {y}, {kernel, stride, pad, 0}, 0.0f, ValueKind::activation, false)[0];
+}
+}  // namespace
+
+Tensor Graph::conv2d(Tensor x, Tensor w, Tensor b, int stride, int pad, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "conv2d");
+  for (Tensor t : {x, w, b}) check_tensor(g, this, t, "conv2d", node);
+  const Shape sx = shape_of(g, x), sw = shape_of(g, w), sb = shape_of(g, b);
+  check_nchw(OpKind::conv2d, node, "X", sx);
+  if (sw.rank != 4 || sw[1] != sx[1])
+    shape_error(OpKind::conv2d, node, "filters must be [K, C, R, S] with C the input's channels", "X", sx, "W", sw);
+  if (sb.rank != 1 || sb[0] != sw[0])
+    shape_error(OpKind::conv2d, node, "the bias must be [K], one per filter", "W", sw, "B", sb);
+  CORUN_CHECK(stride >= 1 && pad >= 0, Status::invalid_argument,
+              "conv2d '" << node << "': need stride >= 1 and pad >= 0, got stride " << stride << ", pad " << pad);
+  const Shape y{sx[0], sw[0], out_extent(OpKind::conv2d, node, sx, sx[2], static_cast<int>(sw[2]), stride, pad),
+                out_extent(OpKind::conv2d, node, sx, sx[3], static_cast<int>(sw[3]), stride, pad)};
+  return emit(*this, g, OpKind::conv2d, node, {x.id(), w.id(), b.id()}, {y}, {stride, pad, 0, 0}, 0.0f,
+              ValueKind::activation, false)[0];
+}
+
+Tensor Graph::max_pool(Tensor x, int kernel, int stride, int pad, const std::string& name) {
+  return pool(*this, *impl_, OpKind::max_pool, x, kernel, stride, pad, name);
+}
+
+Tensor Graph::avg_pool(Tensor x, int kernel, int stride, int pad, const std::string& name) {
+  return pool(*this, *impl_, OpKind::avg_pool, x, kernel, stride, pad, name);
+}
+
+Tensor Graph::add_n(const std::vector<Tensor>& xs, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "add_n");
+  CORUN_CHECK(!xs.empty(), Status::invalid_argument, "add_n '" << node << "': no operands");
+  std::vector<int> ids;
+  for (Tensor x : xs) {
+    check_tensor(g, this, x, "add_n", node);
+    if (shape_of(g, x) != shape_of(g, xs[0]))
+      shape_error(OpKind::add_n, node, "operands must have the same shape", "first operand", shape_of(g, xs[0]),
+                  "operand", shape_of(g, x));
+    ids.push_back(x.id());
+  }
+  return emit(*this, g, OpKind::add_n, node, ids, {shape_of(g, xs[0])}, {}, 0.0f, ValueKind::activation, false)[0];
+}
+
+Tensor Graph::reshape(Tensor x, const Shape& shape, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "reshape");
+  check_tensor(g, this, x, "reshape", node);
+  const Shape s = shape_of(g, x);
+  if (shape.rank < 1 || shape.numel() != s.numel())
+    shape_error(OpKind::reshape, node, "the element counts differ", "X", s, "new shape", shape);
+  return emit(*this, g, OpKind::reshape, node, {x.id()}, {shape}, {}, 0.0f, ValueKind::activation, false)[0];
+}
+
 Tensor Graph::softmax_xent(Tensor logits, Tensor targets, const std::string& name) {
   GraphImpl& g = *impl_;
   const std::string node = g.node_name(name, "softmax_xent");
@@ -342,6 +426,13 @@ std::vector<Tensor> Graph::params() const {
   return r;
 }
 
+std::vector<Tensor> Graph::optimizer_state() const {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < impl_->values.size(); ++i)
+    if (impl_->values[i].kind == ValueKind::state) r.emplace_back(impl_.get(), static_cast<int>(i));
+  return r;
+}
+
 Tensor Graph::find(const std::string& name) const {
   auto it = impl_->by_name.find(name);
   CORUN_CHECK(it != impl_->by_name.end(), Status::invalid_argument, "no tensor named '" << name << "' in the graph");
@@ -362,7 +453,7 @@ void Graph::keep(Tensor t) {
 void Graph::set_learning_rate(float learning_rate) {
   CORUN_CHECK(learning_rate > 0.0f, Status::invalid_argument, "learning rate must be positive, got " << learning_rate);
   for (auto& n : impl_->nodes)
-    if (n.call.kind == OpKind::sgd) n.call.f = learning_rate;
+    if (n.call.kind == OpKind::sgd || n.call.kind == OpKind::sgd_momentum) n.call.f = learning_rate;
 }
 
 float* Graph::data(Tensor t) {

@@ -38,12 +38,17 @@ enum class ValueKind {
   constant,    ///< fixed content set at creation (ones, zeros) used by gradient nodes
   activation,  ///< produced by a forward node
   gradient,    ///< produced by a gradient node
+  state,       ///< optimizer state updated in place by the update nodes (SGD momentum's velocity); saved
+               ///< with the parameters by checkpoints (Graph::optimizer_state)
 };
 
 /// Options of Graph::backward.
 struct BackwardOptions {
   bool sgd_update = true;        ///< append `param -= learning_rate * grad` for every parameter
   float learning_rate = 0.1f;    ///< SGD step (change later with Graph::set_learning_rate)
+  /// 0: plain SGD. > 0: SGD with momentum (V = momentum V + G; W -= learning_rate V, as PyTorch), with one
+  /// zero-initialised velocity per parameter, named "<param>.velocity" (Graph::optimizer_state).
+  float momentum = 0.0f;
 };
 
 /// A computation graph of f32 tensors. Not copyable (values own their buffers). Movable: tensors and an
@@ -90,6 +95,18 @@ class Graph {
   /// column blocks i, f, g, o; `c_prev` [B, H] is the previous cell state. c = sigmoid(f) c_prev +
   /// sigmoid(i) tanh(g), h = sigmoid(o) tanh(c). Returns {h, c} (values "<name>.h", "<name>.c").
   std::pair<Tensor, Tensor> lstm_cell(Tensor gates, Tensor c_prev, const std::string& name = "");
+  /// 2-D convolution of NCHW `x` [N,C,H,W] with filters `w` [K,C,R,S] plus a bias `b` [K], the same
+  /// `stride` and zero `pad` in both spatial dimensions; the result is [N,K,OH,OW] with
+  /// OH = (H + 2 pad - R) / stride + 1 (floor). Cross-correlation, as in every DL framework.
+  Tensor conv2d(Tensor x, Tensor w, Tensor b, int stride = 1, int pad = 0, const std::string& name = "");
+  /// Max pooling of NCHW `x` over square `kernel` windows (stride, zero padding never wins; floor size).
+  Tensor max_pool(Tensor x, int kernel, int stride, int pad = 0, const std::string& name = "");
+  /// Average pooling of NCHW `x`; each window divides by its positions inside the image.
+  Tensor avg_pool(Tensor x, int kernel, int stride, int pad = 0, const std::string& name = "");
+  /// X0 + X1 + ... (same shapes), summed left to right.
+  Tensor add_n(const std::vector<Tensor>& xs, const std::string& name = "");
+  /// `x` with another shape of the same element count (C order; a copy, e.g. [N,C,H,W] -> [N, C*H*W]).
+  Tensor reshape(Tensor x, const Shape& shape, const std::string& name = "");
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
@@ -122,6 +139,8 @@ class Graph {
   ValueKind kind(Tensor t) const;
   std::vector<Tensor> inputs() const;
   std::vector<Tensor> params() const;
+  /// Optimizer state values (ValueKind::state, e.g. momentum velocities), in creation order.
+  std::vector<Tensor> optimizer_state() const;
   /// Value by name (inputs, params and named nodes' outputs); throws corun::Error if absent.
   Tensor find(const std::string& name) const;
   /// Graphviz DOT text of the nodes and values.

@@ -2,7 +2,9 @@
 // that splits hit empty members, partial alignment blocks and row boundaries inside a member's block.
 #include "op_cases.hpp"
 
+#include "codelets/conv2d/conv2d.hpp"
 #include "codelets/ew_chain/ew_chain.hpp"
+#include "codelets/sgd_momentum/sgd_momentum.hpp"
 
 #include <utility>
 
@@ -218,6 +220,68 @@ void ew_chain_cases(std::vector<OpCaseSpec>& out) {
   out.push_back(std::move(c));
 }
 
+// conv2d and its two backward ops on one geometry: {N, C, H, W, K, R(=S), stride, pad}. Covers 1x1 (the
+// im2col-free path), odd image sizes, stride 2, padding wider than needed, K not a multiple of the filter
+// tile, a batch of one (members without images) and the CIFAR-quick / PathNet shapes.
+void conv_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t geoms[][8] = {{1, 1, 1, 1, 1, 1, 1, 0},   {2, 3, 5, 7, 4, 3, 1, 1},  {3, 2, 9, 8, 5, 3, 2, 1},
+                              {4, 5, 6, 6, 17, 1, 1, 0},  {2, 4, 7, 5, 3, 5, 1, 2},  {1, 3, 8, 8, 9, 3, 2, 0},
+                              {5, 2, 4, 4, 3, 2, 1, 3},   {8, 1, 28, 28, 32, 5, 1, 2}, {4, 16, 16, 16, 16, 3, 1, 1}};
+  for (const auto& q : geoms) {
+    const int64_t n = q[0], c = q[1], h = q[2], w = q[3], k = q[4], r = q[5], stride = q[6], pad = q[7];
+    const int64_t oh = window_out_extent(h, r, stride, pad), ow = window_out_extent(w, r, stride, pad);
+    const Shape x{n, c, h, w}, wt{k, c, r, r}, b{k}, y{n, k, oh, ow};
+    const std::string name = dims_str(x) + "_k" + std::to_string(k) + "r" + std::to_string(r) + "s" +
+                             std::to_string(stride) + "p" + std::to_string(pad);
+    out.push_back(make("conv2d_" + name, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, {stride, pad}));
+    out.push_back(make("conv2d_grad_data_" + name, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, {stride, pad}));
+    out.push_back(
+        make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt, b}, {R, R, W, W}, {stride, pad}));
+  }
+}
+
+// Pooling forward and backward: {N, C, H, W, kernel, stride, pad}; overlapping windows (3/2), tiling ones
+// (2/2), padding, windows that do not tile the image, and a small value range (scale) for exact ties.
+void pool_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t geoms[][7] = {{1, 1, 1, 1, 1, 1, 0}, {2, 3, 7, 7, 3, 2, 0},   {3, 2, 8, 6, 2, 2, 0},
+                              {2, 5, 9, 9, 3, 2, 1}, {1, 4, 5, 11, 3, 1, 1},  {4, 32, 28, 28, 3, 2, 0},
+                              {2, 3, 6, 6, 6, 6, 0}};
+  for (const auto& q : geoms) {
+    const int64_t n = q[0], c = q[1], h = q[2], w = q[3], kernel = q[4], stride = q[5], pad = q[6];
+    const Shape x{n, c, h, w}, y{n, c, window_out_extent(h, kernel, stride, pad), window_out_extent(w, kernel, stride, pad)};
+    const std::string name = dims_str(x) + "_k" + std::to_string(kernel) + "s" + std::to_string(stride) + "p" +
+                             std::to_string(pad);
+    const std::array<int64_t, kMaxIntAttrs> a{kernel, stride, pad, 0};
+    out.push_back(make("max_pool_" + name, OpKind::max_pool, {x, y}, {R, W}, a));
+    out.push_back(make("max_pool_grad_" + name, OpKind::max_pool_grad, {x, y, x}, {R, R, W}, a));
+    out.push_back(make("avg_pool_" + name, OpKind::avg_pool, {x, y}, {R, W}, a));
+    out.push_back(make("avg_pool_grad_" + name, OpKind::avg_pool_grad, {y, x}, {R, W}, a));
+  }
+}
+
+void add_n_cases(std::vector<OpCaseSpec>& out) {
+  for (int k : {1, 2, 6})
+    for (const Shape& s : kElementwise) {
+      Shapes shapes(static_cast<size_t>(k + 1), s);
+      std::vector<Access> modes(static_cast<size_t>(k), R);
+      modes.push_back(W);
+      out.push_back(make("add_n" + std::to_string(k) + "_" + dims_str(s), OpKind::add_n, shapes, modes));
+    }
+}
+
+void sgd_momentum_cases(std::vector<OpCaseSpec>& out) {
+  for (const Shape& s : kElementwise)
+    out.push_back(make("sgd_momentum_" + dims_str(s), OpKind::sgd_momentum, {s, s, s}, {RW, RW, R},
+                       {sgd_momentum_encode(0.9f)}, 0.01f));
+}
+
+void reshape_cases(std::vector<OpCaseSpec>& out) {
+  const Shape pairs[][2] = {{Shape{1}, Shape{1}}, {Shape{4, 3, 5, 7}, Shape{4, 105}}, {Shape{33, 65}, Shape{2145}},
+                            {Shape{4099}, Shape{1, 4099}}};
+  for (const auto& p : pairs)
+    out.push_back(make("reshape_" + dims_str(p[0]) + "_to_" + dims_str(p[1]), OpKind::reshape, {p[0], p[1]}, {R, W}));
+}
+
 }  // namespace
 
 std::vector<OpCaseSpec> all_op_cases() {
@@ -242,6 +306,11 @@ std::vector<OpCaseSpec> all_op_cases() {
   sgd_cases(out);
   lstm_cell_cases(out);
   ew_chain_cases(out);
+  conv_cases(out);
+  pool_cases(out);
+  add_n_cases(out);
+  sgd_momentum_cases(out);
+  reshape_cases(out);
   return out;
 }
 

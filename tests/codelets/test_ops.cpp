@@ -209,7 +209,9 @@ TEST(KernelTable, EveryKindHasItsKernels) {
   const char* names[] = {"matmul", "add",        "sub",  "mul",       "sigmoid",      "sigmoid_grad",
                          "tanh",   "tanh_grad",  "relu", "relu_grad", "concat",       "split",
                          "slice",  "slice_grad", "sum",  "sum_grad",  "softmax_xent", "softmax_xent_grad",
-                         "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain"};
+                         "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain", "conv2d", "conv2d_grad_data",
+                         "conv2d_grad_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
+                         "add_n", "sgd_momentum", "reshape"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));
@@ -218,6 +220,31 @@ TEST(KernelTable, EveryKindHasItsKernels) {
     EXPECT_NE(info.fast, nullptr);
     EXPECT_GE(info.max_width, 1);
   }
+}
+
+// A constant image makes every window a tie: both max_pool_grad kernels must send each window's gradient
+// to its first position in row-major window order (the first max), at every width.
+TEST(MaxPoolGrad, TiesGoToTheFirstMax) {
+  OpCall call;
+  call.kind = OpKind::max_pool_grad;
+  call.shapes = {Shape{2, 3, 5, 5}, Shape{2, 3, 2, 2}, Shape{2, 3, 5, 5}};  // kernel 3, stride 2
+  call.modes = {Access::read, Access::read, Access::write};
+  call.i = {3, 2, 0, 0};
+  std::vector<float> x(150, 0.5f), dy(24), dx(150);
+  for (size_t e = 0; e < dy.size(); ++e) dy[e] = 1.0f + static_cast<float>(e);
+  for (Kernel k : {op_info(OpKind::max_pool_grad).ref, op_info(OpKind::max_pool_grad).fast})
+    for (int width : {1, 2, 4, 8}) {
+      std::fill(dx.begin(), dx.end(), -1.0f);
+      float* bufs[] = {x.data(), dy.data(), dx.data()};
+      for (int rank = 0; rank < width; ++rank) k(call, bufs, rank, width);
+      for (int p = 0; p < 6; ++p)
+        for (int e = 0; e < 25; ++e) {
+          const int oh = e / 5 / 2, ow = e % 5 / 2;  // windows start at rows/cols 0 and 2
+          const bool first = e / 5 % 2 == 0 && e % 5 % 2 == 0 && e / 5 <= 2 && e % 5 <= 2;
+          const float want = first ? dy[static_cast<size_t>(p * 4 + oh * 2 + ow)] : 0.0f;
+          EXPECT_EQ(dx[static_cast<size_t>(p * 25 + e)], want) << "plane " << p << " element " << e << " width " << width;
+        }
+    }
 }
 
 TEST(KernelTableDeathTest, InvalidKindAborts) { EXPECT_DEATH(op_info(OpKind::count_), "invalid op kind"); }

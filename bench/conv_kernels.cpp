@@ -1,0 +1,155 @@
+// conv_kernels — single-threaded convolution kernels on the CIFAR-quick and PathNet shapes: corun's
+// im2col + OpenBLAS kernels (codelets/conv2d, one team member doing the whole batch) against oneDNN 2.6
+// (Debian libdnnl-dev) with the same NCHW/OIHW buffers, for the forward pass, backward-data and
+// backward-filter (+ bias). oneDNN gets the whole batch in one primitive (its best case) and, for the
+// forward pass, also one primitive call per image (what a width-independent split by images needs).
+// Primitives are created once per shape, outside the timed loop. Run with OMP_NUM_THREADS=1
+// (bench/conv_kernels.sh does): oneDNN's OpenMP runtime would otherwise use every core.
+//
+//   conv_kernels [reps]      prints one markdown table row per shape and pass: median ms over reps
+#include "codelets/conv2d/conv2d.hpp"
+#include "codelets/op.hpp"
+
+#include <dnnl.hpp>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using corun::Shape;
+using namespace corun::codelets;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct ConvShape {
+  const char* name;
+  int64_t n, c, h, w, k, r, stride, pad;
+};
+
+double median_ms(int reps, const std::function<void()>& f) {
+  f();  // warm-up: first-touch, OpenBLAS buffers, oneDNN JIT
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<float> random_vec(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
+  openblas_set_num_threads(1);
+  const ConvShape shapes[] = {
+      {"cifar-quick conv1", 64, 1, 28, 28, 32, 5, 1, 2},  {"cifar-quick conv2", 64, 32, 13, 13, 32, 5, 1, 2},
+      {"cifar-quick conv3", 64, 32, 6, 6, 64, 5, 1, 2},   {"pathnet small l0", 64, 3, 32, 32, 16, 3, 1, 1},
+      {"pathnet small l1", 64, 16, 16, 16, 16, 3, 1, 1},  {"pathnet small l2", 64, 16, 8, 8, 16, 3, 1, 1},
+  };
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  std::mt19937 rng(7);
+  std::printf("| shape (N,C,H,W -> K, RxS/stride/pad) | pass | corun im2col+OpenBLAS ms | oneDNN batch ms | "
+              "oneDNN per-image ms | oneDNN impl |\n|---|---|---:|---:|---:|---|\n");
+  for (const ConvShape& q : shapes) {
+    const int64_t oh = window_out_extent(q.h, q.r, q.stride, q.pad), ow = window_out_extent(q.w, q.r, q.stride, q.pad);
+    std::vector<float> x = random_vec(q.n * q.c * q.h * q.w, rng), wt = random_vec(q.k * q.c * q.r * q.r, rng),
+                       b = random_vec(q.k, rng), y(static_cast<size_t>(q.n * q.k * oh * ow)),
+                       dy = random_vec(q.n * q.k * oh * ow, rng), dx(x.size()), dw(wt.size()), db(b.size());
+    const Shape sx{q.n, q.c, q.h, q.w}, sw{q.k, q.c, q.r, q.r}, sb{q.k}, sy{q.n, q.k, oh, ow};
+    auto call = [&](OpKind kind, std::vector<Shape> bufs) {
+      OpCall c;
+      c.kind = kind;
+      c.shapes = std::move(bufs);
+      c.modes.assign(c.shapes.size(), Access::read);
+      c.i = {q.stride, q.pad, 0, 0};
+      return c;
+    };
+    const OpCall fwd = call(OpKind::conv2d, {sx, sw, sb, sy});
+    const OpCall bwd_data = call(OpKind::conv2d_grad_data, {sy, sw, sx});
+    const OpCall bwd_filter = call(OpKind::conv2d_grad_filter, {sx, sy, sw, sb});
+    float* fb[] = {x.data(), wt.data(), b.data(), y.data()};
+    float* db_[] = {dy.data(), wt.data(), dx.data()};
+    float* fb2[] = {x.data(), dy.data(), dw.data(), db.data()};
+    const double c_fwd = median_ms(reps, [&] { conv2d_fast(fwd, fb, 0, 1); });
+    const double c_bd = median_ms(reps, [&] { conv2d_grad_data_fast(bwd_data, db_, 0, 1); });
+    const double c_bf = median_ms(reps, [&] { conv2d_grad_filter_fast(bwd_filter, fb2, 0, 1); });
+
+    // oneDNN on the graph's own layouts (NCHW activations, OIHW filters): no reorders.
+    const dnnl::memory::dims strides{q.stride, q.stride}, pad{q.pad, q.pad};
+    auto md = [](dnnl::memory::dims d, tag t) { return dnnl::memory::desc(d, dt::f32, t); };
+    auto make = [&](int64_t n) {
+      return std::vector<dnnl::memory::desc>{md({n, q.c, q.h, q.w}, tag::nchw), md({q.k, q.c, q.r, q.r}, tag::oihw),
+                                             md({q.k}, tag::x), md({n, q.k, oh, ow}, tag::nchw)};
+    };
+    const auto m = make(q.n), m1 = make(1);
+    dnnl::convolution_forward::primitive_desc fpd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m[0],
+                                        m[1], m[2], m[3], strides, pad, pad),
+        eng);
+    dnnl::convolution_forward::primitive_desc fpd1(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m1[0],
+                                        m1[1], m1[2], m1[3], strides, pad, pad),
+        eng);
+    dnnl::convolution_backward_data::primitive_desc bdpd(
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, m[0], m[1], m[3], strides, pad, pad),
+        eng, fpd);
+    dnnl::convolution_backward_weights::primitive_desc bwpd(
+        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, m[0], m[1], m[2], m[3], strides,
+                                                 pad, pad),
+        eng, fpd);
+    dnnl::convolution_forward pf(fpd), pf1(fpd1);
+    dnnl::convolution_backward_data pbd(bdpd);
+    dnnl::convolution_backward_weights pbw(bwpd);
+    auto mem = [&](const dnnl::memory::desc& d, std::vector<float>& v) { return dnnl::memory(d, eng, v.data()); };
+    dnnl::memory mx = mem(m[0], x), mw = mem(m[1], wt), mb = mem(m[2], b), my = mem(m[3], y), mdy = mem(m[3], dy),
+                 mdx = mem(m[0], dx), mdw = mem(m[1], dw), mdb = mem(m[2], db);
+    const double d_fwd = median_ms(reps, [&] {
+      pf.execute(strm, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, my}});
+      strm.wait();
+    });
+    dnnl::memory mx1(m1[0], eng, nullptr), my1(m1[3], eng, nullptr);
+    const double d_fwd1 = median_ms(reps, [&] {
+      for (int64_t n = 0; n < q.n; ++n) {
+        mx1.set_data_handle(x.data() + n * q.c * q.h * q.w);
+        my1.set_data_handle(y.data() + n * q.k * oh * ow);
+        pf1.execute(strm, {{DNNL_ARG_SRC, mx1}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, my1}});
+      }
+      strm.wait();
+    });
+    const double d_bd = median_ms(reps, [&] {
+      pbd.execute(strm, {{DNNL_ARG_DIFF_DST, mdy}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mdx}});
+      strm.wait();
+    });
+    const double d_bf = median_ms(reps, [&] {
+      pbw.execute(strm,
+                  {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, mdy}, {DNNL_ARG_DIFF_WEIGHTS, mdw}, {DNNL_ARG_DIFF_BIAS, mdb}});
+      strm.wait();
+    });
+    char geom[96];
+    std::snprintf(geom, sizeof(geom), "%s (%ld,%ld,%ld,%ld -> %ld, %ldx%ld/%ld/%ld)", q.name, long(q.n), long(q.c),
+                  long(q.h), long(q.w), long(q.k), long(q.r), long(q.r), long(q.stride), long(q.pad));
+    std::printf("| %s | forward | %.3f | %.3f | %.3f | %s |\n", geom, c_fwd, d_fwd, d_fwd1, fpd.impl_info_str());
+    std::printf("| %s | backward-data | %.3f | %.3f | - | %s |\n", geom, c_bd, d_bd, bdpd.impl_info_str());
+    std::printf("| %s | backward-filter + bias | %.3f | %.3f | - | %s |\n", geom, c_bf, d_bf, bwpd.impl_info_str());
+  }
+  return 0;
+}

@@ -1,0 +1,141 @@
+// `corun train` with the convolutional models (docs/models.md): CIFAR-quick learns Fashion-MNIST (a short
+// run: the loss falls and the test accuracy is far above chance; the full epoch is a documented command,
+// too slow for CI), PathNet and GoogLeNet-style networks at tiny sizes with the loss falling, a resumed
+// momentum run equal bitwise to an uninterrupted one (the velocities are in the checkpoint), and the
+// model flags' usage errors.
+#include "common/cli_run.hpp"
+#include "common/temp_dir_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CORUN_EXE
+#error "CORUN_EXE must be defined to the path of the corun executable"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using corun::testing::read_file;
+using corun::testing::shell_quote;
+using Result = corun::testing::CommandResult;
+
+const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 ";
+const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
+const std::string kTinyPathNet = "--model pathnet --image 16 --batch 8";
+const std::string kTinyGoogLeNet = "--model googlenet --image 32 --batch 4";
+
+std::string array_text(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return "";
+  const auto start = at + key.size() + 4;
+  return json.substr(start, json.find(']', start) - start);
+}
+
+std::vector<double> numbers(const std::string& text) {
+  std::vector<double> out;
+  std::istringstream in(text);
+  for (std::string v; std::getline(in, v, ',');) out.push_back(std::strtod(v.c_str(), nullptr));
+  return out;
+}
+
+double mean(const std::vector<double>& v, size_t first, size_t count) {
+  return std::accumulate(v.begin() + static_cast<long>(first), v.begin() + static_cast<long>(first + count), 0.0) /
+         static_cast<double>(count);
+}
+
+// A number field of the result file ("test_accuracy": 0.8), NaN when absent.
+double field(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  return at == std::string::npos ? NAN : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+class CnnModels : public corun::testing::TempDirTest {
+ protected:
+  CnnModels() : TempDirTest("cnn") {}
+  Result run(const std::string& args) {
+    return corun::testing::run_command(dir_, kEnv + shell_quote(CORUN_EXE) + " " + args);
+  }
+  // Runs training and returns the losses from --json (failing the test when the run fails).
+  std::vector<double> losses(const std::string& args, const std::string& json = "r.json") {
+    const Result r = run("train " + args + " --json " + json);
+    EXPECT_EQ(r.code, 0) << r;
+    return numbers(array_text(read_file(path(json)), "loss"));
+  }
+};
+
+TEST_F(CnnModels, CifarQuickLearnsFashionMnist) {
+  if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " missing (Debian package dataset-fashion-mnist)";
+  const Result r = run("train --model cifar-quick --iters 60 --eval-images 1000 --json r.json");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "test accuracy: ");
+  const std::string json = read_file(path("r.json"));
+  const std::vector<double> l = numbers(array_text(json, "loss"));
+  ASSERT_EQ(l.size(), 60u);
+  EXPECT_LT(mean(l, 50, 10), 0.6 * mean(l, 0, 10)) << "the loss did not fall";
+  // Chance is 10%; 60 steps of batch 64 (under 4000 images) measured 62-70%.
+  EXPECT_GT(field(json, "test_accuracy"), 0.45) << json;
+  EXPECT_LE(field(json, "test_accuracy"), 1.0);
+}
+
+TEST_F(CnnModels, PathNetLossFalls) {
+  const std::vector<double> l = losses(kTinyPathNet + " --iters 30");
+  ASSERT_EQ(l.size(), 30u);
+  EXPECT_LT(mean(l, 25, 5), 0.7 * mean(l, 0, 5));
+}
+
+TEST_F(CnnModels, GoogLeNetLossFalls) {
+  const std::vector<double> l = losses(kTinyGoogLeNet + " --iters 16 --lr 0.005");
+  ASSERT_EQ(l.size(), 16u);
+  EXPECT_LT(mean(l, 12, 4), 0.9 * mean(l, 0, 4));
+}
+
+// SGD with momentum keeps a velocity per parameter: a run resumed from a checkpoint takes bitwise the same
+// steps only if the checkpoint restores it.
+TEST_F(CnnModels, MomentumResumeIsBitwise) {
+  const Result ref = run("train " + kTinyPathNet + " --iters 6 --json ref.json --save ref-params");
+  ASSERT_EQ(ref.code, 0) << ref;
+  for (const char* iters : {"3", "6"}) {
+    const Result r = run("train " + kTinyPathNet + " --iters " + iters +
+                         " --checkpoint ck --resume --json part.json --save params");
+    ASSERT_EQ(r.code, 0) << r;
+  }
+  EXPECT_EQ(array_text(read_file(path("part.json")), "loss"), array_text(read_file(path("ref.json")), "loss"));
+  for (const char* p : {"l0m0.w.npy", "l2m5.b.npy", "head.w.npy"})
+    EXPECT_EQ(read_file(path(std::string("params/") + p)), read_file(path(std::string("ref-params/") + p))) << p;
+  const std::string manifest = read_file(path("ck/ckpt-000000006/manifest.json"));
+  EXPECT_HAS(manifest, "\"sgd_momentum\"");
+  EXPECT_HAS(manifest, "\"l0m0.w.velocity\"");
+  EXPECT_TRUE(fs::exists(path("ck/ckpt-000000006/l0m0.w.velocity.npy")));
+}
+
+TEST_F(CnnModels, UsageAndDataErrors) {
+  struct Case {
+    std::string args;
+    int code;
+    const char* message;
+  };
+  for (const Case& c : {Case{"--model alexnet", 2, "unknown model 'alexnet'"},
+                        Case{kTinyPathNet + " --seq 3", 2, "--seq applies to --model lstm only"},
+                        Case{"--model lstm --image 8", 2, "--image applies to --model pathnet|googlenet only"},
+                        Case{kTinyPathNet + " --epochs 2", 2, "--epochs applies to --model cifar-quick only"},
+                        Case{"--model cifar-quick --size large", 2, "--size applies to --model lstm|pathnet|googlenet"},
+                        Case{kTinyPathNet + " --momentum 1", 2, "--momentum must be a number in [0, 1)"},
+                        Case{kTinyPathNet + " --size huge", 2, "--size must be small, medium or large"},
+                        Case{"--model cifar-quick --data nowhere", 1, "does not exist"},
+                        Case{"--model pathnet --image 4", 1, "does not fit the input"}}) {
+    SCOPED_TRACE(c.args);
+    const Result r = run("train " + c.args + " --iters 1");
+    EXPECT_EQ(r.code, c.code) << r;
+    EXPECT_HAS(r.err, c.message);
+  }
+}
+
+}  // namespace
