@@ -414,7 +414,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       CORUN_CHECK(replicas[q] != &g, Status::invalid_argument,
                   "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
     for (const auto& node : g.impl().nodes)
-      CORUN_CHECK(node.call.kind != OpKind::sgd, Status::invalid_argument,
+      CORUN_CHECK(node.call.kind != OpKind::sgd && node.call.kind != OpKind::sgd_momentum, Status::invalid_argument,
                   "Engine::run_replicated: replica " << r << " has SGD update nodes ('" << node.name
                                                      << "'); build it with backward(loss, {.sgd_update = false}): the "
                                                         "update is applied once, after the gradients are summed");
