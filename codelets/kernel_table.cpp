@@ -3,6 +3,10 @@
 
 #include "codelets/add/add.hpp"
 #include "codelets/concat/concat.hpp"
+#include "codelets/embedding/embedding.hpp"
+#include "codelets/group/group.hpp"
+#include "codelets/logistic_xent/logistic_xent.hpp"
+#include "codelets/reduce_sum/reduce_sum.hpp"
 #include "codelets/ew_chain/ew_chain.hpp"
 #include "codelets/lstm_cell/lstm_cell.hpp"
 #include "codelets/matmul/matmul.hpp"
@@ -39,6 +43,11 @@ const OpInfo kTable[] = {
     CORUN_OP(slice),        CORUN_OP(slice_grad),   CORUN_OP(sum),          CORUN_OP(sum_grad),
     CORUN_OP(softmax_xent), CORUN_OP(softmax_xent_grad), CORUN_OP(sgd),
     CORUN_OP(lstm_cell),    CORUN_OP(lstm_cell_grad), CORUN_OP(ew_chain),
+    CORUN_OP(embedding),    CORUN_OP(embedding_grad),
+    // The full reduction runs on one member: a wider team would only wait.
+    OpInfo{"reduce_sum", &reduce_sum_ref, &reduce_sum_fast, 1}, CORUN_OP(reduce_sum_grad),
+    CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad),
+    CORUN_OP(group),
 };
 
 #undef CORUN_OP

@@ -45,6 +45,13 @@ enum class OpKind : int {
                      ///< (activated gates), TC = tanh(C)  (A and TC are saved for the backward)
   lstm_cell_grad,    ///< buffers: A, Cp, TC, dH, dC (gradient of C from its other readers) -> dZ [B,4H], dCp
   ew_chain,          ///< fused same-shape elementwise ops; buffers: inputs.., output; `program` (ew_chain.hpp)
+  embedding,         ///< Y[n,:] = T[idx[n],:]; buffers: idx (integers in f32), T [V,D], Y [N,D] (embedding.hpp)
+  embedding_grad,    ///< dT = scatter-add of dY rows at idx in index order; buffers: idx, dY [N,D], dT [V,D]
+  reduce_sum,        ///< Y[0] = f * sum of all of X (never split); buffers: X, Y [1]
+  reduce_sum_grad,   ///< dX = f * dY[0]; buffers: dY [1], dX
+  logistic_xent,     ///< L = softplus(Z) - T*Z elementwise (binary cross-entropy of sigmoid(Z)); buffers: Z, T, L
+  logistic_xent_grad,///< dZ = (sigmoid(Z) - T) * dL; buffers: Z, T, dL, dZ
+  group,             ///< independent ops as one task; `members` + buffer map in `program` (group.hpp)
   count_             ///< number of kinds (not an op)
 };
 
@@ -61,7 +68,8 @@ struct OpCall {
   std::vector<Access> modes;              ///< one per buffer, in buffer order
   std::array<int64_t, kMaxIntAttrs> i{};  ///< op-specific integers (see OpKind)
   float f = 0.0f;                         ///< op-specific float (learning rate, sum scale)
-  std::vector<int32_t> program;           ///< ew_chain's instructions (empty for every other kind)
+  std::vector<int32_t> program;           ///< ew_chain's instructions, group's buffer map (else empty)
+  std::vector<OpCall> members;            ///< group's member calls (empty for every other kind)
 
   int nbuffers() const { return static_cast<int>(shapes.size()); }
 };

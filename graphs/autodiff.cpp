@@ -278,6 +278,34 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
+    case OpKind::embedding: {
+      // Buffers idx, T -> Y. Indices are integers: no gradient flows to them.
+      const int idx = in(0), table = in(1), dy = grad(in(2));
+      if (dy < 0 || !need(1)) return;
+      contribute_new(table, shape(table), ".emb", [&](int c) {
+        node(OpKind::embedding_grad, tag,
+             {{idx, Access::read, shape(idx)}, {dy, Access::read, shape(in(2))}, {c, Access::write, shape(table)}});
+      });
+      return;
+    }
+    case OpKind::reduce_sum: {
+      const int x = in(0), dy = grad(in(1));
+      if (dy < 0 || !need(0)) return;
+      contribute_new(x, shape(x), ".rsum", [&](int c) {
+        node(OpKind::reduce_sum_grad, tag, {{dy, Access::read, Shape{1}}, {c, Access::write, shape(x)}}, {}, call.f);
+      });
+      return;
+    }
+    case OpKind::logistic_xent: {
+      const int z = in(0), t = in(1), dl = grad(in(2));
+      if (dl < 0 || !need(0)) return;
+      contribute_new(z, shape(z), "", [&](int c) {
+        node(OpKind::logistic_xent_grad, tag,
+             {{z, Access::read, shape(z)}, {t, Access::read, shape(t)}, {dl, Access::read, shape(z)},
+              {c, Access::write, shape(z)}});
+      });
+      return;
+    }
     default:
       detail::fail(Status::invalid_argument, std::string("backward: op '") + codelets::op_info(call.kind).name +
                                                  "' of node '" + n.name + "' has no gradient rule");

@@ -90,6 +90,15 @@ class Graph {
   /// column blocks i, f, g, o; `c_prev` [B, H] is the previous cell state. c = sigmoid(f) c_prev +
   /// sigmoid(i) tanh(g), h = sigmoid(o) tanh(c). Returns {h, c} (values "<name>.h", "<name>.c").
   std::pair<Tensor, Tensor> lstm_cell(Tensor gates, Tensor c_prev, const std::string& name = "");
+  /// Embedding lookup: row idx[n] of `table` [V, D] for each of the N elements of `indices` (any shape),
+  /// giving [N, D]. Indices are integers stored exactly in the f32 tensor (0 .. V-1); a value that is not
+  /// an integer in range makes Engine::run throw an error naming it. The gradient reaches the table only.
+  Tensor embedding(Tensor table, Tensor indices, const std::string& name = "");
+  /// scale * (sum of every element of x), shape [1]; computed by one task member, never split.
+  Tensor reduce_sum(Tensor x, float scale = 1.0f, const std::string& name = "");
+  /// Mean over all elements of the binary cross-entropy of sigmoid(logits) against `targets` (same
+  /// shape, values in [0, 1]): softplus(z) - t z, averaged. Returns a [1] loss.
+  Tensor logistic_xent(Tensor logits, Tensor targets, const std::string& name = "");
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");

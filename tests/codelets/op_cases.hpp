@@ -5,6 +5,7 @@
 #include "codelets/op.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun::codelets::testing {
@@ -13,6 +14,8 @@ struct OpCaseSpec {
   std::string name;  ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
   OpCall call;
   float scale = 1.0f;  ///< inputs are uniform in [-scale, scale] (large scales probe overflow safety)
+  /// Index buffers (embedding): (buffer, limit) pairs; those buffers hold integers uniform in [0, limit).
+  std::vector<std::pair<int, int64_t>> indices;
 };
 
 /// All cases, in a fixed order.
