@@ -123,6 +123,13 @@ class Graph {
   /// before the graph is bound to an Engine. Returns the number of nodes removed.
   int fuse_elementwise();
 
+  /// Replaces groups of at least `min_size` independent sibling ops of one kind (reading outputs of one
+  /// node, feeding one node, or both: e.g. the 26 embedding lookups of wide&deep) by one `group` node each,
+  /// whose team members share out the group's ops: one task instead of many, bitwise the same numbers.
+  /// Only thread-safe small kinds are grouped (graphs/passes/group_parallel_ops.hpp has the rules). Call
+  /// after backward() and before the graph is bound to an Engine. Returns the number of nodes removed.
+  int group_parallel_ops(int min_size = 2);
+
   /// @name Introspection
   ///@{
   int num_values() const;
