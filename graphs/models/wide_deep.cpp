@@ -18,7 +18,7 @@ WideDeep::WideDeep(const WideDeepConfig& cfg, bool training) : config(cfg) {
   const int64_t B = cfg.batch, F = cfg.categorical;
   categories = g.input("categories", {B, F});
   dense = g.input("dense", {B, cfg.dense});
-  labels = g.input("labels", {B, 1});
+  if (training) labels = g.input("labels", {B, 1});
 
   std::vector<Tensor> tables;
   for (int f = 0; f < cfg.categorical; ++f)
@@ -48,10 +48,11 @@ WideDeep::WideDeep(const WideDeepConfig& cfg, bool training) : config(cfg) {
   }
   // Wide part: a linear model of the dense features, added at the logit.
   logits = g.add(h, g.matmul(dense, w_wide, false, false, "wide"), "logits");
-  loss = g.logistic_xent(logits, labels, "loss");
   g.keep(logits);
+  if (!training) return;  // inference: the logits are the output, no labels and no loss
+  loss = g.logistic_xent(logits, labels, "loss");
   g.keep(loss);
-  if (training) g.backward(loss, {.sgd_update = true, .learning_rate = cfg.learning_rate});
+  g.backward(loss, {.sgd_update = true, .learning_rate = cfg.learning_rate});
 }
 
 void WideDeep::init_params() {

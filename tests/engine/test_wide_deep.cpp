@@ -80,7 +80,6 @@ TEST(WideDeep, InferenceMatchesPlainLoops) {
   Engine eng(test_config());
   eng.write(m.graph, m.categories, cats);
   eng.write(m.graph, m.dense, dense);
-  eng.write(m.graph, m.labels, labels);
   eng.run(m.graph);
   const std::vector<float> got = eng.read(m.graph, m.logits);
   eng.release(m.graph);

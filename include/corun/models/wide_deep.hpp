@@ -41,9 +41,9 @@ struct WideDeep {
   Graph graph;
   Tensor categories;  ///< [batch, categorical] ids in 0..vocab-1 (exact integers in f32)
   Tensor dense;       ///< [batch, dense]
-  Tensor labels;      ///< [batch, 1] in {0, 1}
+  Tensor labels;      ///< [batch, 1] in {0, 1} (training only)
   Tensor logits;      ///< [batch, 1] (kept)
-  Tensor loss;        ///< [1] (kept)
+  Tensor loss;        ///< [1] (kept; training only)
 
   /// Tables uniform(-0.05, 0.05), weights uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)), biases 0, from
   /// config.seed. Writes through Graph::data, so call it before the graph is bound to an Engine.
