@@ -66,7 +66,7 @@ std::string usage() {
 RunIdentity identity_of(const models::LstmConfig& cfg, bool fuse) {
   char lr[32];
   std::snprintf(lr, sizeof(lr), "%.9g", static_cast<double>(cfg.learning_rate));  // exact for a float
-  return {{"model", "lstm"},
+  return {{"model", cfg.phased ? "phased-lstm" : "lstm"},
           {"layers", std::to_string(cfg.layers)},
           {"batch", std::to_string(cfg.batch)},
           {"seq", std::to_string(cfg.seq)},

@@ -11,6 +11,7 @@
 #include "codelets/lstm_cell/lstm_cell.hpp"
 #include "codelets/matmul/matmul.hpp"
 #include "codelets/mul/mul.hpp"
+#include "codelets/phased_gate/phased_gate.hpp"
 #include "codelets/relu/relu.hpp"
 #include "codelets/sgd/sgd.hpp"
 #include "codelets/sigmoid/sigmoid.hpp"
@@ -46,7 +47,7 @@ const OpInfo kTable[] = {
     CORUN_OP(embedding),    CORUN_OP(embedding_grad),
     // The full reduction runs on one member: a wider team would only wait.
     OpInfo{"reduce_sum", &reduce_sum_ref, &reduce_sum_fast, 1}, CORUN_OP(reduce_sum_grad),
-    CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad),
+    CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad), CORUN_OP(phased_gate),
     CORUN_OP(group),
 };
 

@@ -51,6 +51,7 @@ enum class OpKind : int {
   reduce_sum_grad,   ///< dX = f * dY[0]; buffers: dY [1], dX
   logistic_xent,     ///< L = softplus(Z) - T*Z elementwise (binary cross-entropy of sigmoid(Z)); buffers: Z, T, L
   logistic_xent_grad,///< dZ = (sigmoid(Z) - T) * dL; buffers: Z, T, dL, dZ
+  phased_gate,       ///< Phased LSTM time gate K [B,H] from T [B], TAU [H], S [H]; f r_on, i[0] alpha bits
   group,             ///< independent ops as one task; `members` + buffer map in `program` (group.hpp)
   count_             ///< number of kinds (not an op)
 };

@@ -306,6 +306,12 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
+    case OpKind::phased_gate:
+      CORUN_CHECK(!need(0) && !need(1) && !need(2), Status::invalid_argument,
+                  "backward: phased_gate '" << n.name
+                                            << "': its timestamps, periods and shifts depend on parameters, but the "
+                                               "time gate has no gradient; pass them as inputs");
+      return;
     default:
       detail::fail(Status::invalid_argument, std::string("backward: op '") + codelets::op_info(call.kind).name +
                                                  "' of node '" + n.name + "' has no gradient rule");

@@ -2,6 +2,7 @@
 // build time with the op, the node and both shapes in the message, never inside a kernel.
 #include <corun/graph.hpp>
 
+#include "codelets/phased_gate/phased_gate.hpp"
 #include "core/base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
@@ -348,6 +349,21 @@ Tensor Graph::logistic_xent(Tensor logits, Tensor targets, const std::string& na
   const Tensor per = emit(*this, g, OpKind::logistic_xent, node + ".elems", {logits.id(), targets.id()}, {sz}, {},
                           0.0f, ValueKind::activation, false)[0];
   return reduce_sum(per, 1.0f / static_cast<float>(sz.numel()), node);
+}
+
+Tensor Graph::phased_gate(Tensor time, Tensor tau, Tensor shift, float r_on, float alpha, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "phased_gate");
+  for (Tensor t : {time, tau, shift}) check_tensor(g, this, t, "phased_gate", node);
+  const Shape st = shape_of(g, time), sp = shape_of(g, tau), ss = shape_of(g, shift);
+  if (st.rank != 1) shape_error(OpKind::phased_gate, node, "timestamps must be 1-D [batch]", "time", st, "tau", sp);
+  if (sp.rank != 1 || sp != ss)
+    shape_error(OpKind::phased_gate, node, "periods and shifts must both be 1-D [hidden]", "tau", sp, "shift", ss);
+  CORUN_CHECK(r_on > 0.0f && r_on <= 1.0f && alpha >= 0.0f && alpha <= 1.0f, Status::invalid_argument,
+              "phased_gate '" << node << "': r_on must be in (0, 1] and alpha in [0, 1], got r_on=" << r_on
+                              << " alpha=" << alpha);
+  return emit(*this, g, OpKind::phased_gate, node, {time.id(), tau.id(), shift.id()}, {Shape{st[0], sp[0]}},
+              {codelets::phased_gate_alpha_bits(alpha), 0, 0, 0}, r_on, ValueKind::activation, false)[0];
 }
 
 // ---------------------------------------------------------------------------------------------------

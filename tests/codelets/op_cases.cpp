@@ -3,6 +3,7 @@
 #include "op_cases.hpp"
 
 #include "codelets/ew_chain/ew_chain.hpp"
+#include "codelets/phased_gate/phased_gate.hpp"
 
 #include <utility>
 
@@ -279,6 +280,20 @@ void group_cases(std::vector<OpCaseSpec>& out) {
   out.push_back(std::move(g));
 }
 
+// phased_gate: timestamps and shifts uniform in [-30, 30] (negative t - s exercises the phase wrap), integer
+// periods in [1, 40), open ratios of the paper's training (0.05) and a wide one.
+void phased_gate_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t sizes[][2] = {{1, 1}, {3, 17}, {64, 128}, {5, 33}};
+  for (const auto& bh : sizes)
+    for (const float r_on : {0.05f, 0.5f}) {
+      const Shape t{bh[0]}, h{bh[1]}, k{bh[0], bh[1]};
+      OpCaseSpec c = make("phased_gate_" + dims_str(k) + (r_on < 0.1f ? "_ron05" : "_ron50"), OpKind::phased_gate,
+                          {t, h, h, k}, {R, R, R, W}, {phased_gate_alpha_bits(1e-3f)}, r_on, 30.0f);
+      c.indices = {{1, 40, 1}};
+      out.push_back(std::move(c));
+    }
+}
+
 }  // namespace
 
 std::vector<OpCaseSpec> all_op_cases() {
@@ -309,6 +324,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   same_shape_cases(out, OpKind::logistic_xent, "logistic_xent", 2, 30.0f, "_large");
   same_shape_cases(out, OpKind::logistic_xent_grad, "logistic_xent_grad", 3);
   group_cases(out);
+  phased_gate_cases(out);
   return out;
 }
 

@@ -14,8 +14,13 @@ struct OpCaseSpec {
   std::string name;  ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
   OpCall call;
   float scale = 1.0f;  ///< inputs are uniform in [-scale, scale] (large scales probe overflow safety)
-  /// Index buffers (embedding): (buffer, limit) pairs; those buffers hold integers uniform in [0, limit).
-  std::vector<std::pair<int, int64_t>> indices;
+  /// Integer-valued buffers: embedding indices, phased_gate periods.
+  struct IntFill {
+    int buffer;
+    int64_t limit;     ///< values uniform in [low, limit)
+    int64_t low = 0;
+  };
+  std::vector<IntFill> indices;
 };
 
 /// All cases, in a fixed order.

@@ -70,9 +70,9 @@ std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
       for (float& x : v) x = dist(rng);
     init.push_back(std::move(v));
   }
-  for (const auto& [b, limit] : c.indices) {
-    std::uniform_int_distribution<int64_t> pick(0, limit - 1);
-    for (float& x : init[static_cast<size_t>(b)]) x = static_cast<float>(pick(rng));
+  for (const auto& fill : c.indices) {
+    std::uniform_int_distribution<int64_t> pick(fill.low, fill.limit - 1);
+    for (float& x : init[static_cast<size_t>(fill.buffer)]) x = static_cast<float>(pick(rng));
   }
   return init;
 }
@@ -216,7 +216,7 @@ TEST(KernelTable, EveryKindHasItsKernels) {
                          "tanh",   "tanh_grad",  "relu", "relu_grad", "concat",       "split",
                          "slice",  "slice_grad", "sum",  "sum_grad",  "softmax_xent", "softmax_xent_grad",
                          "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain", "embedding", "embedding_grad",
-                         "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "group"};
+                         "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "phased_gate", "group"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));

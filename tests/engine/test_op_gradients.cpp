@@ -418,6 +418,28 @@ TEST_F(OpGradient, LogisticXentScaledLoss) {  // dL/dloss != 1 reaches the logis
   check(linear_loss(g_.logistic_xent(z, t)));
 }
 
+// ---- Phased LSTM step: the time gate mixes the new cell output with the previous state ----
+
+TEST_F(OpGradient, PhasedLstmStep) {  // c' = c + k (c~ - c), h' = h + k (h~ - h); k from the inputs only
+  const Tensor z = param("z", {3, 8}, -2.0f, 2.0f);
+  const Tensor c = param("c", {3, 2});
+  const Tensor h = param("h", {3, 2});
+  const Tensor time = input("time", {3}, 0.0f, 10.0f);
+  const Tensor tau = input("tau", {2}, 1.0f, 4.0f);
+  const Tensor shift = input("shift", {2}, 0.0f, 1.0f);
+  const Tensor k = g_.phased_gate(time, tau, shift, 0.6f, 1e-3f);
+  const auto [h1, c1] = g_.lstm_cell(z, c);
+  const Tensor c2 = g_.add(c, g_.mul(k, g_.sub(c1, c)));
+  const Tensor h2 = g_.add(h, g_.mul(k, g_.sub(h1, h)));
+  check(g_.add(linear_loss(h2), linear_loss(c2)));
+}
+
+TEST_F(OpGradient, PhasedGateOfAParameterIsRefused) {  // the gate has no gradient rule for its operands
+  const Tensor tau = param("tau", {2}, 1.0f, 4.0f);
+  const Tensor k = g_.phased_gate(input("time", {3}), tau, input("shift", {2}), 0.5f, 1e-3f);
+  EXPECT_THROW(g_.backward(linear_loss(k), {.sgd_update = false}), Error);
+}
+
 // ---- compositions: gradient accumulation across ops ----
 
 TEST_F(OpGradient, TwoLayerPerceptron) {
