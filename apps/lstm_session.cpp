@@ -6,7 +6,7 @@ namespace corun::cli {
 
 std::vector<FlagSpec> lstm_flags() {
   return {
-      {"--model", true, "model: lstm"},
+      {"--model", true, "model: lstm | phased-lstm"},
       {"--size", true, "small | medium | large (default small)"},
       {"--layers", true, "override the number of layers"},
       {"--batch", true, "override the batch size"},
@@ -18,7 +18,8 @@ std::vector<FlagSpec> lstm_flags() {
 models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
-  if (model != "lstm") throw UsageError("unknown model '" + model + "' (available: lstm)");
+  if (model != "lstm" && model != "phased-lstm")
+    throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm)");
   size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")
     throw UsageError("--size must be small, medium or large, got '" + size + "'");
@@ -28,6 +29,7 @@ models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
   cfg.seq = static_cast<int>(args.positive("--seq", cfg.seq));
   cfg.hidden = static_cast<int>(args.positive("--hidden", cfg.hidden));
   cfg.input = cfg.hidden;
+  cfg.phased = model == "phased-lstm";
   return cfg;
 }
 

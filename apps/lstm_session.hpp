@@ -21,6 +21,10 @@ class LstmSession {
     task_.make_batch(k, xs_, targets_);
     for (size_t t = 0; t < model.x.size(); ++t) engine.write(model.graph, model.x[t], xs_[t]);
     engine.write(model.graph, model.targets, targets_);
+    if (!model.times.empty()) {  // Phased LSTM: the steps' timestamps
+      task_.make_times(k, times_);
+      for (size_t t = 0; t < model.times.size(); ++t) engine.write(model.graph, model.times[t], times_[t]);
+    }
     return engine.run(model.graph);
   }
 
@@ -30,6 +34,7 @@ class LstmSession {
   models::SequenceTask task_;
   std::vector<std::vector<float>> xs_;  // reused: no allocation per step
   std::vector<float> targets_;
+  std::vector<std::vector<float>> times_;
 };
 
 /// The flags that choose an LSTM (--model lstm, --size and the shape overrides), for a command's flag list.

@@ -15,6 +15,7 @@ const char* kUsage =
     "usage: corun <command> [options]\n"
     "commands:\n"
     "  train       train a model and print a results table (corun train --help)\n"
+    "  infer       run a model's inference graph and print its latency (corun infer --help)\n"
     "  info        topology, CPU allocation (mask, cgroup), workers and the binding actually applied, warnings\n"
     "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
     "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);
+    if (!std::strcmp(argv[1], "infer")) return corun::cli::infer(argc, argv);
     if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
     if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
     if (!std::strcmp(argv[1], "plot-trace")) return corun::cli::plot_trace(argc, argv);

@@ -57,7 +57,7 @@ std::vector<FlagSpec> flags() {
 }
 
 std::string usage() {
-  return "usage: corun train --model lstm|cifar-quick|pathnet|googlenet [options]\n" + describe(flags()) +
+  return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet [options]\n" + describe(flags()) +
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
          "with 128 + its number)\n";

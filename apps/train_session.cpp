@@ -1,4 +1,4 @@
-// The sessions behind `corun train --model lstm|cifar-quick|pathnet|googlenet`.
+// The sessions behind `corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet`.
 #include "apps/train_session.hpp"
 
 #include "apps/fashion_mnist.hpp"
@@ -31,7 +31,7 @@ class LstmTrain : public TrainSession {
   RunStats step(Engine& engine, uint64_t k) override { return s_.step(engine, k); }
   RunIdentity identity() const override {
     const models::LstmConfig& c = s_.model.config;
-    return {{"model", "lstm"},
+    return {{"model", c.phased ? "phased-lstm" : "lstm"},
             {"layers", std::to_string(c.layers)},
             {"batch", std::to_string(c.batch)},
             {"seq", std::to_string(c.seq)},
@@ -45,13 +45,14 @@ class LstmTrain : public TrainSession {
   std::string title() const override {
     const models::LstmConfig& c = s_.model.config;
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "LSTM train: layers=%d batch=%d seq=%d hidden=%d lr=%g", c.layers, c.batch, c.seq,
-                  c.hidden, static_cast<double>(c.learning_rate));
+    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g",
+                  c.phased ? "PhasedLSTM" : "LSTM", c.layers, c.batch, c.seq, c.hidden,
+                  static_cast<double>(c.learning_rate));
     return buf;
   }
   void json_config(Json& j) const override {
     const models::LstmConfig& c = s_.model.config;
-    j.field("model", "lstm").field("layers", c.layers).field("batch", c.batch).field("seq", c.seq)
+    j.field("model", c.phased ? "phased-lstm" : "lstm").field("layers", c.layers).field("batch", c.batch).field("seq", c.seq)
         .field("hidden", c.hidden).field("input", c.input).field("classes", c.classes)
         .field("learning_rate", static_cast<double>(c.learning_rate)).field("seed", static_cast<long>(c.seed))
         .field("cell", c.fused_cell ? "fused" : "unfused");
@@ -241,18 +242,19 @@ std::vector<FlagSpec> model_flags() {
 std::unique_ptr<TrainSession> make_session(const Args& args) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
-  if (model != "lstm" && model != "cifar-quick" && model != "pathnet" && model != "googlenet")
-    throw UsageError("unknown model '" + model + "' (available: lstm, cifar-quick, pathnet, googlenet)");
-  only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm"});
-  only_for(args, model, {"--layers"}, {"lstm", "pathnet"});
-  only_for(args, model, {"--size"}, {"lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
+  if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
+      model != "googlenet")
+    throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet)");
+  only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm", "phased-lstm"});
+  only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});
+  only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
   only_for(args, model, {"--image"}, {"pathnet", "googlenet"});
   only_for(args, model, {"--momentum"}, {"cifar-quick", "pathnet", "googlenet"});
   only_for(args, model, {"--epochs", "--data", "--eval-images"}, {"cifar-quick"});
   const std::string size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")
     throw UsageError("--size must be small, medium or large, got '" + size + "'");
-  if (model == "lstm") {
+  if (model == "lstm" || model == "phased-lstm") {
     std::string unused;
     models::LstmConfig cfg = lstm_config_from(args, unused);
     cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));

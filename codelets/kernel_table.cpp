@@ -5,11 +5,16 @@
 #include "codelets/add_n/add_n.hpp"
 #include "codelets/concat/concat.hpp"
 #include "codelets/conv2d/conv2d.hpp"
+#include "codelets/embedding/embedding.hpp"
+#include "codelets/group/group.hpp"
+#include "codelets/logistic_xent/logistic_xent.hpp"
+#include "codelets/reduce_sum/reduce_sum.hpp"
 #include "codelets/ew_chain/ew_chain.hpp"
 #include "codelets/lstm_cell/lstm_cell.hpp"
 #include "codelets/matmul/matmul.hpp"
 #include "codelets/mul/mul.hpp"
 #include "codelets/pool/pool.hpp"
+#include "codelets/phased_gate/phased_gate.hpp"
 #include "codelets/relu/relu.hpp"
 #include "codelets/reshape/reshape.hpp"
 #include "codelets/sgd/sgd.hpp"
@@ -47,6 +52,11 @@ const OpInfo kTable[] = {
     CORUN_OP(conv2d),       CORUN_OP(conv2d_grad_data), CORUN_OP(conv2d_grad_filter),
     CORUN_OP(max_pool),     CORUN_OP(max_pool_grad), CORUN_OP(avg_pool),      CORUN_OP(avg_pool_grad),
     CORUN_OP(add_n),        CORUN_OP(sgd_momentum), CORUN_OP(reshape),
+    CORUN_OP(embedding),    CORUN_OP(embedding_grad),
+    // The full reduction runs on one member: a wider team would only wait.
+    OpInfo{"reduce_sum", &reduce_sum_ref, &reduce_sum_fast, 1}, CORUN_OP(reduce_sum_grad),
+    CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad), CORUN_OP(phased_gate),
+    CORUN_OP(group),
 };
 
 #undef CORUN_OP

@@ -55,6 +55,14 @@ enum class OpKind : int {
   add_n,             ///< Y = X0 + ... + Xk-1 (same shapes); buffers X0..Xk-1, Y
   sgd_momentum,      ///< V = mu V + G; W -= f V; buffers W (RW), V (RW), G; i[0]: mu's float bits
   reshape,           ///< Y = X viewed with another shape (a copy); buffers X, Y
+  embedding,         ///< Y[n,:] = T[idx[n],:]; buffers: idx (integers in f32), T [V,D], Y [N,D] (embedding.hpp)
+  embedding_grad,    ///< dT = scatter-add of dY rows at idx in index order; buffers: idx, dY [N,D], dT [V,D]
+  reduce_sum,        ///< Y[0] = f * sum of all of X (never split); buffers: X, Y [1]
+  reduce_sum_grad,   ///< dX = f * dY[0]; buffers: dY [1], dX
+  logistic_xent,     ///< L = softplus(Z) - T*Z elementwise (binary cross-entropy of sigmoid(Z)); buffers: Z, T, L
+  logistic_xent_grad,///< dZ = (sigmoid(Z) - T) * dL; buffers: Z, T, dL, dZ
+  phased_gate,       ///< Phased LSTM time gate K [B,H] from T [B], TAU [H], S [H]; f r_on, i[0] alpha bits
+  group,             ///< independent ops as one task; `members` + buffer map in `program` (group.hpp)
   count_             ///< number of kinds (not an op)
 };
 
@@ -71,7 +79,8 @@ struct OpCall {
   std::vector<Access> modes;              ///< one per buffer, in buffer order
   std::array<int64_t, kMaxIntAttrs> i{};  ///< op-specific integers (see OpKind)
   float f = 0.0f;                         ///< op-specific float (learning rate, sum scale)
-  std::vector<int32_t> program;           ///< ew_chain's instructions (empty for every other kind)
+  std::vector<int32_t> program;           ///< ew_chain's instructions, group's buffer map (else empty)
+  std::vector<OpCall> members;            ///< group's member calls (empty for every other kind)
 
   int nbuffers() const { return static_cast<int>(shapes.size()); }
 };

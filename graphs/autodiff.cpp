@@ -329,6 +329,40 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
+    case OpKind::embedding: {
+      // Buffers idx, T -> Y. Indices are integers: no gradient flows to them.
+      const int idx = in(0), table = in(1), dy = grad(in(2));
+      if (dy < 0 || !need(1)) return;
+      contribute_new(table, shape(table), ".emb", [&](int c) {
+        node(OpKind::embedding_grad, tag,
+             {{idx, Access::read, shape(idx)}, {dy, Access::read, shape(in(2))}, {c, Access::write, shape(table)}});
+      });
+      return;
+    }
+    case OpKind::reduce_sum: {
+      const int x = in(0), dy = grad(in(1));
+      if (dy < 0 || !need(0)) return;
+      contribute_new(x, shape(x), ".rsum", [&](int c) {
+        node(OpKind::reduce_sum_grad, tag, {{dy, Access::read, Shape{1}}, {c, Access::write, shape(x)}}, {}, call.f);
+      });
+      return;
+    }
+    case OpKind::logistic_xent: {
+      const int z = in(0), t = in(1), dl = grad(in(2));
+      if (dl < 0 || !need(0)) return;
+      contribute_new(z, shape(z), "", [&](int c) {
+        node(OpKind::logistic_xent_grad, tag,
+             {{z, Access::read, shape(z)}, {t, Access::read, shape(t)}, {dl, Access::read, shape(z)},
+              {c, Access::write, shape(z)}});
+      });
+      return;
+    }
+    case OpKind::phased_gate:
+      CORUN_CHECK(!need(0) && !need(1) && !need(2), Status::invalid_argument,
+                  "backward: phased_gate '" << n.name
+                                            << "': its timestamps, periods and shifts depend on parameters, but the "
+                                               "time gate has no gradient; pass them as inputs");
+      return;
     default:
       detail::fail(Status::invalid_argument, std::string("backward: op '") + codelets::op_info(call.kind).name +
                                                  "' of node '" + n.name + "' has no gradient rule");
@@ -373,6 +407,8 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   CORUN_CHECK(!g.has_backward, Status::invalid_argument, "backward: already called on this graph (call it once)");
   CORUN_CHECK(!g.fused, Status::invalid_argument,
               "backward: the graph was already fused by fuse_elementwise(); call backward() first, then fuse");
+  CORUN_CHECK(!g.grouped, Status::invalid_argument,
+              "backward: the graph was already rewritten by group_parallel_ops(); call backward() first, then group");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,

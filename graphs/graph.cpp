@@ -2,6 +2,7 @@
 // build time with the op, the node and both shapes in the message, never inside a kernel.
 #include <corun/graph.hpp>
 
+#include "codelets/phased_gate/phased_gate.hpp"
 #include "core/base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
@@ -395,6 +396,58 @@ Tensor Graph::softmax_xent(Tensor logits, Tensor targets, const std::string& nam
   auto outs = emit(*this, g, OpKind::softmax_xent, node + ".rows", {logits.id(), targets.id()}, {sz, Shape{sz[0]}},
                    {}, 0.0f, ValueKind::activation, false);
   return sum(outs[1], 0, 1.0f / static_cast<float>(sz[0]), node);
+}
+
+Tensor Graph::embedding(Tensor table, Tensor indices, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "embedding");
+  check_tensor(g, this, table, "embedding", node);
+  check_tensor(g, this, indices, "embedding", node);
+  const Shape st = shape_of(g, table);
+  const Shape si = shape_of(g, indices);
+  if (st.rank != 2) shape_error(OpKind::embedding, node, "the table must be 2-D [vocabulary, dim]", "table", st, "indices", si);
+  CORUN_CHECK(st[0] <= (int64_t{1} << 24), Status::invalid_argument,
+              "embedding '" << node << "': a vocabulary of " << st[0]
+                            << " rows is above 2^24, the largest whose indices f32 holds exactly; split the table");
+  // Buffers idx, T -> Y (the kernel's order); the builder takes (table, indices) like a matmul's (W, x).
+  return emit(*this, g, OpKind::embedding, node, {indices.id(), table.id()}, {Shape{si.numel(), st[1]}}, {}, 0.0f,
+              ValueKind::activation, false)[0];
+}
+
+Tensor Graph::reduce_sum(Tensor x, float scale, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "reduce_sum");
+  check_tensor(g, this, x, "reduce_sum", node);
+  return emit(*this, g, OpKind::reduce_sum, node, {x.id()}, {Shape{1}}, {}, scale, ValueKind::activation, false)[0];
+}
+
+Tensor Graph::logistic_xent(Tensor logits, Tensor targets, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "logistic_xent");
+  check_tensor(g, this, logits, "logistic_xent", node);
+  check_tensor(g, this, targets, "logistic_xent", node);
+  const Shape sz = shape_of(g, logits);
+  const Shape st = shape_of(g, targets);
+  if (sz != st) shape_error(OpKind::logistic_xent, node, "logits and targets differ", "logits", sz, "targets", st);
+  // Elementwise losses, then their mean as a separate single-member reduction.
+  const Tensor per = emit(*this, g, OpKind::logistic_xent, node + ".elems", {logits.id(), targets.id()}, {sz}, {},
+                          0.0f, ValueKind::activation, false)[0];
+  return reduce_sum(per, 1.0f / static_cast<float>(sz.numel()), node);
+}
+
+Tensor Graph::phased_gate(Tensor time, Tensor tau, Tensor shift, float r_on, float alpha, const std::string& name) {
+  GraphImpl& g = *impl_;
+  const std::string node = g.node_name(name, "phased_gate");
+  for (Tensor t : {time, tau, shift}) check_tensor(g, this, t, "phased_gate", node);
+  const Shape st = shape_of(g, time), sp = shape_of(g, tau), ss = shape_of(g, shift);
+  if (st.rank != 1) shape_error(OpKind::phased_gate, node, "timestamps must be 1-D [batch]", "time", st, "tau", sp);
+  if (sp.rank != 1 || sp != ss)
+    shape_error(OpKind::phased_gate, node, "periods and shifts must both be 1-D [hidden]", "tau", sp, "shift", ss);
+  CORUN_CHECK(r_on > 0.0f && r_on <= 1.0f && alpha >= 0.0f && alpha <= 1.0f, Status::invalid_argument,
+              "phased_gate '" << node << "': r_on must be in (0, 1] and alpha in [0, 1], got r_on=" << r_on
+                              << " alpha=" << alpha);
+  return emit(*this, g, OpKind::phased_gate, node, {time.id(), tau.id(), shift.id()}, {Shape{st[0], sp[0]}},
+              {codelets::phased_gate_alpha_bits(alpha), 0, 0, 0}, r_on, ValueKind::activation, false)[0];
 }
 
 // ---------------------------------------------------------------------------------------------------

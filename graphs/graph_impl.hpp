@@ -51,6 +51,7 @@ struct GraphImpl {
   std::vector<int> grad_of;   ///< value id -> gradient value id (-1: none), filled by backward()
   bool has_backward = false;
   bool fused = false;         ///< fuse_elementwise() ran (backward() must come before it)
+  bool grouped = false;       ///< group_parallel_ops() ran (backward() must come before it)
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
 
   int add_value(const Shape& shape, std::string name, ValueKind kind);

@@ -99,6 +99,8 @@ uint32_t footprint(const OpCall& call) {
   h = starpu_hash_crc32c_be_n(call.i.data(), sizeof(call.i), h);
   // ew_chain: chains of the same shape doing different work must not share a model entry.
   if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
+  // group: the members' own footprints, in order.
+  for (const OpCall& m : call.members) h = starpu_hash_crc32c_be(footprint(m), h);
   return h;
 }
 

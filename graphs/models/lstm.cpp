@@ -33,6 +33,8 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
   const int64_t B = cfg.batch, H = cfg.hidden;
   for (int t = 0; t < cfg.seq; ++t) x.push_back(g.input("x" + std::to_string(t), {B, cfg.input}));
   targets = g.input("targets", {B, cfg.classes});
+  if (cfg.phased)
+    for (int t = 0; t < cfg.seq; ++t) times.push_back(g.input("time" + std::to_string(t), {B}));
 
   std::vector<Tensor> w, b;
   for (int l = 0; l < cfg.layers; ++l) {
@@ -48,11 +50,14 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
     const std::string L = "l" + std::to_string(l);
     Tensor h = g.input("h0_" + L, {B, H});
     Tensor c = g.input("c0_" + L, {B, H});
+    Tensor tau, shift;
+    if (cfg.phased) tau = g.input("tau" + std::to_string(l), {H}), shift = g.input("shift" + std::to_string(l), {H});
     for (int t = 0; t < cfg.seq; ++t) {
       const std::string id = L + ".t" + std::to_string(t);
       const Tensor xh = g.concat({below[static_cast<size_t>(t)], h}, 1, "xh." + id);
       const Tensor gates = g.add(g.matmul(xh, w[static_cast<size_t>(l)], false, false, "mm." + id),
                                  b[static_cast<size_t>(l)], "gates." + id);
+      const Tensor h_prev = h, c_prev = c;
       if (cfg.fused_cell) {
         std::tie(h, c) = g.lstm_cell(gates, c, "cell." + id);
       } else {
@@ -63,6 +68,11 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
         const Tensor o = g.sigmoid(ifgo[3], "o." + id);
         c = g.add(g.mul(f, c, "fc." + id), g.mul(i, gg, "ig." + id), "c." + id);
         h = g.mul(o, g.tanh(c, "tc." + id), "h." + id);
+      }
+      if (cfg.phased) {  // x_t = x_{t-1} + k (x~_t - x_{t-1}) = k x~_t + (1 - k) x_{t-1}, for c and h
+        const Tensor k = g.phased_gate(times[static_cast<size_t>(t)], tau, shift, cfg.r_on, cfg.leak, "k." + id);
+        c = g.add(c_prev, g.mul(k, g.sub(c, c_prev, "dc." + id), "kdc." + id), "pc." + id);
+        h = g.add(h_prev, g.mul(k, g.sub(h, h_prev, "dh." + id), "kdh." + id), "ph." + id);
       }
       below[static_cast<size_t>(t)] = h;
     }
@@ -87,6 +97,24 @@ void Lstm::init_params() {
     if (bias && n == 4 * config.hidden)
       for (int64_t e = config.hidden; e < 2 * config.hidden; ++e) d[e] = 1.0f;
   }
+  if (!config.phased) return;
+  std::uniform_real_distribution<float> log_period(0.0f, std::log(config.max_period)), u01(0.0f, 1.0f);
+  for (int l = 0; l < config.layers; ++l) {
+    float* tau = graph.data(graph.find("tau" + std::to_string(l)));
+    float* shift = graph.data(graph.find("shift" + std::to_string(l)));
+    for (int j = 0; j < config.hidden; ++j) {
+      tau[j] = std::exp(log_period(rng));
+      shift[j] = u01(rng) * tau[j];
+    }
+  }
+}
+
+void SequenceTask::make_times(uint64_t k, std::vector<std::vector<float>>& times) const {
+  std::mt19937_64 rng(config_.seed * 7919ULL + k);
+  std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+  times.assign(static_cast<size_t>(config_.seq), std::vector<float>(static_cast<size_t>(config_.batch)));
+  for (int t = 0; t < config_.seq; ++t)
+    for (float& v : times[static_cast<size_t>(t)]) v = static_cast<float>(t) + u01(rng);
 }
 
 SequenceTask::SequenceTask(const LstmConfig& config) : config_(config) {

@@ -107,6 +107,19 @@ class Graph {
   Tensor add_n(const std::vector<Tensor>& xs, const std::string& name = "");
   /// `x` with another shape of the same element count (C order; a copy, e.g. [N,C,H,W] -> [N, C*H*W]).
   Tensor reshape(Tensor x, const Shape& shape, const std::string& name = "");
+  /// Embedding lookup: row idx[n] of `table` [V, D] for each of the N elements of `indices` (any shape),
+  /// giving [N, D]. Indices are integers stored exactly in the f32 tensor (0 .. V-1); a value that is not
+  /// an integer in range makes Engine::run throw an error naming it. The gradient reaches the table only.
+  Tensor embedding(Tensor table, Tensor indices, const std::string& name = "");
+  /// scale * (sum of every element of x), shape [1]; computed by one task member, never split.
+  Tensor reduce_sum(Tensor x, float scale = 1.0f, const std::string& name = "");
+  /// Mean over all elements of the binary cross-entropy of sigmoid(logits) against `targets` (same
+  /// shape, values in [0, 1]): softplus(z) - t z, averaged. Returns a [1] loss.
+  Tensor logistic_xent(Tensor logits, Tensor targets, const std::string& name = "");
+  /// The Phased LSTM time gate [B, H] (Neil et al. 2016) for timestamps `time` [B], periods `tau` [H] and
+  /// shifts `shift` [H]: open ratio r_on, leak alpha while closed (codelets/phased_gate). Not
+  /// differentiable: its operands must not depend on parameters.
+  Tensor phased_gate(Tensor time, Tensor tau, Tensor shift, float r_on, float alpha, const std::string& name = "");
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
@@ -130,6 +143,13 @@ class Graph {
   /// that is not kept; reading it afterwards throws. Call after backward() (which then refuses to run) and
   /// before the graph is bound to an Engine. Returns the number of nodes removed.
   int fuse_elementwise();
+
+  /// Replaces groups of at least `min_size` independent sibling ops of one kind (reading outputs of one
+  /// node, feeding one node, or both: e.g. the 26 embedding lookups of wide&deep) by one `group` node each,
+  /// whose team members share out the group's ops: one task instead of many, bitwise the same numbers.
+  /// Only thread-safe small kinds are grouped (graphs/passes/group_parallel_ops.hpp has the rules). Call
+  /// after backward() and before the graph is bound to an Engine. Returns the number of nodes removed.
+  int group_parallel_ops(int min_size = 2);
 
   /// @name Introspection
   ///@{

@@ -5,6 +5,7 @@
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/ew_chain/ew_chain.hpp"
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
+#include "codelets/phased_gate/phased_gate.hpp"
 
 #include <utility>
 
@@ -280,6 +281,79 @@ void reshape_cases(std::vector<OpCaseSpec>& out) {
                             {Shape{4099}, Shape{1, 4099}}};
   for (const auto& p : pairs)
     out.push_back(make("reshape_" + dims_str(p[0]) + "_to_" + dims_str(p[1]), OpKind::reshape, {p[0], p[1]}, {R, W}));
+// embedding and embedding_grad: index counts below, equal to and far above the vocabulary (repeated rows
+// in the scatter-add), D = 1 and D not a multiple of 16.
+void embedding_cases(std::vector<OpCaseSpec>& out) {
+  struct Case {
+    Shape idx;
+    int64_t vocab, dim;
+  };
+  const Case cases[] = {{Shape{1}, 1, 1},        {Shape{17}, 10, 16},  {Shape{3, 5}, 100, 3},
+                        {Shape{256, 1}, 10, 16}, {Shape{64}, 7, 33},   {Shape{5}, 1000, 16}};
+  for (const Case& c : cases) {
+    const int64_t n = c.idx.numel();
+    const Shape table{c.vocab, c.dim}, y{n, c.dim};
+    const std::string name = dims_str(c.idx) + "_v" + std::to_string(c.vocab) + "_d" + std::to_string(c.dim);
+    OpCaseSpec f = make("embedding_" + name, OpKind::embedding, {c.idx, table, y}, {R, R, W});
+    f.indices = {{0, c.vocab}};
+    out.push_back(std::move(f));
+    OpCaseSpec g = make("embedding_grad_" + name, OpKind::embedding_grad, {c.idx, y, table}, {R, R, W});
+    g.indices = {{0, c.vocab}};
+    out.push_back(std::move(g));
+  }
+}
+
+void reduce_sum_cases(std::vector<OpCaseSpec>& out) {
+  for (const Shape& s : kElementwise)
+    for (const float f : {1.0f, -0.25f}) {
+      const std::string name = dims_str(s) + (f == 1.0f ? "" : "_scaled");
+      out.push_back(make("reduce_sum_" + name, OpKind::reduce_sum, {s, Shape{1}}, {R, W}, {}, f));
+      out.push_back(make("reduce_sum_grad_" + name, OpKind::reduce_sum_grad, {Shape{1}, s}, {R, W}, {}, f));
+    }
+}
+
+// A group of five members: three embeddings (two share one index buffer), a matmul and a reduce_sum,
+// so team members get one, several or no members depending on the width.
+void group_cases(std::vector<OpCaseSpec>& out) {
+  auto call = [](OpKind kind, Shapes shapes, std::vector<Access> modes, std::array<int64_t, kMaxIntAttrs> i = {},
+                 float f = 0.0f) {
+    OpCall c;
+    c.kind = kind;
+    c.shapes = std::move(shapes);
+    c.modes = std::move(modes);
+    c.i = i;
+    c.f = f;
+    return c;
+  };
+  // Group buffers: 0 idx0 [17], 1 idx1 [17], 2 T0 [10,16], 3 T1 [20,3], 4 T2 [10,16], 5 Y0, 6 Y1, 7 Y2,
+  // 8 A [33,17], 9 B [17,65], 10 C [33,65], 11 S [1].
+  const Shape idx{17}, t0{10, 16}, t1{20, 3}, y0{17, 16}, y1{17, 3}, a{33, 17}, b{17, 65}, c{33, 65};
+  OpCaseSpec g = make("group_embeddings_matmul_sum", OpKind::group,
+                      {idx, idx, t0, t1, t0, y0, y1, y0, a, b, c, Shape{1}}, {R, R, R, R, R, W, W, W, R, R, W, W});
+  g.call.members = {call(OpKind::embedding, {idx, t0, y0}, {R, R, W}),
+                    call(OpKind::embedding, {idx, t1, y1}, {R, R, W}),
+                    call(OpKind::embedding, {idx, t0, y0}, {R, R, W}),
+                    call(OpKind::matmul, {a, b, c}, {R, R, W}),
+                    call(OpKind::reduce_sum, {c, Shape{1}}, {R, W}, {}, 0.5f)};
+  // The reduce_sum reads A, not C, so the members stay independent (A viewed as [33*17]).
+  g.call.members[4].shapes[0] = Shape{33 * 17};
+  g.call.program = {0, 2, 5, /**/ 1, 3, 6, /**/ 0, 4, 7, /**/ 8, 9, 10, /**/ 8, 11};
+  g.indices = {{0, 10}, {1, 10}};
+  out.push_back(std::move(g));
+}
+
+// phased_gate: timestamps and shifts uniform in [-30, 30] (negative t - s exercises the phase wrap), integer
+// periods in [1, 40), open ratios of the paper's training (0.05) and a wide one.
+void phased_gate_cases(std::vector<OpCaseSpec>& out) {
+  const int64_t sizes[][2] = {{1, 1}, {3, 17}, {64, 128}, {5, 33}};
+  for (const auto& bh : sizes)
+    for (const float r_on : {0.05f, 0.5f}) {
+      const Shape t{bh[0]}, h{bh[1]}, k{bh[0], bh[1]};
+      OpCaseSpec c = make("phased_gate_" + dims_str(k) + (r_on < 0.1f ? "_ron05" : "_ron50"), OpKind::phased_gate,
+                          {t, h, h, k}, {R, R, R, W}, {phased_gate_alpha_bits(1e-3f)}, r_on, 30.0f);
+      c.indices = {{1, 40, 1}};
+      out.push_back(std::move(c));
+    }
 }
 
 }  // namespace
@@ -311,6 +385,13 @@ std::vector<OpCaseSpec> all_op_cases() {
   add_n_cases(out);
   sgd_momentum_cases(out);
   reshape_cases(out);
+  embedding_cases(out);
+  reduce_sum_cases(out);
+  same_shape_cases(out, OpKind::logistic_xent, "logistic_xent", 2);
+  same_shape_cases(out, OpKind::logistic_xent, "logistic_xent", 2, 30.0f, "_large");
+  same_shape_cases(out, OpKind::logistic_xent_grad, "logistic_xent_grad", 3);
+  group_cases(out);
+  phased_gate_cases(out);
   return out;
 }
 

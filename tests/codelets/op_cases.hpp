@@ -5,6 +5,7 @@
 #include "codelets/op.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun::codelets::testing {
@@ -13,6 +14,13 @@ struct OpCaseSpec {
   std::string name;  ///< test name suffix, e.g. "matmul_nt_65x33x17"; [A-Za-z0-9_] only
   OpCall call;
   float scale = 1.0f;  ///< inputs are uniform in [-scale, scale] (large scales probe overflow safety)
+  /// Integer-valued buffers: embedding indices, phased_gate periods.
+  struct IntFill {
+    int buffer;
+    int64_t limit;     ///< values uniform in [low, limit)
+    int64_t low = 0;
+  };
+  std::vector<IntFill> indices;
 };
 
 /// All cases, in a fixed order.

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <corun/error.hpp>
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -67,6 +69,10 @@ std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
     else
       for (float& x : v) x = dist(rng);
     init.push_back(std::move(v));
+  }
+  for (const auto& fill : c.indices) {
+    std::uniform_int_distribution<int64_t> pick(fill.low, fill.limit - 1);
+    for (float& x : init[static_cast<size_t>(fill.buffer)]) x = static_cast<float>(pick(rng));
   }
   return init;
 }
@@ -211,7 +217,8 @@ TEST(KernelTable, EveryKindHasItsKernels) {
                          "slice",  "slice_grad", "sum",  "sum_grad",  "softmax_xent", "softmax_xent_grad",
                          "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain", "conv2d", "conv2d_grad_data",
                          "conv2d_grad_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
-                         "add_n", "sgd_momentum", "reshape"};
+                         "add_n", "sgd_momentum", "reshape", "embedding", "embedding_grad",
+                         "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "phased_gate", "group"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));
@@ -265,6 +272,40 @@ TEST(SplitRange, PartitionsAlignedAndBalanced) {
         }
         ASSERT_EQ(next, n);
       }
+}
+
+}  // namespace
+}  // namespace corun::codelets
+
+namespace corun::codelets {
+namespace {
+
+// An index that is not a row of the table is a user error with a message, never a wild read.
+TEST(EmbeddingIndices, BadIndexThrowsNamingItAndTheVocabulary) {
+  OpCall call;
+  call.kind = OpKind::embedding;
+  call.shapes = {Shape{3}, Shape{4, 2}, Shape{3, 2}};
+  call.modes = {Access::read, Access::read, Access::write};
+  std::vector<float> table(8, 1.0f), y(6, 0.0f);
+  for (const float bad : {4.0f, -1.0f, 1.5f, std::nanf("")}) {
+    std::vector<float> idx = {0.0f, bad, 3.0f};
+    float* bufs[] = {idx.data(), table.data(), y.data()};
+    for (Kernel k : {op_info(OpKind::embedding).ref, op_info(OpKind::embedding).fast}) {
+      try {
+        k(call, bufs, 0, 1);
+        ADD_FAILURE() << "index " << bad << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("at position 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("[0, 4)"), std::string::npos) << e.what();
+      }
+    }
+    call.kind = OpKind::embedding_grad;  // same buffers: idx, dY [3,2], dT [4,2]
+    call.shapes = {Shape{3}, Shape{3, 2}, Shape{4, 2}};
+    float* gbufs[] = {idx.data(), y.data(), table.data()};
+    EXPECT_THROW(op_info(OpKind::embedding_grad).fast(call, gbufs, 0, 1), Error);
+    call.kind = OpKind::embedding;
+    call.shapes = {Shape{3}, Shape{4, 2}, Shape{3, 2}};
+  }
 }
 
 }  // namespace

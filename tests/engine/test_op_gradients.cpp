@@ -380,6 +380,66 @@ TEST_F(OpGradient, LstmCellTwoSteps) {  // c1 read by the next cell and by the l
   check(g_.add(l1, g_.add(linear_loss(h2), linear_loss(c2))));
 }
 
+// ---- embedding / reduce_sum / logistic_xent ----
+
+TEST_F(OpGradient, EmbeddingRepeatedAndUnusedRows) {  // rows 1 and 4 hit twice (scatter-add), row 5 never
+  const Tensor table = param("table", {6, 3});
+  const Tensor idx = g_.input("idx", {5});
+  const float ids[] = {1, 4, 0, 1, 4};
+  std::copy(ids, ids + 5, g_.data(idx));
+  const Tensor y = g_.embedding(table, idx);
+  ASSERT_EQ(y.shape(), (Shape{5, 3}));
+  check(linear_loss(y));
+}
+
+TEST_F(OpGradient, EmbeddingTwoLookupsOfOneTable) {  // two embedding_grad contributions to one table
+  const Tensor table = param("table", {4, 2});
+  const Tensor i1 = g_.input("i1", {2, 1});
+  const Tensor i2 = g_.input("i2", {3});
+  g_.data(i1)[0] = 3, g_.data(i1)[1] = 0;
+  g_.data(i2)[0] = 0, g_.data(i2)[1] = 2, g_.data(i2)[2] = 3;
+  check(g_.add(linear_loss(g_.embedding(table, i1)), linear_loss(g_.embedding(table, i2))));
+}
+
+TEST_F(OpGradient, ReduceSumScaled) {
+  const Tensor x = param("x", {3, 4, 2});
+  check(linear_loss(g_.reduce_sum(x, -0.75f)));
+}
+
+TEST_F(OpGradient, LogisticXent) {
+  const Tensor z = param("z", {6, 1}, -3.0f, 3.0f);
+  const Tensor t = input("t", {6, 1}, 0.0f, 1.0f);
+  check(g_.logistic_xent(z, t));
+}
+
+TEST_F(OpGradient, LogisticXentScaledLoss) {  // dL/dloss != 1 reaches the logistic gradient
+  const Tensor z = param("z", {2, 3}, -3.0f, 3.0f);
+  const Tensor t = input("t", {2, 3}, 0.0f, 1.0f);
+  check(linear_loss(g_.logistic_xent(z, t)));
+}
+
+// ---- Phased LSTM step: the time gate mixes the new cell output with the previous state ----
+
+TEST_F(OpGradient, PhasedLstmStep) {  // c' = c + k (c~ - c), h' = h + k (h~ - h); k from the inputs only
+  const Tensor z = param("z", {3, 8}, -2.0f, 2.0f);
+  const Tensor c = param("c", {3, 2});
+  const Tensor h = param("h", {3, 2});
+  const Tensor time = input("time", {3}, 0.0f, 10.0f);
+  const Tensor tau = input("tau", {2}, 1.0f, 4.0f);
+  const Tensor shift = input("shift", {2}, 0.0f, 1.0f);
+  const Tensor k = g_.phased_gate(time, tau, shift, 0.6f, 1e-3f);
+  const auto [h1, c1] = g_.lstm_cell(z, c);
+  const Tensor c2 = g_.add(c, g_.mul(k, g_.sub(c1, c)));
+  const Tensor h2 = g_.add(h, g_.mul(k, g_.sub(h1, h)));
+  check(g_.add(linear_loss(h2), linear_loss(c2)));
+}
+
+TEST_F(OpGradient, PhasedGateOfAParameterIsRefused) {  // the gate has no gradient rule for its operands
+  const Tensor tau = param("tau", {2}, 1.0f, 4.0f);
+  const Tensor k = g_.phased_gate(input("time", {3}), tau, input("shift", {2}), 0.5f, 1e-3f);
+  EXPECT_THROW(g_.backward(linear_loss(k), {.sgd_update = false}), Error);
+}
+
 // ---- compositions: gradient accumulation across ops ----
 
 TEST_F(OpGradient, TwoLayerPerceptron) {

@@ -33,6 +33,14 @@ struct LstmConfig {
   /// Append the SGD updates to the graph (a training step). false: gradients only, for replicas whose update
   /// Engine::run_replicated applies once after summing their gradients.
   bool sgd_update = true;
+  /// Phased LSTM (Neil et al. 2016): after each cell step, c_t = k c~_t + (1 - k) c_{t-1} and the same for
+  /// h, with k the time gate of the step's timestamps (Graph::phased_gate). Periods tau ~ exp(U(ln 1,
+  /// ln max_period)) and shifts s ~ U(0, tau) per unit and layer, fixed at initialisation (inputs, not
+  /// learned).
+  bool phased = false;
+  float r_on = 0.5f;     ///< open ratio
+  float leak = 1e-3f;    ///< alpha: the gate's slope while closed, during training
+  float max_period = 3.0f;  ///< largest initial period, in timesteps
 };
 
 /// "small", "medium" or "large" (4 layers, batch 64); throws corun::Error for another name.
@@ -50,11 +58,13 @@ struct Lstm {
   LstmConfig config;
   Graph graph;
   std::vector<Tensor> x;        ///< one [batch, input] input per timestep: x0, x1, ...
+  std::vector<Tensor> times;    ///< phased: one [batch] timestamp input per timestep (time0, ...); else empty
   Tensor targets;               ///< [batch, classes] one-hot
   Tensor loss;                  ///< [1]
   Tensor logits;                ///< [batch, classes]
 
-  /// Uniform(-1/sqrt(hidden), 1/sqrt(hidden)) weights, forget-gate bias 1, from config.seed. Writes through
+  /// Uniform(-1/sqrt(hidden), 1/sqrt(hidden)) weights, forget-gate bias 1 (phased: and each layer's
+  /// periods and shifts, inputs tau<l> and shift<l>), from config.seed. Writes through
   /// Graph::data, so call it before the graph is bound to an Engine.
   void init_params();
 };
@@ -67,6 +77,8 @@ class SequenceTask {
   explicit SequenceTask(const LstmConfig& config);
   /// Fills the inputs (seq x [batch, input]) and one-hot targets of batch `k`.
   void make_batch(uint64_t k, std::vector<std::vector<float>>& xs, std::vector<float>& targets) const;
+  /// Phased LSTM timestamps of batch k: step t of sample b happens at t + U(0, 1) (asynchronous samples).
+  void make_times(uint64_t k, std::vector<std::vector<float>>& times) const;
 
  private:
   LstmConfig config_;

@@ -1,0 +1,93 @@
+// `corun infer` end to end: usage errors (exit 2), a bad CORUN_PARALLEL_OPS (exit 1), and wide&deep
+// batch-1 inference with the parallel-op pass on and off (fewer tasks, the same logit).
+#include "common/cli_run.hpp"
+#include "common/temp_dir_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#ifndef CORUN_EXE
+#error "CORUN_EXE must be defined to the path of the corun executable"
+#endif
+
+namespace {
+
+using corun::testing::shell_quote;
+using Result = corun::testing::CommandResult;
+
+class Infer : public corun::testing::TempDirTest {
+ protected:
+  Infer() : TempDirTest("infer") {}
+  Result run(const std::string& args, const std::string& env = "") {
+    return corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS "
+                                             "-u CORUN_PARALLEL_OPS_MIN CORUN_QUIET=1 " +
+                                                 env + " " + shell_quote(CORUN_EXE) + " infer " + args);
+  }
+};
+
+// The cell of the results row under `column` (the table has one header row and one data row).
+std::string cell(const std::string& out, int column) {
+  const auto row = out.find("| wide-deep |");
+  if (row == std::string::npos) return "";
+  size_t at = row;
+  for (int c = 0; c < column; ++c) at = out.find('|', at + 1);
+  const size_t end = out.find('|', at + 1);
+  std::string s = out.substr(at + 1, end - at - 1);
+  return s.substr(s.find_first_not_of(' '), s.find_last_not_of(' ') - s.find_first_not_of(' ') + 1);
+}
+
+std::string logit_line(const std::string& out) {
+  const auto at = out.find("last logit");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
+TEST_F(Infer, UsageErrors) {
+  for (const char* args : {"", "--model lstm", "--model wide-deep --batch 0", "--model wide-deep --iters x",
+                           "--model wide-deep --frobnicate", "--model"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << r;
+    EXPECT_HAS(r.err, "usage: corun infer");
+  }
+}
+
+TEST_F(Infer, Help) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "CORUN_PARALLEL_OPS");
+}
+
+TEST_F(Infer, BadPassSettingIsAConfigurationError) {
+  Result r = run("--model wide-deep --iters 2", "CORUN_PARALLEL_OPS=maybe");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_PARALLEL_OPS");
+  r = run("--model wide-deep --iters 2", "CORUN_PARALLEL_OPS_MIN=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_PARALLEL_OPS_MIN");
+}
+
+TEST_F(Infer, WideDeepWithAndWithoutThePass) {
+  const Result on = run("--model wide-deep --iters 30 --warmup 2");
+  ASSERT_EQ(on.code, 0) << on;
+  EXPECT_HAS(on.err, "parallel-op pass on: 1 group(s), 38 -> 13 tasks");
+  EXPECT_HAS(on.err, "group of 26 embedding (between)");
+  EXPECT_EQ(cell(on.out, 1), "1");    // batch
+  EXPECT_EQ(cell(on.out, 2), "30");   // inferences
+  EXPECT_EQ(cell(on.out, 6), "13");   // tasks per inference
+  EXPECT_EQ(cell(on.out, 7), "on");
+  EXPECT_GT(std::stod(cell(on.out, 3)), 0.0) << on;  // median latency
+
+  const Result off = run("--model wide-deep --iters 30 --warmup 2 --batch 1", "CORUN_PARALLEL_OPS=off");
+  ASSERT_EQ(off.code, 0) << off;
+  EXPECT_EQ(cell(off.out, 6), "38");
+  EXPECT_EQ(cell(off.out, 7), "off");
+  EXPECT_FALSE(logit_line(on.out).empty()) << on;
+  EXPECT_EQ(logit_line(on.out), logit_line(off.out)) << "the pass changed the result";
+
+  const Result big = run("--model wide-deep --iters 3 --warmup 1 --batch 8", "CORUN_PARALLEL_OPS_MIN=27");
+  ASSERT_EQ(big.code, 0) << big;
+  EXPECT_HAS(big.err, "parallel-op pass on: 0 group(s), 38 -> 38 tasks");
+  EXPECT_EQ(cell(big.out, 1), "8");
+}
+
+}  // namespace
