@@ -281,6 +281,8 @@ void reshape_cases(std::vector<OpCaseSpec>& out) {
                             {Shape{4099}, Shape{1, 4099}}};
   for (const auto& p : pairs)
     out.push_back(make("reshape_" + dims_str(p[0]) + "_to_" + dims_str(p[1]), OpKind::reshape, {p[0], p[1]}, {R, W}));
+}
+
 // embedding and embedding_grad: index counts below, equal to and far above the vocabulary (repeated rows
 // in the scatter-add), D = 1 and D not a multiple of 16.
 void embedding_cases(std::vector<OpCaseSpec>& out) {
