@@ -225,12 +225,12 @@ void only_for(const Args& args, const std::string& model, const std::vector<std:
 
 std::vector<FlagSpec> model_flags() {
   return {
-      {"--model", true, "lstm | cifar-quick | pathnet | googlenet"},
+      {"--model", true, "lstm | phased-lstm | cifar-quick | pathnet | googlenet"},
       {"--size", true, "small | medium | large (default small; cifar-quick has one size)"},
       {"--batch", true, "override the batch size"},
-      {"--layers", true, "lstm, pathnet: override the number of layers"},
-      {"--seq", true, "lstm: override the sequence length"},
-      {"--hidden", true, "lstm: override the hidden (and input) size"},
+      {"--layers", true, "lstm, phased-lstm, pathnet: override the number of layers"},
+      {"--seq", true, "lstm, phased-lstm: override the sequence length"},
+      {"--hidden", true, "lstm, phased-lstm: override the hidden (and input) size"},
       {"--image", true, "pathnet, googlenet: override the image height and width"},
       {"--momentum", true, "cifar-quick, pathnet, googlenet: SGD momentum in [0, 1) (default 0.9)"},
       {"--epochs", true, "cifar-quick: epochs over the 60000 training images (default 1) unless --iters is given"},

@@ -123,10 +123,10 @@ TEST_F(CnnModels, UsageAndDataErrors) {
     const char* message;
   };
   for (const Case& c : {Case{"--model alexnet", 2, "unknown model 'alexnet'"},
-                        Case{kTinyPathNet + " --seq 3", 2, "--seq applies to --model lstm only"},
+                        Case{kTinyPathNet + " --seq 3", 2, "--seq applies to --model lstm|phased-lstm only"},
                         Case{"--model lstm --image 8", 2, "--image applies to --model pathnet|googlenet only"},
                         Case{kTinyPathNet + " --epochs 2", 2, "--epochs applies to --model cifar-quick only"},
-                        Case{"--model cifar-quick --size large", 2, "--size applies to --model lstm|pathnet|googlenet"},
+                        Case{"--model cifar-quick --size large", 2, "--size applies to --model lstm|phased-lstm|pathnet|googlenet"},
                         Case{kTinyPathNet + " --momentum 1", 2, "--momentum must be a number in [0, 1)"},
                         Case{kTinyPathNet + " --size huge", 2, "--size must be small, medium or large"},
                         Case{"--model cifar-quick --data nowhere", 1, "does not exist"},
