@@ -43,4 +43,19 @@ struct PoolGeometry {
   }
 };
 
+/// The clamped input window [h0, h1) x [w0, w1) of every output (oh, ow) of one plane, in output order:
+/// f(oh, ow, h0, h1, w0, w1).
+template <class F>
+void for_each_window(const PoolGeometry& g, F&& f) {
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    int64_t h0, h1;
+    PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      int64_t w0, w1;
+      PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
+      f(oh, ow, h0, h1, w0, w1);
+    }
+  }
+}
+
 }  // namespace corun::codelets

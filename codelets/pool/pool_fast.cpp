@@ -13,23 +13,17 @@ void max_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
   for (int64_t p = planes.begin; p < planes.end; ++p) {
     const float* plane = buf[0] + p * g.h * g.w;
     float* out = buf[1] + p * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      int64_t h0, h1;
-      PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        int64_t w0, w1;
-        PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
-        float best = 0.0f;
-        bool any = false;
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw) {
-            const float v = plane[ih * g.w + iw];
-            if (!any || v > best) best = v;
-            any = true;
-          }
-        out[oh * g.ow + ow] = best;
-      }
-    }
+    for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+      float best = 0.0f;
+      bool any = false;
+      for (int64_t ih = h0; ih < h1; ++ih)
+        for (int64_t iw = w0; iw < w1; ++iw) {
+          const float v = plane[ih * g.w + iw];
+          if (!any || v > best) best = v;
+          any = true;
+        }
+      out[oh * g.ow + ow] = best;
+    });
   }
 }
 
@@ -41,19 +35,13 @@ void max_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int wid
     const float* dy = buf[1] + p * g.oh * g.ow;
     float* dx = buf[2] + p * g.h * g.w;
     std::fill_n(dx, g.h * g.w, 0.0f);
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      int64_t h0, h1;
-      PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        int64_t w0, w1;
-        PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
-        int64_t best = -1;  // first maximum in row-major window order: strict > keeps the earlier tie
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw)
-            if (best < 0 || plane[ih * g.w + iw] > plane[best]) best = ih * g.w + iw;
-        if (best >= 0) dx[best] += dy[oh * g.ow + ow];
-      }
-    }
+    for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+      int64_t best = -1;  // first maximum in row-major window order: strict > keeps the earlier tie
+      for (int64_t ih = h0; ih < h1; ++ih)
+        for (int64_t iw = w0; iw < w1; ++iw)
+          if (best < 0 || plane[ih * g.w + iw] > plane[best]) best = ih * g.w + iw;
+      if (best >= 0) dx[best] += dy[oh * g.ow + ow];
+    });
   }
 }
 
@@ -63,19 +51,13 @@ void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
   for (int64_t p = planes.begin; p < planes.end; ++p) {
     const float* plane = buf[0] + p * g.h * g.w;
     float* out = buf[1] + p * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      int64_t h0, h1;
-      PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        int64_t w0, w1;
-        PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
-        float sum = 0.0f;
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * g.w + iw];
-        const int64_t n = std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
-        out[oh * g.ow + ow] = n == 0 ? 0.0f : sum / static_cast<float>(n);
-      }
-    }
+    for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+      float sum = 0.0f;
+      for (int64_t ih = h0; ih < h1; ++ih)
+        for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * g.w + iw];
+      const int64_t n = std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+      out[oh * g.ow + ow] = n == 0 ? 0.0f : sum / static_cast<float>(n);
+    });
   }
 }
 
@@ -86,19 +68,13 @@ void avg_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int wid
     const float* dy = buf[0] + p * g.oh * g.ow;
     float* dx = buf[1] + p * g.h * g.w;
     std::fill_n(dx, g.h * g.w, 0.0f);
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      int64_t h0, h1;
-      PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        int64_t w0, w1;
-        PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
-        const int64_t n = std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
-        if (n == 0) continue;
-        const float share = dy[oh * g.ow + ow] / static_cast<float>(n);
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw) dx[ih * g.w + iw] += share;
-      }
-    }
+    for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+      const int64_t n = std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+      if (n == 0) return;
+      const float share = dy[oh * g.ow + ow] / static_cast<float>(n);
+      for (int64_t ih = h0; ih < h1; ++ih)
+        for (int64_t iw = w0; iw < w1; ++iw) dx[ih * g.w + iw] += share;
+    });
   }
 }
 
