@@ -125,7 +125,12 @@ void TeamRunner::run(Executor& exec, ExecMode mode) {
   s.error.clear();
   for (int i = 0; i < ntasks; ++i) {
     starpu_task* t = &s.tasks[static_cast<size_t>(i)];
-    if (s.submitted[static_cast<size_t>(i)]) starpu_task_clean(t);
+    if (s.submitted[static_cast<size_t>(i)]) {
+      // starpu_task_clean frees StarPU's job and clears the task's magic; init makes it submittable again.
+      starpu_task_clean(t);
+      starpu_task_init(t);
+      s.submitted[static_cast<size_t>(i)] = false;
+    }
     TaskArgs& a = s.args[static_cast<size_t>(i)];
     a.exec = &exec;
     a.error = &s.error;
