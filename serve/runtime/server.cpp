@@ -40,7 +40,7 @@ Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const
   } else {
     const std::string key = plan_key(model.spec(), batch, max_seq, workers, machine::machine_key());
     const std::string path = plan_path(plan_cache_dir(), key);
-    if (options.use_cache) {
+    if (options.use_cache && !options.recalibrate) {
       if (std::optional<Plan> p = load_plan(path, key, model.spec().cell)) {
         s.plan = *p;
         s.source = "cache " + path;

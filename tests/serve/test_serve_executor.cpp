@@ -2,6 +2,7 @@
 // standing in for a StarPU team) against the plain-loop reference, for LSTM and GRU, single, stacked and
 // bidirectional models and plans that cover every executor path (hoisted gate subsets, batch and hidden
 // splits, idle members, direction groups, requests shorter than max_seq).
+#include "serve/core/baselines.hpp"
 #include "serve/core/executor.hpp"
 
 #include "serve/rnn_reference.hpp"
@@ -104,6 +105,27 @@ TEST(ServeExecutor, RejectsPlansThatDoNotFit) {
   std::vector<float> x(6 * 4);
   EXPECT_THROW(e.set_input(x.data(), 6), Error);  // longer than planned
   EXPECT_THROW(Model::random(ModelSpec{Cell::gru, 0, 3, 1, false}, 1), Error);
+}
+
+}  // namespace
+}  // namespace corun::serve
+
+namespace corun::serve {
+namespace {
+
+TEST(ServeBaselines, SeparateAndFusedGemmsMatchTheReference) {
+  for (Cell cell : {Cell::lstm, Cell::gru})
+    for (const ModelSpec& spec : {ModelSpec{cell, 7, 10, 1, false}, ModelSpec{cell, 7, 10, 2, true}})
+      for (BaselineKind kind : {BaselineKind::gemms, BaselineKind::fused})
+        for (int batch : {1, 3}) {
+          const Model m = Model::random(spec, 2);
+          BaselineRunner r(m, batch, 20, kind);
+          const std::vector<float> x = random_input(20, batch, spec.input, 8);
+          r.run(x.data(), 20);
+          const std::vector<float> want = test::rnn_reference(m, x, batch, 20);
+          const std::vector<float> got(r.output(), r.output() + want.size());
+          EXPECT_LE(test::normwise_rel(got, want), 1e-5) << spec.str() << " batch " << batch;
+        }
 }
 
 }  // namespace
