@@ -37,6 +37,7 @@ const std::vector<FlagSpec> kFlags = {
                      "fused (per step one fused OpenBLAS GEMM); the baselines use every allocated core, no StarPU"},
     {"--weights", true, "directory of .npy weights named like torch.nn.LSTM/GRU's state_dict (default: random)"},
     {"--seed", true, "seed of the random weights and input (default 1)"},
+    {"--candidates", false, "print every plan the search timed (with --recalibrate or an empty cache)"},
     {"--recalibrate", false, "ignore the plan cache and search again (the new plan replaces the cached one)"},
     {"--help", false, "show this help"},
 };
@@ -52,7 +53,7 @@ struct Options {
   int batch = 0, seq = 0;
   long requests = 200, seed = 1;
   std::string impl = "corun", weights;
-  bool recalibrate = false;
+  bool recalibrate = false, candidates = false;
 };
 
 long required(const Args& a, const char* flag) {
@@ -82,6 +83,7 @@ Options parse(int argc, char** argv, bool* help) {
     throw UsageError("--impl must be corun, gemms or fused, got '" + o.impl + "'");
   o.weights = a.str("--weights", "");
   o.recalibrate = a.has("--recalibrate");
+  o.candidates = a.has("--candidates");
   return o;
 }
 
@@ -130,6 +132,9 @@ int serve_bench(int argc, char** argv) {
     serve::Server server(engine, model, o.batch, o.seq, opt);
     plan = server.plan().str(o.spec.cell) + " (" + server.plan_source() + ")";
     workers = std::to_string(engine.info().workers) + " StarPU workers";
+    if (o.candidates)
+      for (const serve::Plan& c : server.candidates())
+        std::printf("candidate: %s calibrated %.4f ms\n", c.str(o.spec.cell).c_str(), c.calibrated_ms);
     ms = time_requests(o.requests, [&] { server.infer(x, o.seq); });
   } else {
     const int cores = std::max(1, machine::allocation().workers);

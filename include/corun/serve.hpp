@@ -131,6 +131,8 @@ class Server {
   const Plan& plan() const;
   /// Where the plan came from: "calibrated (N candidates)", "cache <file>", "forced", "default".
   const std::string& plan_source() const;
+  /// Every plan the search timed, with its calibrated_ms (empty unless this server calibrated).
+  const std::vector<Plan>& candidates() const;
 
  private:
   struct Impl;

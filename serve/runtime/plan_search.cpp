@@ -70,24 +70,22 @@ double calibrate_plan(const Model& model, int batch, int seq, const Plan& plan, 
   return ms[ms.size() / 2];
 }
 
-Plan search_plan(const Model& model, int batch, int seq, int max_workers, int runs, int* tried) {
+Plan search_plan(const Model& model, int batch, int seq, int max_workers, int runs, std::vector<Plan>* timed) {
   const std::vector<Plan> cands = candidate_plans(model.spec(), batch, seq, max_workers, cache_sizes().l2);
   CORUN_CHECK(!cands.empty(), Status::invalid_argument, "serve: no plan fits " << model.spec().str());
   Plan best;
   best.calibrated_ms = -1.0;
-  int n = 0;
   for (Plan p : cands) {
     p.calibrated_ms = calibrate_plan(model, batch, seq, p, runs);
-    ++n;
+    if (timed != nullptr) timed->push_back(p);
     if (best.calibrated_ms < 0 || p.calibrated_ms < best.calibrated_ms) best = p;
   }
   // WCS against one task per phase on the same team, for the winning schedule and partition.
   Plan per_step = best;
   per_step.mode = ExecMode::per_step;
   per_step.calibrated_ms = calibrate_plan(model, batch, seq, per_step, runs);
-  ++n;
+  if (timed != nullptr) timed->push_back(per_step);
   if (per_step.calibrated_ms < best.calibrated_ms) best = per_step;
-  if (tried != nullptr) *tried = n;
   return best;
 }
 

@@ -16,6 +16,7 @@ namespace corun::serve {
 struct Server::Impl {
   Plan plan;
   std::string source;
+  std::vector<Plan> timed;
   int batch = 0;
   int input = 0;
   std::unique_ptr<Executor> exec;
@@ -48,9 +49,8 @@ Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const
     }
     if (s.source.empty()) {
       if (options.calibrate) {
-        int tried = 0;
-        s.plan = search_plan(model, batch, max_seq, workers, options.calibration_runs, &tried);
-        s.source = "calibrated (" + std::to_string(tried) + " plans)";
+        s.plan = search_plan(model, batch, max_seq, workers, options.calibration_runs, &s.timed);
+        s.source = "calibrated (" + std::to_string(s.timed.size()) + " plans)";
         if (options.use_cache) save_plan(path, key, s.plan);
       } else {
         s.plan = candidate_plans(model.spec(), batch, max_seq, workers, cache_sizes().l2).front();
@@ -77,5 +77,6 @@ FloatView Server::infer(const float* x, size_t count, int seq) {
 
 const Plan& Server::plan() const { return impl_->plan; }
 const std::string& Server::plan_source() const { return impl_->source; }
+const std::vector<Plan>& Server::candidates() const { return impl_->timed; }
 
 }  // namespace corun::serve
