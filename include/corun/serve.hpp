@@ -100,7 +100,7 @@ struct ServeOptions {
   bool calibrate = true;         ///< search the plan by calibration runs (else: the analytical default)
   bool use_cache = true;         ///< read and write the plan cache (CORUN_SERVE_PLANS, docs/env-vars.md)
   bool recalibrate = false;      ///< do not read the cache: search again and replace the cached plan
-  int calibration_runs = 3;      ///< requests per candidate (the median counts)
+  int calibration_runs = 5;      ///< requests per candidate after a warm-up (the median counts)
   int max_workers = 0;           ///< cap on the team width (0: every worker of the engine)
   const Plan* forced_plan = nullptr;  ///< use this plan (tests); calibrate/use_cache are then ignored
 };

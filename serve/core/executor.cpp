@@ -211,10 +211,12 @@ void Executor::run_phase(int rank, int phase) {
 
 void Executor::run_all(int rank, SpinBarrier& barrier) {
   const int per_layer = seq_ + 1;
-  for (int p = 0; p < phases(); ++p) {
+  const int last = phases() - 1;
+  for (int p = 0; p <= last; ++p) {
     run_phase(rank, p);
-    // No barrier after a time-independent phase: each member only reads the projections it wrote.
-    if (p % per_layer != 0) barrier.wait();
+    // No barrier after a time-independent phase (each member only reads the projections it wrote), nor
+    // after the last step (the task's end is the synchronisation).
+    if (p % per_layer != 0 && p != last) barrier.wait();
   }
 }
 
