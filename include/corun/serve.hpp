@@ -8,7 +8,8 @@
 //
 // The server plans once (phased schedule x parallelism x partition x execution mode, docs/serving.md),
 // allocates every buffer then, and each infer() only submits StarPU tasks on a fixed team of workers: no
-// allocation and no thread creation in the request loop. Weights use PyTorch's layout and gate order
+// allocation and no thread creation in the request loop. Destroy the Server before the Engine (it keeps
+// StarPU task structures). One request at a time per Server (infer is not reentrant). Weights use PyTorch's layout and gate order
 // (torch.nn.LSTM: i, f, g, o; torch.nn.GRU: r, z, n), so a state_dict saved as .npy loads unchanged.
 #pragma once
 

@@ -25,8 +25,9 @@ std::vector<Plan> candidate_plans(const ModelSpec& spec, int batch, int seq, int
 /// Times `runs` requests of `seq` steps (after one warm-up) with `plan`; the median in ms.
 double calibrate_plan(const Model& model, int batch, int seq, const Plan& plan, int runs);
 
-/// Calibrates every candidate and returns the fastest (with its calibrated_ms); `timed` (optional) receives
-/// every plan timed, in order, with its calibrated_ms. Prints nothing.
+/// Calibrates every candidate (interleaved rounds, about `runs` requests each; the median counts) and
+/// returns the fastest, then times it again against the same plan as per-step tasks and keeps the faster
+/// mode. `timed` (optional) receives every plan timed, in order, with its calibrated_ms. Prints nothing.
 Plan search_plan(const Model& model, int batch, int seq, int max_workers, int runs, std::vector<Plan>* timed);
 
 }  // namespace corun::serve
