@@ -102,7 +102,8 @@ struct ServeOptions {
   bool use_cache = true;         ///< read and write the plan cache (CORUN_SERVE_PLANS, docs/env-vars.md)
   bool recalibrate = false;      ///< do not read the cache: search again and replace the cached plan
   int calibration_runs = 5;      ///< requests per candidate after a warm-up (the median counts)
-  int max_workers = 0;           ///< cap on the team width (0: every worker of the engine)
+  int max_workers = 0;           ///< cap on the team width (0: every worker of the engine, at most one per
+                                 ///< allocated core)
   const Plan* forced_plan = nullptr;  ///< use this plan (tests); calibrate/use_cache are then ignored
 };
 

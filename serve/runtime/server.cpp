@@ -30,7 +30,9 @@ Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const
   CORUN_CHECK(max_seq >= 1, Status::invalid_argument, "serve: max sequence " << max_seq << " must be at least 1");
   CORUN_CHECK(options.calibration_runs >= 1, Status::invalid_argument,
               "serve: calibration_runs " << options.calibration_runs << " must be at least 1");
-  int workers = starpu_cpu_workers();
+  // Teams wider than the allocated cores never win (members of an oversubscribed team wait for OS time
+  // slices at every barrier), so the search stops at the core count, e.g. with STARPU_NCPU=8 on 2 cores.
+  int workers = std::min(starpu_cpu_workers(), std::max(1, machine::allocation().cores));
   if (options.max_workers > 0) workers = std::min(workers, options.max_workers);
   Impl& s = *impl_;
   s.batch = batch;
