@@ -62,6 +62,7 @@ Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const
   }
   s.exec = std::make_unique<Executor>(model, batch, max_seq, s.plan);
   s.runner = std::make_unique<TeamRunner>(s.plan.workers);
+  s.runner->reserve(s.plan.mode == ExecMode::wcs ? 1 : model.spec().layers * (max_seq + 1));
 }
 
 Server::~Server() = default;

@@ -108,20 +108,23 @@ TeamRunner::~TeamRunner() {
 
 int TeamRunner::width() const { return impl_->width; }
 
+void TeamRunner::reserve(int ntasks) {
+  Impl& s = *impl_;
+  if (static_cast<int>(s.tasks.size()) >= ntasks) return;
+  for (size_t i = 0; i < s.tasks.size(); ++i)
+    if (s.submitted[i]) starpu_task_clean(&s.tasks[i]);
+  s.tasks.assign(static_cast<size_t>(ntasks), starpu_task{});
+  s.args.assign(static_cast<size_t>(ntasks), TaskArgs{});
+  s.submitted.assign(static_cast<size_t>(ntasks), false);
+  for (starpu_task& t : s.tasks) starpu_task_init(&t);
+}
+
 void TeamRunner::run(Executor& exec, ExecMode mode) {
   Impl& s = *impl_;
   CORUN_CHECK(exec.width() == s.width, Status::invalid_argument,
               "serve: an executor planned for " << exec.width() << " workers on a team of " << s.width);
   const int ntasks = mode == ExecMode::wcs ? 1 : exec.phases();
-  if (static_cast<int>(s.tasks.size()) < ntasks) {
-    // Grows once per larger request shape (the server sizes it for max_seq at planning time).
-    for (size_t i = 0; i < s.tasks.size(); ++i)
-      if (s.submitted[i]) starpu_task_clean(&s.tasks[i]);
-    s.tasks.assign(static_cast<size_t>(ntasks), starpu_task{});
-    s.args.assign(static_cast<size_t>(ntasks), TaskArgs{});
-    s.submitted.assign(static_cast<size_t>(ntasks), false);
-    for (starpu_task& t : s.tasks) starpu_task_init(&t);
-  }
+  reserve(ntasks);  // no-op after the server's reserve() for its longest request
   s.error.clear();
   for (int i = 0; i < ntasks; ++i) {
     starpu_task* t = &s.tasks[static_cast<size_t>(i)];

@@ -30,6 +30,9 @@ class TeamRunner {
   /// member failed.
   void run(Executor& exec, ExecMode mode);
   int width() const;
+  /// Creates the task structures for requests of up to `ntasks` tasks (mode per_step: layers * (seq + 1);
+  /// wcs: 1) now, so no request allocates them.
+  void reserve(int ntasks);
 
  private:
   struct Impl;
