@@ -1,0 +1,69 @@
+// `corun serve-bench` end to end: the planned runtime and both baselines print a plan and the latency
+// line; the plan is cached in CORUN_SERVE_PLANS and reused by the next run; usage errors exit 2.
+#include "common/cli_run.hpp"
+#include "common/temp_dir_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+namespace {
+
+class ServeBenchCli : public corun::testing::TempDirTest {
+ protected:
+  ServeBenchCli() : TempDirTest("serve_cli") {}
+  corun::testing::CommandResult serve_bench(const std::string& args) {
+    return corun::testing::run_command(dir_, "CORUN_QUIET=1 CORUN_SERVE_PLANS=" + corun::testing::shell_quote(dir_ + "/plans") +
+                                                 " " + std::string(CORUN_EXE) + " serve-bench " + args);
+  }
+};
+
+const std::regex kLatency(R"(latency: median ([0-9.]+) ms p99 ([0-9.]+) ms over 20 requests; ([0-9.]+) GFLOP/s)");
+
+TEST_F(ServeBenchCli, PlansCachesAndReportsLatency) {
+  const std::string args = "--cell lstm --input 16 --hidden 24 --batch 2 --seq 8 --requests 20";
+  const auto first = serve_bench(args);
+  ASSERT_EQ(first.code, 0) << first;
+  EXPECT_NE(first.out.find("plan: schedule=hoist{"), std::string::npos) << first;
+  EXPECT_NE(first.out.find("(calibrated ("), std::string::npos) << first;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first.out, m, kLatency)) << first;
+  EXPECT_GT(std::stod(m[1]), 0.0);
+  EXPECT_GE(std::stod(m[2]), std::stod(m[1]));
+  const auto again = serve_bench(args);
+  ASSERT_EQ(again.code, 0) << again;
+  EXPECT_NE(again.out.find("(cache " + dir_ + "/plans/"), std::string::npos) << again;
+  const auto re = serve_bench(args + " --recalibrate");
+  ASSERT_EQ(re.code, 0) << re;
+  EXPECT_NE(re.out.find("(calibrated ("), std::string::npos) << re;
+}
+
+TEST_F(ServeBenchCli, BaselinesRunWithoutStarpu) {
+  for (const char* impl : {"gemms", "fused"}) {
+    const auto r = serve_bench(std::string("--cell gru --input 8 --hidden 8 --batch 1 --seq 5 --layers 2 "
+                                           "--bidirectional --requests 20 --impl ") + impl);
+    ASSERT_EQ(r.code, 0) << r;
+    EXPECT_NE(r.out.find("plan: baseline"), std::string::npos) << r;
+    EXPECT_NE(r.out.find("no StarPU"), std::string::npos) << r;
+    EXPECT_TRUE(std::regex_search(r.out, kLatency)) << r;
+  }
+}
+
+TEST_F(ServeBenchCli, UsageErrorsExitTwo) {
+  for (const std::string args : {"--cell lstm --input 8 --hidden 8 --batch 1",                  // no --seq
+                                 "--cell rnn --input 8 --hidden 8 --batch 1 --seq 2",           // bad cell
+                                 "--cell lstm --input 0 --hidden 8 --batch 1 --seq 2",          // not positive
+                                 "--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --frob",   // unknown flag
+                                 "--cell lstm --input 8 --hidden 8 --batch 1 --seq 2x",         // junk number
+                                 "--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --impl mkl"}) {
+    const auto r = serve_bench(args);
+    EXPECT_EQ(r.code, 2) << r;
+    EXPECT_NE(r.err.find("usage: corun serve-bench"), std::string::npos) << r;
+  }
+  const auto missing = serve_bench("--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --weights " + dir_ + "/none");
+  EXPECT_EQ(missing.code, 1) << missing;
+  EXPECT_NE(missing.err.find("weight directory"), std::string::npos) << missing;
+}
+
+}  // namespace

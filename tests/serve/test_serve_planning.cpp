@@ -1,0 +1,173 @@
+// The plain-C++ planning parts of the serving runtime: PCP's traffic formula and chooser (DeepCPU 5.2.3),
+// the phased-schedule enumeration with its three pruning rules and MM fusion (5.1, 5.2.1), plan files.
+#include "serve/core/pcp.hpp"
+#include "serve/core/plan_file.hpp"
+#include "serve/core/schedules.hpp"
+
+#include <corun/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace corun::serve {
+namespace {
+
+constexpr int64_t KiB = 1024, MiB = 1024 * 1024;
+
+TEST(ServePcp, TheoremFormulaWhenWeightsDoNotFitL2) {
+  // C[20, 4096] = A[20, 1024] B[1024, 4096] (LSTM H=1024, batch 20): |B| = 16 MiB, never fits a 1 MiB L2
+  // in 2 blocks: every step pays Xj|A| + Xi|B| + 2 Xk|C|.
+  const MatmulShape mm{20, 4096, 1024};
+  const double a = 20 * 1024 * 4, b = 1024 * 4096 * 4, c = 20 * 4096 * 4;
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 2, 1, 1, MiB), 2 * a + b + 2 * c);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 2, 1, 1, 1, MiB), a + 2 * b + 2 * c);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 1, 2, 1, MiB), a + b + 4 * c);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 2, 1, 100, MiB), 100 * (2 * a + b + 2 * c));
+}
+
+TEST(ServePcp, WeightsThatFitAreReadOnceForTheWholeSequence) {
+  // LSTM H=256 batch 1: |B| = 1 MiB; with Xj = 2 each core's half (512 KiB) fits its 1 MiB L2.
+  const MatmulShape mm{1, 1024, 256};
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 2, 1, 100, MiB), 100 * (2 * 1024.0 + 2 * 4096.0) + 1 * MiB);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 1, 2, 100, MiB), 100 * (1024.0 + 4 * 4096.0) + 1 * MiB);
+  // One block of 1 MiB still fits (<=), a 512 KiB L2 does not: then B is read every step.
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 1, 1, 100, MiB), 100 * (1024.0 + 2 * 4096.0) + MiB);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 1, 1, 100, 512 * KiB), 100 * (1024.0 + MiB + 2 * 4096.0));
+}
+
+TEST(ServePcp, ChooserPrefersColumnBlocksAtBatchOne) {
+  const MatmulShape mm{1, 1024, 256};
+  const Partition p = choose_partition(mm, 2, 100, MiB, 256, /*allow_k=*/true);
+  EXPECT_EQ(p.xi, 1);
+  EXPECT_EQ(p.xj, 2);  // 2072576 bytes against 2789376 for the K split
+  EXPECT_EQ(p.xk, 1);
+  EXPECT_TRUE(p.weights_fit_l2);
+  EXPECT_DOUBLE_EQ(p.traffic_bytes, 2072576.0);
+}
+
+TEST(ServePcp, ChooserSplitsTheBatchWhenActivationsDominate) {
+  // I=64, K=64, J=256: |A| = 16 KiB, |B| = 64 KiB, |C| = 64 KiB; every block of B fits, so Xi costs one
+  // extra read of B per block while Xj re-reads A every step: (4,1,1) = 15007744 < (2,2,1) = 16515072
+  // < (1,4,1) = 19726336.
+  const MatmulShape mm{64, 256, 64};
+  const Partition p = choose_partition(mm, 4, 100, MiB, 64);
+  EXPECT_EQ(p.xi, 4);
+  EXPECT_EQ(p.xj, 1);
+  EXPECT_DOUBLE_EQ(p.traffic_bytes, 15007744.0);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 2, 2, 1, 100, MiB), 16515072.0);
+  EXPECT_DOUBLE_EQ(pcp_traffic(mm, 1, 4, 1, 100, MiB), 19726336.0);
+}
+
+TEST(ServePcp, ChooserSplitsColumnsUntilTheWeightBlocksFitL2) {
+  // 16 MiB of weights over 16 cores of 1 MiB: only Xj Xk = 16 makes the blocks fit.
+  const MatmulShape mm{20, 4096, 1024};
+  const Partition p = choose_partition(mm, 16, 100, MiB, 1024);
+  EXPECT_EQ(p.xj, 16);
+  EXPECT_TRUE(p.weights_fit_l2);
+}
+
+TEST(ServePcp, NeverSplitsKUnlessAllowedAndRejectsImpossibleParallelism) {
+  const MatmulShape mm{1, 8, 8};
+  for (const Partition& f : factorisations(4, 1, 8, 1)) EXPECT_EQ(f.xk, 1);
+  EXPECT_EQ(factorisations(4, 4, 4, 4).size(), 6u);  // ordered triples with product 4
+  EXPECT_THROW(choose_partition(mm, 0, 1, MiB, 8), Error);
+  EXPECT_THROW(choose_partition(mm, 4, 1, MiB, 2), Error);  // batch 1, at most 2 column blocks, no K split
+}
+
+TEST(ServeSchedules, LstmHasSixteenPhasedSchedulesInFiveShapeClasses) {
+  ScheduleCounts n;
+  const std::vector<PhasedSchedule> all = enumerate_schedules(StepDag::independent(4), &n);
+  EXPECT_EQ(n.ordered_partitions, 545835);  // Fubini number of 8 MMs
+  EXPECT_EQ(n.valid, 545835);               // no MM of a step depends on another
+  EXPECT_LT(n.rule_ii, n.valid);            // consecutive same-type phases without an edge are merged
+  EXPECT_GT(n.rule_ii, n.rule_iii);         // e.g. {h:*, x:i}{x:f,g,o} passes (ii), fails (iii)
+  EXPECT_EQ(n.rule_iii, 16);                // time-independent first: one per hoisted subset
+  ASSERT_EQ(all.size(), 16u);               // DeepCPU: "for LSTMs, Q < 20"
+  uint32_t seen = 0;
+  for (const PhasedSchedule& s : all) {
+    const uint32_t h = s.hoisted_gates(4);
+    EXPECT_FALSE(seen & (1u << h)) << "duplicate schedule " << s.str("ifgo");
+    seen |= 1u << h;
+    EXPECT_EQ(s.time_independent, h != 0 ? 1 : 0);
+  }
+  const std::vector<PhasedSchedule> classes = distinct_by_shape(all, 4);
+  ASSERT_EQ(classes.size(), 5u);  // 0..4 hoisted gates
+  EXPECT_EQ(classes.front().hoisted_gates(4), 0xFu);
+}
+
+TEST(ServeSchedules, PaperSchedulesOneAndTwoAndTheirFusion) {
+  const std::vector<PhasedSchedule> all = enumerate_schedules(StepDag::independent(4));
+  const PhasedSchedule* s1 = nullptr;
+  const PhasedSchedule* s2 = nullptr;
+  for (const PhasedSchedule& s : all) {
+    if (s.hoisted_gates(4) == 0) s1 = &s;
+    if (s.hoisted_gates(4) == 0xF) s2 = &s;
+  }
+  ASSERT_NE(s1, nullptr);
+  ASSERT_NE(s2, nullptr);
+  // Schedule 1: all eight MMs of step t in phase t, fused into two GEMMs (x_t and h_{t-1}) in parallel.
+  ASSERT_EQ(s1->phases.size(), 1u);
+  const std::vector<FusedMM> f1 = s1->fused(0, 4);
+  ASSERT_EQ(f1.size(), 2u);
+  EXPECT_EQ(f1[0].gates, 0xFu);
+  EXPECT_EQ(f1[1].gates, 0xFu);
+  EXPECT_EQ(s1->str("ifgo"), "{x:i,f,g,o h:i,f,g,o}");
+  // Schedule 2: the input MMs of every step first (one fused GEMM), then one fused recurrent GEMM per step.
+  EXPECT_EQ(s2->str("ifgo"), "T{x:i,f,g,o}{h:i,f,g,o}");
+  ASSERT_EQ(s2->fused(1, 4).size(), 1u);
+  EXPECT_TRUE(s2->fused(1, 4)[0].recurrent);
+}
+
+TEST(ServeSchedules, GruAndDependenciesInsideAStep) {
+  ScheduleCounts n;
+  EXPECT_EQ(enumerate_schedules(StepDag::independent(3), &n).size(), 8u);
+  EXPECT_EQ(n.ordered_partitions, 4683);
+  EXPECT_EQ(distinct_by_shape(enumerate_schedules(StepDag::independent(3)), 3).size(), 4u);
+  // One gate whose recurrent MM needs its input MM: only {x}{h} respects the edge; rule (ii) keeps it
+  // (different types), rule (iii) keeps it (x first) and it becomes the hoisted schedule.
+  StepDag d = StepDag::independent(1);
+  d.deps[1] = 1u;
+  const std::vector<PhasedSchedule> s = enumerate_schedules(d, &n);
+  EXPECT_EQ(n.ordered_partitions, 3);
+  EXPECT_EQ(n.valid, 1);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].str("x"), "T{x:x}{h:x}");
+}
+
+TEST(ServePlanFile, RoundTripKeyMismatchAndMalformedFiles) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("corun-serve-plan-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ModelSpec spec{Cell::gru, 64, 32, 2, true};
+  const std::string key = plan_key(spec, 4, 10, 2, "corun-test");
+  const std::string path = plan_path(dir.string(), key);
+  Plan p;
+  p.hoisted_gates = 5;
+  p.workers = 2;
+  p.direction_groups = 2;
+  p.xi = 1;
+  p.xj = 1;
+  p.mode = ExecMode::per_step;
+  p.calibrated_ms = 1.5;
+  save_plan(path, key, p);
+  const std::optional<Plan> q = load_plan(path, key, Cell::gru);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->str(Cell::gru), p.str(Cell::gru));
+  EXPECT_EQ(q->str(Cell::gru), "schedule=hoist{r,n} workers=2 groups=2 pcp=1x1x1 mode=per-step");
+  EXPECT_FALSE(load_plan(path, key + "x", Cell::gru).has_value());         // another model: ignored
+  EXPECT_FALSE(load_plan(path + ".missing", key, Cell::gru).has_value());  // no file: plan anew
+  {
+    std::ofstream f(path, std::ios::app);
+    f << "xj lots\n";
+  }
+  EXPECT_THROW(load_plan(path, key, Cell::gru), Error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace corun::serve

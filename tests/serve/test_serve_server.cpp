@@ -1,0 +1,160 @@
+// corun::serve::Server on StarPU against the plain-loop reference (1e-5 relative): LSTM and GRU, single,
+// stacked and bidirectional, batch 1 and 10, sequences of 1, 10 and 100 steps, under WCS and per-step
+// tasks on teams of 1 and of every worker (8 in CI's oversubscribed pass); the plan search and its cache;
+// .npy weights; bad requests.
+#include <corun/npy.hpp>
+#include <corun/serve.hpp>
+
+#include "common/temp_dir_test.hpp"
+#include "engine/engine_test_util.hpp"
+#include "serve/rnn_reference.hpp"
+#include "serve/runtime/team_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace corun::test {
+namespace {
+
+using serve::Cell;
+using serve::ExecMode;
+using serve::ModelSpec;
+using serve::Plan;
+
+std::vector<float> input(int seq, int batch, int features, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return uniform(rng, static_cast<int64_t>(seq) * batch * features);
+}
+
+// Each forced plan runs on one Server per batch (max_seq 100), so the plan is reused across requests. The
+// WCS plan on every worker runs the whole matrix (batch 1/10 x seq 1/10/100); the others (a team of one,
+// per-step tasks) run seq 10: on 8 oversubscribed workers every step costs OS time slices.
+void check_model(const ModelSpec& spec) {
+  Engine engine(test_config());
+  const int workers = serve::starpu_cpu_workers();
+  const serve::Model model = serve::Model::random(spec, 3);
+  const int all = (1 << serve::gate_count(spec.cell)) - 1;
+  struct Run {
+    Plan plan;
+    std::vector<int> seqs;
+  };
+  std::vector<Run> runs;
+  for (ExecMode mode : {ExecMode::wcs, ExecMode::per_step})
+    for (int w : {workers, 1}) {
+      Plan p;
+      p.hoisted_gates = w == 1 ? static_cast<uint32_t>(all) : 1u;
+      p.workers = w;
+      p.xj = std::min(w, spec.hidden);
+      p.mode = mode;
+      runs.push_back({p, mode == ExecMode::wcs && w == workers ? std::vector<int>{1, 10, 100} : std::vector<int>{10}});
+    }
+  for (const Run& r : runs)
+    for (int batch : {1, 10}) {
+      serve::ServeOptions opt;
+      opt.forced_plan = &r.plan;
+      serve::Server server(engine, model, batch, 100, opt);
+      for (int seq : r.seqs) {
+        const std::vector<float> x = input(seq, batch, spec.input, static_cast<uint64_t>(seq));
+        const serve::FloatView y = server.infer(x, seq);
+        const std::vector<float> got(y.begin(), y.end());
+        const std::vector<float> want = rnn_reference(model, x, batch, seq);
+        ASSERT_EQ(got.size(), want.size());
+        EXPECT_LE(normwise_rel(got, want), 1e-5)
+            << spec.str() << " batch " << batch << " seq " << seq << " plan " << r.plan.str(spec.cell);
+      }
+    }
+}
+
+TEST(ServeServer, LstmSingleLayer) { check_model({Cell::lstm, 10, 24, 1, false}); }
+TEST(ServeServer, LstmStacked) { check_model({Cell::lstm, 10, 16, 2, false}); }
+TEST(ServeServer, LstmBidirectional) { check_model({Cell::lstm, 10, 16, 1, true}); }
+TEST(ServeServer, GruSingleLayer) { check_model({Cell::gru, 10, 24, 1, false}); }
+TEST(ServeServer, GruStacked) { check_model({Cell::gru, 10, 16, 2, false}); }
+TEST(ServeServer, GruBidirectional) { check_model({Cell::gru, 10, 16, 2, true}); }
+
+class ServeServerFiles : public corun::testing::TempDirTest {
+ protected:
+  ServeServerFiles() : TempDirTest("serve") {}
+};
+
+TEST_F(ServeServerFiles, CalibratesOnceThenReadsThePlanCache) {
+  ScopedEnv cache("CORUN_SERVE_PLANS", dir_.c_str());
+  Engine engine(test_config());
+  const ModelSpec spec{Cell::lstm, 8, 12, 1, false};
+  const serve::Model model = serve::Model::random(spec, 9);
+  serve::ServeOptions opt;
+  opt.calibration_runs = 1;
+  std::string first_plan;
+  {
+    serve::Server server(engine, model, 2, 5, opt);
+    EXPECT_TRUE(contains(server.plan_source(), "calibrated")) << server.plan_source();
+    EXPECT_GT(server.plan().calibrated_ms, 0.0);
+    first_plan = server.plan().str(spec.cell);
+    const std::vector<float> x = input(5, 2, 8, 1);
+    EXPECT_LE(normwise_rel(std::vector<float>(server.infer(x, 5).begin(), server.infer(x, 5).end()),
+                           rnn_reference(model, x, 2, 5)),
+              1e-5);
+  }
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) files += e.path().extension() == ".plan";
+  EXPECT_EQ(files, 1u);
+  serve::Server again(engine, model, 2, 5, opt);
+  EXPECT_TRUE(contains(again.plan_source(), "cache " + dir_)) << again.plan_source();
+  EXPECT_EQ(again.plan().str(spec.cell), first_plan);
+  // Another shape is another key: calibrated again.
+  serve::Server other(engine, model, 3, 5, opt);
+  EXPECT_TRUE(contains(other.plan_source(), "calibrated")) << other.plan_source();
+}
+
+TEST_F(ServeServerFiles, NpyWeightsInPyTorchNamesGiveTheSameOutputs) {
+  const ModelSpec spec{Cell::gru, 6, 8, 1, true};
+  const serve::Model model = serve::Model::random(spec, 4);
+  const int64_t gh = 3 * 8;
+  for (int d = 0; d < 2; ++d) {
+    const std::string sfx = std::string("_l0") + (d == 1 ? "_reverse" : "") + ".npy";
+    const serve::CellWeights& w = model.weights(0, d);
+    save_npy(path("weight_ih" + sfx), Shape{gh, 6}, w.w_ih.data());
+    save_npy(path("weight_hh" + sfx), Shape{gh, 8}, w.w_hh.data());
+    save_npy(path("bias_ih" + sfx), Shape{gh}, w.b_ih.data());
+    save_npy(path("bias_hh" + sfx), Shape{gh}, w.b_hh.data());
+  }
+  const serve::Model loaded = serve::Model::load_npy(spec, dir_);
+  Engine engine(test_config());
+  serve::ServeOptions opt;
+  opt.calibrate = false;
+  opt.use_cache = false;
+  serve::Server a(engine, model, 1, 10, opt);
+  serve::Server b(engine, loaded, 1, 10, opt);
+  const std::vector<float> x = input(10, 1, 6, 2);
+  const serve::FloatView ya = a.infer(x, 10);
+  const std::vector<float> va(ya.begin(), ya.end());
+  const serve::FloatView yb = b.infer(x, 10);
+  EXPECT_TRUE(same_bits(va, std::vector<float>(yb.begin(), yb.end())));
+  EXPECT_EQ(a.plan_source(), "default");
+  EXPECT_CORUN_ERROR(serve::Model::load_npy(ModelSpec{Cell::gru, 6, 8, 2, true}, dir_), Status::io_error,
+                     "missing weight file", "weight_ih_l1.npy");
+  // A file of the wrong shape names itself and both shapes.
+  save_npy(path("bias_hh_l0.npy"), Shape{gh + 1}, std::vector<float>(gh + 1).data());
+  EXPECT_CORUN_ERROR(serve::Model::load_npy(spec, dir_), Status::io_error, "bias_hh_l0.npy has shape [25], expected [24]");
+}
+
+TEST(ServeServer, BadRequestsAreErrors) {
+  Engine engine(test_config());
+  const serve::Model model = serve::Model::random(ModelSpec{Cell::lstm, 4, 6, 1, false}, 1);
+  serve::ServeOptions opt;
+  opt.calibrate = false;
+  opt.use_cache = false;
+  serve::Server server(engine, model, 2, 10, opt);
+  std::vector<float> x(10 * 2 * 4);
+  EXPECT_CORUN_ERROR(server.infer(x.data(), x.size() - 1, 10), Status::invalid_argument, "needs 80 floats");
+  std::vector<float> longer(11 * 2 * 4);
+  EXPECT_CORUN_ERROR(server.infer(longer, 11), Status::invalid_argument, "planned for 1 to 10");
+  Plan too_wide;
+  too_wide.workers = serve::starpu_cpu_workers() + 1;
+  opt.forced_plan = &too_wide;
+  EXPECT_CORUN_ERROR(serve::Server(engine, model, 2, 10, opt), Status::invalid_argument, "CPU workers");
+}
+
+}  // namespace
+}  // namespace corun::test
