@@ -32,7 +32,7 @@ namespace {
 
 const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "training iterations (default 20; cifar-quick: --epochs worth of batches)"},
-    {"--lr", true, "SGD learning rate (default per model: lstm 0.5, cifar-quick, pathnet, googlenet 0.01)"},
+    {"--lr", true, "SGD learning rate (default per model: lstm 0.5, cifar-quick, pathnet, googlenet 0.01, wide-deep 1)"},
     {"--seed", true, "seed of parameters and data (default 42)"},
     {"--cell", true, "fused (one lstm_cell task per step, default) | unfused (split, sigmoid, tanh, mul, add)"},
     {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},
@@ -57,7 +57,7 @@ std::vector<FlagSpec> flags() {
 }
 
 std::string usage() {
-  return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet [options]\n" + describe(flags()) +
+  return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep [options]\n" + describe(flags()) +
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
          "with 128 + its number)\n";

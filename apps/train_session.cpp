@@ -1,4 +1,4 @@
-// The sessions behind `corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet`.
+// The sessions behind `corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep`.
 #include "apps/train_session.hpp"
 
 #include "apps/fashion_mnist.hpp"
@@ -6,6 +6,7 @@
 
 #include <corun/models/cnn.hpp>
 #include <corun/models/lstm.hpp>
+#include <corun/models/wide_deep.hpp>
 
 #include "core/base/check.hpp"
 
@@ -52,9 +53,15 @@ class LstmTrain : public TrainSession {
   }
   void json_config(Json& j) const override {
     const models::LstmConfig& c = s_.model.config;
-    j.field("model", c.phased ? "phased-lstm" : "lstm").field("layers", c.layers).field("batch", c.batch).field("seq", c.seq)
-        .field("hidden", c.hidden).field("input", c.input).field("classes", c.classes)
-        .field("learning_rate", static_cast<double>(c.learning_rate)).field("seed", static_cast<long>(c.seed))
+    j.field("model", c.phased ? "phased-lstm" : "lstm")
+        .field("layers", c.layers)
+        .field("batch", c.batch)
+        .field("seq", c.seq)
+        .field("hidden", c.hidden)
+        .field("input", c.input)
+        .field("classes", c.classes)
+        .field("learning_rate", static_cast<double>(c.learning_rate))
+        .field("seed", static_cast<long>(c.seed))
         .field("cell", c.fused_cell ? "fused" : "unfused");
   }
   std::string data_generator() const override { return "corun::models::SequenceTask"; }
@@ -65,14 +72,66 @@ class LstmTrain : public TrainSession {
   LstmSession s_;
 };
 
+// wide&deep on its synthetic click task (TabularTask): 26 embedding lookups, the MLP and the wide part,
+// mean logistic cross-entropy, plain SGD.
+class WideDeepTrain : public TrainSession {
+ public:
+  explicit WideDeepTrain(const models::WideDeepConfig& cfg) : model_(cfg), task_(cfg) { model_.init_params(); }
+  Graph& graph() override { return model_.graph; }
+  Tensor loss() const override { return model_.loss; }
+  RunStats step(Engine& engine, uint64_t k) override {
+    task_.make_batch(k, categories_, dense_, labels_);
+    engine.write(model_.graph, model_.categories, categories_);
+    engine.write(model_.graph, model_.dense, dense_);
+    engine.write(model_.graph, model_.labels, labels_);
+    return engine.run(model_.graph);
+  }
+  RunIdentity identity() const override {
+    const models::WideDeepConfig& c = model_.config;
+    return {{"model", "wide-deep"},
+            {"batch", std::to_string(c.batch)},
+            {"categorical", std::to_string(c.categorical)},
+            {"vocab", std::to_string(c.vocab)},
+            {"embed_dim", std::to_string(c.embed_dim)},
+            {"dense", std::to_string(c.dense)},
+            {"learning_rate", exact(c.learning_rate)},
+            {"seed", std::to_string(c.seed)}};
+  }
+  std::string title() const override {
+    const models::WideDeepConfig& c = model_.config;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "wide&deep train: batch=%d tables=%dx%dx%d dense=%d lr=%g", c.batch, c.categorical,
+                  c.vocab, c.embed_dim, c.dense, static_cast<double>(c.learning_rate));
+    return buf;
+  }
+  void json_config(Json& j) const override {
+    const models::WideDeepConfig& c = model_.config;
+    j.field("model", "wide-deep")
+        .field("batch", c.batch)
+        .field("categorical", c.categorical)
+        .field("vocab", c.vocab)
+        .field("embed_dim", c.embed_dim)
+        .field("dense", c.dense)
+        .field("learning_rate", static_cast<double>(c.learning_rate))
+        .field("seed", static_cast<long>(c.seed));
+  }
+  std::string data_generator() const override { return "corun::models::TabularTask"; }
+  uint64_t seed() const override { return model_.config.seed; }
+  float learning_rate() const override { return model_.config.learning_rate; }
+
+ private:
+  models::WideDeep model_;
+  models::TabularTask task_;
+  std::vector<float> categories_, dense_, labels_;  // reused: no allocation per step
+};
+
 // Fashion-MNIST pixels scaled to [0, 1], then standardised with the training set's mean and deviation.
 constexpr float kPixelMean = 0.2860f;
 constexpr float kPixelStd = 0.3530f;
 
 class CnnTrain : public TrainSession {
  public:
-  CnnTrain(const models::CnnConfig& cfg, std::string size, const std::string& data_dir, long epochs,
-           long eval_images)
+  CnnTrain(const models::CnnConfig& cfg, std::string size, const std::string& data_dir, long epochs, long eval_images)
       : model_(cfg), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
     model_.init_params();
     if (cfg.kind == models::CnnKind::cifar_quick) {
@@ -106,10 +165,10 @@ class CnnTrain : public TrainSession {
 
   RunIdentity identity() const override {
     const models::CnnConfig& c = cfg();
-    return {{"model", models::cnn_name(c.kind)}, {"size", size_},
-            {"batch", std::to_string(c.batch)},  {"image", std::to_string(c.image)},
-            {"channels", std::to_string(c.channels)}, {"classes", std::to_string(c.classes)},
-            {"filters", std::to_string(c.filters)}, {"width", std::to_string(c.width)},
+    return {{"model", models::cnn_name(c.kind)},       {"size", size_},
+            {"batch", std::to_string(c.batch)},        {"image", std::to_string(c.image)},
+            {"channels", std::to_string(c.channels)},  {"classes", std::to_string(c.classes)},
+            {"filters", std::to_string(c.filters)},    {"width", std::to_string(c.width)},
             {"learning_rate", exact(c.learning_rate)}, {"momentum", exact(c.momentum)},
             {"seed", std::to_string(c.seed)}};
   }
@@ -124,11 +183,18 @@ class CnnTrain : public TrainSession {
   }
   void json_config(Json& j) const override {
     const models::CnnConfig& c = cfg();
-    j.field("model", models::cnn_name(c.kind)).field("size", size_).field("batch", c.batch)
-        .field("image", c.image).field("channels", c.channels).field("classes", c.classes)
-        .field("filters", c.filters).field("width", c.width)
-        .field("learning_rate", static_cast<double>(c.learning_rate)).field("momentum", static_cast<double>(c.momentum))
-        .field("seed", static_cast<long>(c.seed)).field("epochs", dataset() ? epochs_ : 0L)
+    j.field("model", models::cnn_name(c.kind))
+        .field("size", size_)
+        .field("batch", c.batch)
+        .field("image", c.image)
+        .field("channels", c.channels)
+        .field("classes", c.classes)
+        .field("filters", c.filters)
+        .field("width", c.width)
+        .field("learning_rate", static_cast<double>(c.learning_rate))
+        .field("momentum", static_cast<double>(c.momentum))
+        .field("seed", static_cast<long>(c.seed))
+        .field("epochs", dataset() ? epochs_ : 0L)
         .field("data", dataset() ? "fashion-mnist" : "synthetic");
   }
   std::string data_generator() const override {
@@ -205,7 +271,7 @@ class CnnTrain : public TrainSession {
   int64_t batches_per_epoch_ = 1;
   int64_t perm_epoch_ = -1;
   std::vector<int64_t> perm_;
-  std::vector<float> images_;   // reused: no allocation per step
+  std::vector<float> images_;  // reused: no allocation per step
   std::vector<float> targets_;
 };
 
@@ -225,7 +291,7 @@ void only_for(const Args& args, const std::string& model, const std::vector<std:
 
 std::vector<FlagSpec> model_flags() {
   return {
-      {"--model", true, "lstm | phased-lstm | cifar-quick | pathnet | googlenet"},
+      {"--model", true, "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep"},
       {"--size", true, "small | medium | large (default small; cifar-quick has one size)"},
       {"--batch", true, "override the batch size"},
       {"--layers", true, "lstm, phased-lstm, pathnet: override the number of layers"},
@@ -243,8 +309,9 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
-      model != "googlenet")
-    throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet)");
+      model != "googlenet" && model != "wide-deep")
+    throw UsageError("unknown model '" + model +
+                     "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, wide-deep)");
   only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm", "phased-lstm"});
   only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});
   only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
@@ -264,6 +331,13 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
     cfg.fused_cell = cell == "fused";
     return std::make_unique<LstmTrain>(cfg);
   }
+  if (model == "wide-deep") {
+    models::WideDeepConfig cfg;
+    cfg.batch = static_cast<int>(args.positive("--batch", cfg.batch));
+    cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
+    cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+    return std::make_unique<WideDeepTrain>(cfg);
+  }
   models::CnnConfig cfg = model == "cifar-quick" ? models::cifar_quick_config()
                           : model == "pathnet"   ? models::pathnet_config(size)
                                                  : models::googlenet_config(size);
@@ -282,8 +356,8 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
   }
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.positive("--eval-images", 10000);
-  return std::make_unique<CnnTrain>(cfg, model == "cifar-quick" ? "fixed" : size,
-                                    args.str("--data", kFashionMnistDir), epochs, eval_images);
+  return std::make_unique<CnnTrain>(cfg, model == "cifar-quick" ? "fixed" : size, args.str("--data", kFashionMnistDir),
+                                    epochs, eval_images);
 }
 
 }  // namespace corun::cli

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #ifndef CORUN_EXE
@@ -91,3 +92,23 @@ TEST_F(Infer, WideDeepWithAndWithoutThePass) {
 }
 
 }  // namespace
+
+// wide&deep also trains from `corun train` (batch 256 on its synthetic click task): the loss falls.
+TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
+  const Result r = corun::testing::run_command(
+      dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
+                " train --model wide-deep --iters 12 --json r.json");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "wide&deep train: batch=256 tables=26x10000x16");
+  const std::string json = corun::testing::read_file(path("r.json"));
+  auto number = [&](const std::string& key) {
+    const auto at = json.find("\"" + key + "\":");
+    return at == std::string::npos ? 0.0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+  };
+  EXPECT_GT(number("first_loss"), 0.6) << json;  // about ln 2 at the start
+  EXPECT_LT(number("final_loss"), 0.9 * number("first_loss")) << json;
+  const Result bad = corun::testing::run_command(
+      dir_, "env CORUN_QUIET=1 " + shell_quote(CORUN_EXE) + " train --model wide-deep --size large");
+  EXPECT_EQ(bad.code, 2) << bad;
+  EXPECT_HAS(bad.err, "--size applies to --model");
+}
