@@ -103,8 +103,8 @@ for c in configs.split():
 lines = [f"# corun serve-bench: DeepCPU Table 1 LSTM configurations\n",
          f"- command: `bench/serve_deepcpu.sh --reps {reps}`",
          f"- git: {git}",
-         "- machine: **shared 2-core VM, other engineers compiling and testing at the same time: noisy** "
-         "(medians of interleaved rounds; read ratios, not absolute times)",
+         "- machine: the `corun info` below; the load at the time is in the note (medians of interleaved rounds; "
+         "read ratios, not absolute times)",
          f"- baselines: OpenBLAS with one thread per allocated core, no StarPU; corun: StarPU workers, OpenBLAS 1 thread",
          f"- weights fit L2: 4H(E+H) x 4 bytes <= {l2_total // 1024} KiB (the private L2s taken together)",
          f"- {perf_note}"]
