@@ -130,6 +130,12 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
   return plan;
 }
 
+bool Plan::spans_several_domains() const {
+  for (const Replica& r : replicas)
+    if (r.home_os_index != replicas.front().home_os_index) return true;
+  return false;
+}
+
 std::string describe(const Plan& plan) {
   std::ostringstream os;
   os << mode_name(plan.mode) << " (" << plan.why << ")";

@@ -41,6 +41,9 @@ struct Plan {
   /// Planned on this machine's topology, not a fake one (HWLOC_SYNTHETIC, ...): only then do its OS node
   /// numbers exist to move pages to.
   bool real_topology = true;
+
+  /// Replicas live on more than one NUMA domain (then tensors get homes and pages move).
+  bool spans_several_domains() const;
 };
 
 /// Decides the plan. Replicas go to the domains with CPUs in order, as evenly as possible; a domain with

@@ -441,8 +441,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
     // Once per binding, on a real machine whose replicas span several domains: the pages of the replica's
     // buffers go to its domain (they were first touched by the thread that built the graph).
-    if (!bound[r]->pages_placed && im.places.front().home_os_index != im.places.back().home_os_index &&
-        im.numa_plan.real_topology && numa::machine_has_node(im.places[r].home_os_index))
+    if (!bound[r]->pages_placed && im.numa_plan.spans_several_domains() && im.numa_plan.real_topology && numa::machine_has_node(im.places[r].home_os_index))
       for (const auto& v : replicas[r]->impl().values)
         if (!v.fused_away)
           numa::move_to_node(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
@@ -504,7 +503,14 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       im.planner->plan(g, im.tasks, b.plan, nullptr);
       for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
     }
-    for (starpu_task* task : im.tasks) submit(task, r);
+    for (size_t i = 0; i < im.tasks.size(); ++i) {
+      try {
+        submit(im.tasks[i], r);
+      } catch (...) {  // the tasks not submitted yet are still ours to free
+        for (size_t j = i + 1; j < im.tasks.size(); ++j) starpu_task_destroy(im.tasks[j]);
+        throw;
+      }
+    }
   }
   auto handle = [&](size_t r, Tensor t) { return bound[r]->handles[static_cast<size_t>(t.id())]; };
   // Bottom-up: a replica's children have larger indices, so their own sums are submitted before theirs.

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 
 namespace corun::engine {
 
@@ -29,9 +28,7 @@ numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, 
     throw Error(Status::invalid_config, "corun: NUMA " + numa::describe(plan) + ": the policy '" + policy +
                                             "' does not support one scheduling context per replica; choose another "
                                             "CORUN_SCHED or set CORUN_NUMA=off");
-  std::set<int> homes;
-  for (const auto& r : plan.replicas) homes.insert(r.home_os_index);
-  if (homes.size() > 1 && !env::get("STARPU_USE_NUMA")) {
+  if (plan.spans_several_domains() && !env::get("STARPU_USE_NUMA")) {
     if (static_cast<int>(topo.domains.size()) > STARPU_MAXNUMANODES)
       throw Error(Status::invalid_config,
                   "corun: NUMA " + numa::describe(plan) + ": the machine has " + std::to_string(topo.domains.size()) +
