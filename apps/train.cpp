@@ -9,6 +9,8 @@
 #include "apps/progress.hpp"
 #include "apps/stop_signals.hpp"
 #include "core/engine/trace.hpp"
+#include "graphs/graph_impl.hpp"
+#include "graphs/passes/group_parallel_ops.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -122,7 +124,15 @@ int train(int argc, char** argv) {
 
   Graph& g = session->graph();
   const Tensor loss = session->loss();
+  const int tasks_before_pass = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
   if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
+  // The parallel-op grouping pass (CORUN_PARALLEL_OPS, default on): same numbers, fewer tasks. Like fusion,
+  // after backward and before the engine binds the graph. A checkpoint does not depend on it.
+  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env();
+  const auto groups = passes::group_parallel_ops(g.impl(), pass);
+  if (!groups.empty()) g.impl().grouped = true;
+  std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration\n",
+               pass.enabled ? "on" : "off", groups.size(), tasks_before_pass, g.num_nodes());
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
   std::unique_ptr<Checkpoints> ckpt;
@@ -192,6 +202,8 @@ int train(int argc, char** argv) {
   std::printf("|---:|---:|---:|---:|---|---:|---:|---:|\n");
   std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", state.iteration, med, best, tasks,
               info.policy.c_str(), info.workers, first_loss, final_loss);
+  std::printf("tasks/iter before the passes: %d (CORUN_PARALLEL_OPS=%s, %zu group(s))\n", tasks_before_pass,
+              pass.enabled ? "on" : "off", groups.size());
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
   if (resumed_from > 0)
     std::printf("(resumed at iteration %ld: this run did %zu iterations)\n", resumed_from, ms.size());
@@ -222,7 +234,8 @@ int train(int argc, char** argv) {
       j.open();
       j.open("config");
       session->json_config(j);
-      j.field("iters", iters).field("fuse_elementwise", fuse).close();
+      j.field("iters", iters).field("fuse_elementwise", fuse).field("parallel_ops", pass.enabled)
+          .field("parallel_ops_min", static_cast<long>(pass.min_size)).close();
       j.open("machine").field("nproc", machine::nproc()).field("cpu_model", machine::cpu_model())
           .field("topology", machine::topology_summary()).field("affinity", machine::affinity_list())
           .field("git_sha", machine::git_sha()).close();
@@ -239,6 +252,7 @@ int train(int argc, char** argv) {
           .field("stopped_by", stopped ? stop::name(stop_signal) : "")
           .field("checkpoint", ckpt ? ckpt_dir : std::string()).close();
       j.open("summary").field("median_ms", med).field("min_ms", best).field("tasks_per_iter", tasks)
+          .field("tasks_per_iter_before_passes", static_cast<long>(tasks_before_pass))
           .field("first_loss", first_loss).field("final_loss", final_loss)
           .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
           .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Turns the JSON files of bench/cnn_models.sh (MODEL.CONFIG.REPEAT.json) into markdown tables headed by machine
-info: per model, median ms/iter of each configuration, the ratio to the best, tasks per iteration."""
+"""Turns the JSON files of bench/cnn_models.sh (MODEL.CONFIG.PASS.REPEAT.json, PASS = on|off for CORUN_PARALLEL_OPS)
+into markdown tables headed by machine info: per model and configuration, median ms/iter with the parallel-op pass
+on and off side by side, the ratio to the fastest cell, and the tasks per iteration before and after the pass."""
 import argparse
 import glob
 import json
@@ -25,9 +26,9 @@ def main():
 
     runs = {}
     for path in glob.glob(os.path.join(a.dir, "*.json")):
-        model, config, _rep, _ = os.path.basename(path).split(".")
+        model, config, pass_, _rep, _ = os.path.basename(path).split(".")
         with open(path) as f:
-            runs.setdefault((model, config), []).append(json.load(f))
+            runs.setdefault((model, config, pass_), []).append(json.load(f))
     any_run = next(iter(runs.values()))[0]
     print(machine_header(
         "CNN training step: sequential, cpf, corun and StarPU built-ins", a.command, a.git, any_run["machine"],
@@ -37,27 +38,42 @@ def main():
         info=a.info))
     configs = a.configs.split()
     builtins = set(a.builtins.split())
+    def cell(rs):
+        return statistics.median(r["summary"]["median_ms"] for r in rs) if rs else None
+
+    def fmt(rs):
+        if not rs:
+            return "n/a"
+        meds = [r["summary"]["median_ms"] for r in rs]
+        return f"{cell(rs):.1f} ({min(meds):.1f}-{max(meds):.1f})"
+
     for model in a.models.split():
-        rows = {c: runs[(model, c)] for c in configs if (model, c) in runs}
+        rows = {(c, p): runs[(model, c, p)] for c in configs for p in ("on", "off") if (model, c, p) in runs}
         if not rows:
             continue
         cfg = next(iter(rows.values()))[0]["config"]
         print(f"## {model}: {cfg['model']} ({cfg['size']}), batch {cfg['batch']}, image {cfg['image']}x{cfg['image']}"
               f"x{cfg['channels']}, {cfg['iters']} iterations per run\n")
-        med = {c: statistics.median(r["summary"]["median_ms"] for r in rs) for c, rs in rows.items()}
+        med = {k: cell(rs) for k, rs in rows.items()}
         best = min(med.values())
-        best_builtin = min((c for c in med if c in builtins), key=med.get, default=None)
-        print("| configuration | median ms/iter | min-max of runs | ratio to the fastest | tasks/iter | final loss |")
-        print("|---|---:|---:|---:|---:|---:|")
+        best_builtin = min((c for (c, p) in med if c in builtins and p == "on"), key=lambda c: med[(c, "on")],
+                           default=None)
+        print("| configuration | pass on: ms/iter (min-max) | pass off: ms/iter (min-max) | off / on | on / fastest | "
+              "tasks/iter on | tasks/iter off | final loss |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for c in configs:
-            if c not in rows:
-                print(f"| {c} | n/a | | | | |")
+            on, off = rows.get((c, "on")), rows.get((c, "off"))
+            if not on and not off:
+                print(f"| {c} | n/a | n/a | | | | | |")
                 continue
-            meds = [r["summary"]["median_ms"] for r in rows[c]]
-            losses = sorted({round(r["summary"]["final_loss"], 6) for r in rows[c]})
+            ratio = f"{cell(off) / cell(on):.2f}" if on and off else "n/a"
+            to_best = f"{cell(on) / best:.2f}" if on else "n/a"
+            tasks_on = on[0]["summary"]["tasks_per_iter"] if on else "n/a"
+            tasks_off = off[0]["summary"]["tasks_per_iter"] if off else "n/a"
+            losses = sorted({round(r["summary"]["final_loss"], 6) for r in (on or []) + (off or [])})
             label = c + (" (best built-in)" if c == best_builtin else "")
-            print(f"| {label} | {med[c]:.1f} | {min(meds):.1f}-{max(meds):.1f} | {med[c] / best:.2f} | "
-                  f"{rows[c][0]['summary']['tasks_per_iter']} | {', '.join(f'{x:.4f}' for x in losses)} |")
+            print(f"| {label} | {fmt(on)} | {fmt(off)} | {ratio} | {to_best} | {tasks_on} | {tasks_off} | "
+                  f"{', '.join(f'{x:.4f}' for x in losses)} |")
         print()
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (issue 5, wide&deep and PhasedLSTM): side by side on one machine, runs interleaved.
-#   1. wide&deep batch-1 inference latency (`corun infer`), parallel-op pass on and off, per policy;
+#   1. wide&deep batch-1 inference latency (`corun infer`), parallel-op pass on and off, per policy, and on
+#      the inline path (`corun infer --exec inline`: every kernel on the calling thread, no StarPU);
 #   2. wide&deep training ms/iteration (batch 256, bench/wide_deep_train), pass on and off, per policy;
 #   3. PhasedLSTM small training ms/iteration (`corun train --model phased-lstm --size small`), per policy.
 #
@@ -48,6 +49,12 @@ config_env() {  # $1 = config: NAME=value words for env(1)
 results="$work/results.txt"  # lines: section config pass repeat value tasks
 : > "$results"
 for r in $(seq 1 "$repeats"); do
+  for pass in on off; do
+    echo "[bench] repeat $r/$repeats exec=inline pass=$pass: inference" >&2
+    line=$(env CORUN_QUIET=1 CORUN_PARALLEL_OPS=$pass "$corun" infer --model wide-deep --exec inline \
+      --iters "$infer_iters" 2>/dev/null | grep '^| wide-deep' || true)
+    [[ -n "$line" ]] && echo "infer inline $pass $r $(awk -F'|' '{ gsub(/ /, ""); print $5, $8, $6 }' <<<"$line")" >> "$results"
+  done
   for c in $configs; do
     for pass in on off; do
       echo "[bench] repeat $r/$repeats config=$c pass=$pass: inference" >&2
@@ -86,10 +93,11 @@ print("# Model zoo (issue 5): wide&deep inference and training, PhasedLSTM train
 print()
 print("- command: \`bench/zoo_models.sh --repeats $repeats --infer-iters $infer_iters --train-iters $train_iters --lstm-iters $lstm_iters --configs \"$configs\"\`")
 print("- git: $(bench_git_sha)")
-print("- **the machine was shared with other engineers' builds and tests while this ran (noisy): read ratios within one table, not absolute times**")
+print("- timed under an exclusive lock that keeps the other engineers' builds and tests on this shared VM waiting (flock -x /tmp/corun-quiet.lock)")
 print("- each cell: median over $repeats interleaved runs of each run's own median (min-max of the runs in brackets); first iteration of each run excluded")
 print("- sequential = CORUN_SCHED=cpf with one executor of all $cores cores and every op at full width; cpf = one executor per core; corun = co-run packing (its width search runs in the first iterations of each process); the rest are StarPU built-ins, best one marked *")
 print("- parallel-op pass: CORUN_PARALLEL_OPS=on|off (graphs/passes/group_parallel_ops)")
+print("- inline (inference only) = \`corun infer --exec inline\`: the calling thread runs every node's fast kernel in order at width 1, no StarPU task (corun/inline.hpp); its tasks column counts the nodes run")
 print()
 print("<details><summary>corun info</summary>")
 print()
@@ -106,7 +114,7 @@ for section, title, unit in (("infer", "wide&deep batch-1 inference latency, us 
     print("| config | pass on | pass off | off / on | tasks on | tasks off |")
     print("|---|---:|---:|---:|---:|---:|")
     bb = best_builtin(section, "on")
-    for c in configs:
+    for c in configs + (["inline"] if section == "infer" else []):
         on, off = cell(section, c, "on"), cell(section, c, "off")
         ratio = f"{off[0] / on[0]:.2f}" if on and off else "n/a"
         mark = " *" if c == bb else ""

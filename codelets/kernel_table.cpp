@@ -56,7 +56,7 @@ const OpInfo kTable[] = {
     // The full reduction runs on one member: a wider team would only wait.
     OpInfo{"reduce_sum", &reduce_sum_ref, &reduce_sum_fast, 1}, CORUN_OP(reduce_sum_grad),
     CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad), CORUN_OP(phased_gate),
-    CORUN_OP(group),
+    CORUN_OP(group),        CORUN_OP(phased_gate_grad),
 };
 
 #undef CORUN_OP

@@ -63,6 +63,7 @@ enum class OpKind : int {
   logistic_xent_grad,///< dZ = (sigmoid(Z) - T) * dL; buffers: Z, T, dL, dZ
   phased_gate,       ///< Phased LSTM time gate K [B,H] from T [B], TAU [H], S [H]; f r_on, i[0] alpha bits
   group,             ///< independent ops as one task; `members` + buffer map in `program` (group.hpp)
+  phased_gate_grad,  ///< dTAU, dS of the time gate; buffers T, TAU, S, dK -> dTAU [H], dS [H]; f, i as phased_gate
   count_             ///< number of kinds (not an op)
 };
 

@@ -357,12 +357,23 @@ void Autodiff::visit(const detail::Node& n) {
       });
       return;
     }
-    case OpKind::phased_gate:
-      CORUN_CHECK(!need(0) && !need(1) && !need(2), Status::invalid_argument,
+    case OpKind::phased_gate: {  // periods and shifts learn (phased_gate.hpp); timestamps are data
+      CORUN_CHECK(!need(0), Status::invalid_argument,
                   "backward: phased_gate '" << n.name
-                                            << "': its timestamps, periods and shifts depend on parameters, but the "
-                                               "time gate has no gradient; pass them as inputs");
+                                            << "': its timestamps depend on parameters, but the time gate has no "
+                                               "gradient w.r.t. time; pass them as an input");
+      const int t = in(0), tau = in(1), s = in(2), dk = grad(in(3));
+      if (dk < 0 || (!need(1) && !need(2))) return;
+      const int dtau = new_grad_value(shape(tau), "d" + name(tau) + ".gate" + std::to_string(counter_++));
+      const int ds = new_grad_value(shape(s), "d" + name(s) + ".gate" + std::to_string(counter_++));
+      node(OpKind::phased_gate_grad, tag,
+           {{t, Access::read, shape(t)}, {tau, Access::read, shape(tau)}, {s, Access::read, shape(s)},
+            {dk, Access::read, shape(in(3))}, {dtau, Access::write, shape(tau)}, {ds, Access::write, shape(s)}},
+           call.i, call.f);
+      if (need(1)) contribute(tau, dtau, true);
+      if (need(2)) contribute(s, ds, true);
       return;
+    }
     default:
       detail::fail(Status::invalid_argument, std::string("backward: op '") + codelets::op_info(call.kind).name +
                                                  "' of node '" + n.name + "' has no gradient rule");

@@ -7,7 +7,15 @@
 // Buffers: T (R, [B]), TAU (R, [H]), S (R, [H]), K (W, [B, H]). f = r_on; i[0] holds the bits of alpha
 // (an f32; phased_gate_alpha reads it). The cell then mixes c_t = k c~_t + (1 - k) c_{t-1}, same for h,
 // with ordinary elementwise nodes (models/lstm). Members split K's rows; phases are computed in double.
-// No gradient: T, TAU and S are inputs (the periods and shifts are fixed at initialisation, not learned).
+//
+// phased_gate_grad: the gradients of a loss L w.r.t. the periods and shifts, from dK = dL/dK. Inside one
+// piece of the formula the wrap count n = floor((t - s) / tau) is constant, so phi = (t - s) / tau - n and
+//   dphi/dtau = -(t - s) / tau^2,   dphi/ds = -1 / tau,
+//   dk/dphi   = 2 / r_on (opening), -2 / r_on (closing), alpha (closed),
+// with the piece chosen exactly as the forward chooses it (the one-sided derivative at the kinks, where k
+// has none). dTAU[j] = sum_b dK[b,j] dk/dphi dphi/dtau and dS[j] likewise, summed over b in order in
+// double. Buffers: T, TAU, S, dK (R) -> dTAU [H], dS [H] (W); f and i[0] as phased_gate. Members split the
+// units j (the sum over b is never split), so the result does not depend on the width. No gradient for T.
 #pragma once
 
 #include "codelets/op.hpp"
@@ -30,5 +38,7 @@ inline float phased_gate_alpha(const OpCall& call) {
 
 void phased_gate_ref(const OpCall& call, float* const* buf, int rank, int width);
 void phased_gate_fast(const OpCall& call, float* const* buf, int rank, int width);
+void phased_gate_grad_ref(const OpCall& call, float* const* buf, int rank, int width);
+void phased_gate_grad_fast(const OpCall& call, float* const* buf, int rank, int width);
 
 }  // namespace corun::codelets

@@ -51,7 +51,11 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
     Tensor h = g.input("h0_" + L, {B, H});
     Tensor c = g.input("c0_" + L, {B, H});
     Tensor tau, shift;
-    if (cfg.phased) tau = g.input("tau" + std::to_string(l), {H}), shift = g.input("shift" + std::to_string(l), {H});
+    if (cfg.phased) {  // parameters (learned, as in the paper) or fixed inputs
+      const std::string tn = "tau" + std::to_string(l), sn = "shift" + std::to_string(l);
+      tau = cfg.learn_gate ? g.param(tn, {H}) : g.input(tn, {H});
+      shift = cfg.learn_gate ? g.param(sn, {H}) : g.input(sn, {H});
+    }
     for (int t = 0; t < cfg.seq; ++t) {
       const std::string id = L + ".t" + std::to_string(t);
       const Tensor xh = g.concat({below[static_cast<size_t>(t)], h}, 1, "xh." + id);

@@ -38,7 +38,10 @@ const char* pattern_name(GroupPattern p) {
 
 bool whitelisted(OpKind kind) {
   // Kernels that use only their buffers and the stack (OpenBLAS pinned to one thread for matmul) and give
-  // the same bits at every width: safe to run side by side in one task. Not listed: group (no nesting),
+  // the same bits at every width: safe to run side by side in one task. conv2d and its gradients also use
+  // a column buffer, but it is thread_local and a member runs start to end on one thread (group.hpp), so
+  // members never share it; cblas_sgemm is reentrant. Pooling, add_n and sgd_momentum touch only their
+  // buffers. Not listed: group (no nesting),
   // ew_chain, lstm_cell(_grad), softmax_xent(_grad), concat and split (large or many-buffer ops that gain
   // nothing from sharing a task), and any kind added later until its kernel has been checked.
   switch (kind) {
@@ -47,7 +50,9 @@ bool whitelisted(OpKind kind) {
     case OpKind::tanh_grad: case OpKind::relu: case OpKind::relu_grad: case OpKind::slice:
     case OpKind::slice_grad: case OpKind::sum: case OpKind::sum_grad: case OpKind::sgd:
     case OpKind::reduce_sum: case OpKind::reduce_sum_grad: case OpKind::logistic_xent:
-    case OpKind::logistic_xent_grad:
+    case OpKind::logistic_xent_grad: case OpKind::conv2d: case OpKind::conv2d_grad_data:
+    case OpKind::conv2d_grad_filter: case OpKind::max_pool: case OpKind::max_pool_grad: case OpKind::avg_pool:
+    case OpKind::avg_pool_grad: case OpKind::add_n: case OpKind::sgd_momentum:
       return true;
     default:
       return false;
@@ -297,7 +302,14 @@ std::vector<OpGroup> group_parallel_ops(GraphImpl& g, const ParallelOpOptions& o
   if (!options.enabled) return {};
   CORUN_CHECK(options.min_size >= 2, Status::invalid_argument,
               "group_parallel_ops: the minimum group size must be at least 2, got " << options.min_size);
-  return Grouper(g, options).run();
+  // To a fixed point: a group is one node, so the next level of parallel branches (PathNet's 6 ReLUs,
+  // each reading one conv of the conv group) now fans out from it and is grouped in the next round.
+  std::vector<OpGroup> all;
+  for (;;) {
+    std::vector<OpGroup> round = Grouper(g, options).run();
+    if (round.empty()) return all;
+    for (OpGroup& grp : round) all.push_back(std::move(grp));
+  }
 }
 }  // namespace passes
 

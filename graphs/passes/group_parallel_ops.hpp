@@ -8,6 +8,9 @@
 //   - fan-out: the members all read outputs of one node X (26 embeddings after one split of the ids);
 //   - fan-in: one node Y reads an output of every member (26 embeddings feeding one concat);
 //   - between: both at once (split -> 26 embeddings -> concat, the proposal's figure 1).
+// The pass repeats until a round makes no group: a group node is one node, so ops that each read one
+// member's output (PathNet's ReLUs after its grouped module convs) fan out from it in the next round, and
+// parallel branches are grouped level by level.
 // Rules:
 //   - only kinds on the whitelist (whitelisted()): kernels that touch nothing but their buffers and the
 //     stack and give the same bits at any width, so running them side by side inside one task is safe;

@@ -45,7 +45,7 @@ std::string logit_line(const std::string& out) {
 
 TEST_F(Infer, UsageErrors) {
   for (const char* args : {"", "--model lstm", "--model wide-deep --batch 0", "--model wide-deep --iters x",
-                           "--model wide-deep --frobnicate", "--model"}) {
+                           "--model wide-deep --frobnicate", "--model", "--model wide-deep --exec fast"}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, "usage: corun infer");
@@ -89,6 +89,27 @@ TEST_F(Infer, WideDeepWithAndWithoutThePass) {
   ASSERT_EQ(big.code, 0) << big;
   EXPECT_HAS(big.err, "parallel-op pass on: 0 group(s), 38 -> 38 tasks");
   EXPECT_EQ(cell(big.out, 1), "8");
+}
+
+// --exec inline: no StarPU at all, every kernel on the calling thread; the same numbers as the tasks.
+TEST_F(Infer, InlineExecutionComputesWhatStarpuDoes) {
+  for (const char* pass : {"on", "off"}) {
+    const std::string env = std::string("CORUN_PARALLEL_OPS=") + pass;
+    const Result tasks = run("--model wide-deep --iters 20 --warmup 2", env);
+    const Result inl = run("--model wide-deep --iters 20 --warmup 2 --exec inline", env);
+    ASSERT_EQ(tasks.code, 0) << tasks;
+    ASSERT_EQ(inl.code, 0) << inl;
+    EXPECT_EQ(cell(tasks.out, 8), "starpu");
+    EXPECT_EQ(cell(inl.out, 8), "inline");
+    EXPECT_EQ(cell(inl.out, 9), "inline");  // policy: none
+    EXPECT_EQ(cell(inl.out, 6), cell(tasks.out, 6));  // nodes per inference
+    EXPECT_GT(std::stod(cell(inl.out, 3)), 0.0) << inl;
+    EXPECT_FALSE(logit_line(inl.out).empty()) << inl;
+    EXPECT_EQ(logit_line(inl.out), logit_line(tasks.out)) << "inline and StarPU disagree (pass " << pass << ")";
+  }
+  const Result bad = run("--model wide-deep --exec Inline");
+  EXPECT_EQ(bad.code, 2) << bad;
+  EXPECT_HAS(bad.err, "--exec must be starpu or inline");
 }
 
 }  // namespace

@@ -355,6 +355,12 @@ void phased_gate_cases(std::vector<OpCaseSpec>& out) {
                           {t, h, h, k}, {R, R, R, W}, {phased_gate_alpha_bits(1e-3f)}, r_on, 30.0f);
       c.indices = {{1, 40, 1}};
       out.push_back(std::move(c));
+      const Shape grads[] = {t, h, h, k, h, h};
+      OpCaseSpec gc = make("phased_gate_grad_" + dims_str(k) + (r_on < 0.1f ? "_ron05" : "_ron50"),
+                           OpKind::phased_gate_grad, {grads, grads + 6}, {R, R, R, R, W, W},
+                           {phased_gate_alpha_bits(1e-3f)}, r_on, 30.0f);
+      gc.indices = {{1, 40, 1}};
+      out.push_back(std::move(gc));
     }
 }
 

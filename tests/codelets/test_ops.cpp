@@ -218,7 +218,8 @@ TEST(KernelTable, EveryKindHasItsKernels) {
                          "sgd",    "lstm_cell",  "lstm_cell_grad", "ew_chain", "conv2d", "conv2d_grad_data",
                          "conv2d_grad_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
                          "add_n", "sgd_momentum", "reshape", "embedding", "embedding_grad",
-                         "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "phased_gate", "group"};
+                         "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "phased_gate", "group",
+                         "phased_gate_grad"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));

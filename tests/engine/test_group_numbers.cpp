@@ -1,16 +1,20 @@
 // The parallel-op grouping pass on StarPU: a grouped graph computes bitwise what the ungrouped one does,
 // for a graph holding all three patterns (fan-out, fan-in, between) with its backward and SGD updates,
-// and for wide&deep training.
+// for wide&deep training, and for PathNet and GoogLeNet training at tiny sizes (conv2d, pooling, add_n,
+// sgd_momentum and their gradients grouped).
 #include "engine_test_util.hpp"
 
 #include <corun/engine.hpp>
+#include <corun/models/cnn.hpp>
 #include <corun/models/wide_deep.hpp>
 
+#include "graphs/graph_impl.hpp"
 #include "graphs/passes/group_parallel_ops.hpp"
 
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 
 namespace corun {
 namespace {
@@ -115,6 +119,53 @@ TEST(GroupNumbers, WideDeepTrainsBitwiseTheSame) {
   const Result b = train(grouped.graph, grouped.loss, true, 3, feeder(grouped));
   std::printf("wide&deep training graph: %d nodes -> %d nodes, %zu groups\n", a.nodes, b.nodes, b.groups);
   expect_same(a, b);
+}
+
+// Kinds of the groups the pass made.
+std::vector<std::string> group_kinds(const Graph& g) {
+  std::vector<std::string> out;
+  for (const auto& n : g.impl().nodes)
+    if (n.call.kind == codelets::OpKind::group) out.push_back(codelets::op_info(n.call.members.front().kind).name);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+void train_cnn_both_ways(const models::CnnConfig& cfg, const std::vector<std::string>& expected_kinds) {
+  models::Cnn plain(cfg), grouped(cfg);
+  plain.init_params();
+  grouped.init_params();
+  const models::SyntheticImages data(cfg);
+  auto feeder = [&](models::Cnn& m) {
+    return [&data, &m](Engine& eng, int step) {
+      std::vector<float> images, targets;
+      data.make_batch(static_cast<uint64_t>(step), images, targets);
+      eng.write(m.graph, m.x, images);
+      eng.write(m.graph, m.targets, targets);
+    };
+  };
+  const Result a = train(plain.graph, plain.loss, false, 2, feeder(plain));
+  const Result b = train(grouped.graph, grouped.loss, true, 2, feeder(grouped));
+  std::printf("%s training graph: %d nodes -> %d nodes, %zu groups\n", models::cnn_name(cfg.kind), a.nodes, b.nodes,
+              b.groups);
+  EXPECT_LT(b.nodes, a.nodes);
+  const auto kinds = group_kinds(grouped.graph);
+  for (const std::string& k : expected_kinds) EXPECT_TRUE(has(kinds, k)) << "no group of " << k;
+  expect_same(a, b);
+}
+
+TEST(GroupNumbers, PathNetTrainsBitwiseTheSame) {
+  models::CnnConfig cfg = models::pathnet_config("small");
+  cfg.batch = 4, cfg.image = 8, cfg.filters = 4, cfg.layers = 2;
+  // Each layer's 6 modules: one task per op kind, forward and backward.
+  train_cnn_both_ways(cfg, {"conv2d", "relu", "max_pool", "conv2d_grad_filter", "conv2d_grad_data", "relu_grad",
+                            "max_pool_grad", "sgd_momentum"});
+}
+
+TEST(GroupNumbers, GoogLeNetTrainsBitwiseTheSame) {
+  models::CnnConfig cfg = models::googlenet_config("small");
+  cfg.batch = 2, cfg.image = 32;
+  train_cnn_both_ways(cfg, {"conv2d", "relu", "conv2d_grad_filter"});
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -434,9 +435,23 @@ TEST_F(OpGradient, PhasedLstmStep) {  // c' = c + k (c~ - c), h' = h + k (h~ - h
   check(g_.add(linear_loss(h2), linear_loss(c2)));
 }
 
-TEST_F(OpGradient, PhasedGateOfAParameterIsRefused) {  // the gate has no gradient rule for its operands
-  const Tensor tau = param("tau", {2}, 1.0f, 4.0f);
-  const Tensor k = g_.phased_gate(input("time", {3}), tau, input("shift", {2}), 0.5f, 1e-3f);
+TEST_F(OpGradient, PhasedGatePeriodsAndShifts) {  // dL/dtau, dL/ds through every piece of the gate
+  // Fixed values whose phases sit at least 0.019 from every kink (0, r_on/2, r_on, 1), farther than the
+  // central differences move them (|dphi/dtau| eps <= 0.01), in all three pieces: opening, closing, closed.
+  const Tensor time = g_.input("time", {5});
+  const Tensor tau = param("tau", {3});
+  const Tensor shift = param("shift", {3});
+  const float tv[] = {0.7f, 1.9f, 2.6f, 3.4f, 4.4f}, pv[] = {3.7f, 4.3f, 2.1f}, sv[] = {0.15f, 0.9f, 0.4f};
+  std::copy(std::begin(tv), std::end(tv), g_.data(time));
+  std::copy(std::begin(pv), std::end(pv), g_.data(tau));
+  std::copy(std::begin(sv), std::end(sv), g_.data(shift));
+  // A large alpha so the closed piece's gradient is checked too (1e-3 would vanish under the tolerance).
+  check(linear_loss(g_.phased_gate(time, tau, shift, 0.6f, 0.3f)));
+}
+
+TEST_F(OpGradient, PhasedGateOfParameterTimesIsRefused) {  // no gradient w.r.t. the timestamps
+  const Tensor time = param("time", {3}, 0.0f, 5.0f);
+  const Tensor k = g_.phased_gate(time, input("tau", {2}, 1.0f, 4.0f), input("shift", {2}), 0.5f, 1e-3f);
   EXPECT_THROW(g_.backward(linear_loss(k), {.sgd_update = false}), Error);
 }
 

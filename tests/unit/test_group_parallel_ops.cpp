@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,20 +31,51 @@ int count_kind(const Graph& g, OpKind kind) {
   return n;
 }
 
-// x -> split -> 4 relu, each read by its own sum: siblings from one op, no common consumer.
+// x -> split -> 4 relu, each read by its own sum: siblings from one op, no common consumer. The sums read
+// different relus (no pattern at first), but once the relus are one group node they fan out from it: the
+// second round groups them.
 TEST(GroupParallelOps, FanOutFromOneOp) {
   Graph g;
   const auto parts = g.split(g.input("x", {4, 8}), 1, {2, 2, 2, 2}, "parts");
-  for (int k = 0; k < 4; ++k) g.sum(g.relu(parts[static_cast<size_t>(k)], "r" + std::to_string(k)), 0);
-  const int before = g.num_nodes();
+  for (int k = 0; k < 4; ++k)
+    g.sum(g.relu(parts[static_cast<size_t>(k)], "r" + std::to_string(k)), 0, 1.0f, "s" + std::to_string(k));
   const auto groups = run_pass(g);
-  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].kind, OpKind::relu);
   EXPECT_EQ(groups[0].pattern, GroupPattern::fan_out);
   EXPECT_EQ(groups[0].members, (std::vector<std::string>{"r0", "r1", "r2", "r3"}));
-  EXPECT_EQ(g.num_nodes(), before - 3);
+  EXPECT_EQ(groups[1].kind, OpKind::sum);
+  EXPECT_EQ(groups[1].pattern, GroupPattern::fan_out);
+  EXPECT_EQ(groups[1].members, (std::vector<std::string>{"s0", "s1", "s2", "s3"}));
+  EXPECT_EQ(g.num_nodes(), 3);  // split, the relu group, the sum group
   EXPECT_EQ(count_kind(g, OpKind::relu), 0);
-  EXPECT_EQ(count_kind(g, OpKind::sum), 4);  // the sums read different relus: no pattern
+  EXPECT_EQ(count_kind(g, OpKind::sum), 0);
+}
+
+// Parallel branches x -> relu -> tanh -> sigmoid (3 of them) -> concat: one group per level. The first
+// round can group only the levels next to x or concat (a middle level has no common neighbour yet); the
+// rest fan out from or into those group nodes in the next rounds.
+TEST(GroupParallelOps, ParallelBranchesLevelByLevel) {
+  Graph g;
+  const Tensor x = g.input("x", {6});
+  std::vector<Tensor> outs;
+  for (int k = 0; k < 3; ++k) {
+    const std::string id = std::to_string(k);
+    outs.push_back(g.sigmoid(g.tanh(g.relu(x, "r" + id), "t" + id), "s" + id));
+  }
+  g.concat(outs, 0, "cat");
+  const auto groups = run_pass(g);
+  ASSERT_EQ(groups.size(), 3u);
+  std::vector<OpKind> kinds;
+  for (const auto& grp : groups) {
+    kinds.push_back(grp.kind);
+    EXPECT_EQ(grp.members.size(), 3u);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::sigmoid, OpKind::tanh, OpKind::relu}));
+  EXPECT_NE(groups[0].kind, OpKind::tanh);  // the middle level is not grouped in the first round
+  EXPECT_EQ(g.num_nodes(), 4);  // relu group, tanh group, sigmoid group, concat
+  for (OpKind k : {OpKind::relu, OpKind::tanh, OpKind::sigmoid}) EXPECT_EQ(count_kind(g, k), 0);
 }
 
 // 3 separate inputs -> tanh each -> one concat: siblings into one op, no common producer.

@@ -35,9 +35,10 @@ struct LstmConfig {
   bool sgd_update = true;
   /// Phased LSTM (Neil et al. 2016): after each cell step, c_t = k c~_t + (1 - k) c_{t-1} and the same for
   /// h, with k the time gate of the step's timestamps (Graph::phased_gate). Periods tau ~ exp(U(ln 1,
-  /// ln max_period)) and shifts s ~ U(0, tau) per unit and layer, fixed at initialisation (inputs, not
-  /// learned).
+  /// ln max_period)) and shifts s ~ U(0, tau) per unit and layer at initialisation; learned with the other
+  /// parameters (params tau<l>, shift<l>) when learn_gate, else fixed inputs.
   bool phased = false;
+  bool learn_gate = true;
   float r_on = 0.5f;     ///< open ratio
   float leak = 1e-3f;    ///< alpha: the gate's slope while closed, during training
   float max_period = 3.0f;  ///< largest initial period, in timesteps
