@@ -44,6 +44,10 @@ struct LstmConfig {
   float max_period = 3.0f;  ///< largest initial period, in timesteps
 };
 
+/// The SGD learning rate `corun train --model phased-lstm` uses by default (the LSTM's 0.5 leaves the 4-layer
+/// Phased LSTM on its initial plateau; docs/models.md).
+inline constexpr float kPhasedLearningRate = 2.0f;
+
 /// "small", "medium" or "large" (4 layers, batch 64); throws corun::Error for another name.
 LstmConfig lstm_config(const std::string& size);
 
