@@ -60,6 +60,8 @@ std::vector<FlagSpec> flags() {
 
 std::string usage() {
   return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep [options]\n" + describe(flags()) +
+         "environment: CORUN_PARALLEL_OPS=on|off (the parallel-op grouping pass; default off for train), CORUN_PARALLEL_OPS_MIN=N,\n"
+         "CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
          "with 128 + its number)\n";
@@ -126,9 +128,11 @@ int train(int argc, char** argv) {
   const Tensor loss = session->loss();
   const int tasks_before_pass = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
   if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
-  // The parallel-op grouping pass (CORUN_PARALLEL_OPS, default on): same numbers, fewer tasks. Like fusion,
-  // after backward and before the engine binds the graph. A checkpoint does not depend on it.
-  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env();
+  // The parallel-op grouping pass (CORUN_PARALLEL_OPS=on): same numbers, fewer tasks. Like fusion, after
+  // backward and before the engine binds the graph; a checkpoint does not depend on it. Off unless asked
+  // for: under policies that form no teams (lws, the default, eager, dmdas) a group runs on one worker,
+  // and training steps of these models measured 0.6-0.9x slower with it (docs/models.md).
+  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env(/*default_on=*/false);
   const auto groups = passes::group_parallel_ops(g.impl(), pass);
   if (!groups.empty()) g.impl().grouped = true;
   std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration\n",

@@ -75,7 +75,7 @@ done
     --command "bench/cnn_models.sh --models \"$models\" --configs \"$configs\" --iters $iters --repeats $repeats --image $image --passes \"$passes\"" \
     --note "sequential = CORUN_SCHED=cpf with one executor of all $cores cores, every op at full width; cpf = one executor per core; corun = CORUN_SCHED=corun; the rest are StarPU built-ins" \
     --note "timed under an exclusive lock that keeps the other engineers' builds and tests on this shared 2-core VM waiting (flock -x /tmp/corun-quiet.lock)" \
-    --note "tasks/iter counts forward, backward and update nodes; pass on = the parallel-op grouping pass (CORUN_PARALLEL_OPS=on, the default of corun train), off = one task per node"
+    --note "tasks/iter counts forward, backward and update nodes; pass on = the parallel-op grouping pass (CORUN_PARALLEL_OPS=on), off = one task per node"
 } > "$out"
 cat "$out"
 echo "[bench] wrote $out" >&2

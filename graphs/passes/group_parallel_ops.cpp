@@ -20,8 +20,9 @@ using detail::Node;
 
 namespace passes {
 
-ParallelOpOptions parallel_op_options_from_env() {
+ParallelOpOptions parallel_op_options_from_env(bool default_on) {
   ParallelOpOptions o;
+  o.enabled = default_on;
   if (auto v = env::get_choice("CORUN_PARALLEL_OPS", {"on", "off"})) o.enabled = *v == "on";
   if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) o.min_size = static_cast<int>(*v);
   return o;

@@ -40,9 +40,10 @@ struct ParallelOpOptions {
   int min_size = 2;     ///< CORUN_PARALLEL_OPS_MIN: smallest group worth one task
 };
 
-/// The options from CORUN_PARALLEL_OPS (`on`, `off`; default on) and CORUN_PARALLEL_OPS_MIN (integer >= 2,
-/// default 2); a malformed value is a corun::Error naming the variable.
-ParallelOpOptions parallel_op_options_from_env();
+/// The options from CORUN_PARALLEL_OPS (`on`, `off`; unset: `default_on`) and CORUN_PARALLEL_OPS_MIN
+/// (integer >= 2, default 2); a malformed value is a corun::Error naming the variable. `corun infer` defaults
+/// to on, `corun train` to off (docs/env-vars.md: a group runs on one worker under policies without teams).
+ParallelOpOptions parallel_op_options_from_env(bool default_on = true);
 
 /// Which pattern a group was found by.
 enum class GroupPattern { fan_out, fan_in, between };

@@ -27,7 +27,7 @@ using corun::testing::read_file;
 using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 ";
+const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS -u CORUN_PARALLEL_OPS_MIN CORUN_QUIET=1 ";
 const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
 const std::string kTinyPathNet = "--model pathnet --image 16 --batch 8";
 const std::string kTinyGoogLeNet = "--model googlenet --image 32 --batch 4";
@@ -60,8 +60,8 @@ double field(const std::string& json, const std::string& key) {
 class CnnModels : public corun::testing::TempDirTest {
  protected:
   CnnModels() : TempDirTest("cnn") {}
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, kEnv + shell_quote(CORUN_EXE) + " " + args);
+  Result run(const std::string& args, const std::string& env = "") {
+    return corun::testing::run_command(dir_, kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args);
   }
   // Runs training and returns the losses from --json (failing the test when the run fails).
   std::vector<double> losses(const std::string& args, const std::string& json = "r.json") {
@@ -114,6 +114,23 @@ TEST_F(CnnModels, MomentumResumeIsBitwise) {
   EXPECT_HAS(manifest, "\"sgd_momentum\"");
   EXPECT_HAS(manifest, "\"l0m0.w.velocity\"");
   EXPECT_TRUE(fs::exists(path("ck/ckpt-000000006/l0m0.w.velocity.npy")));
+}
+
+// The parallel-op pass in corun train (CORUN_PARALLEL_OPS=on; off by default there): PathNet's six modules
+// per layer become one task per op kind, 182 -> 65 tasks, and the run is bitwise the ungrouped one.
+TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
+  const Result on = run("train " + kTinyPathNet + " --iters 3 --json on.json", "CORUN_PARALLEL_OPS=on");
+  ASSERT_EQ(on.code, 0) << on;
+  EXPECT_HAS(on.err, "parallel-op pass on: 41 group(s), 182 -> 65 tasks per iteration");
+  EXPECT_HAS(on.out, "tasks/iter before the passes: 182");
+  const Result off = run("train " + kTinyPathNet + " --iters 3 --json off.json");
+  ASSERT_EQ(off.code, 0) << off;
+  EXPECT_HAS(off.err, "parallel-op pass off: 0 group(s), 182 -> 182 tasks per iteration");
+  const std::string on_json = read_file(path("on.json")), off_json = read_file(path("off.json"));
+  EXPECT_EQ(field(on_json, "tasks_per_iter"), 65);
+  EXPECT_EQ(field(off_json, "tasks_per_iter"), 182);
+  EXPECT_EQ(field(on_json, "tasks_per_iter_before_passes"), 182);
+  EXPECT_EQ(array_text(on_json, "loss"), array_text(off_json, "loss"));
 }
 
 TEST_F(CnnModels, UsageAndDataErrors) {
