@@ -79,7 +79,10 @@ TEST(NumaTopology, FlatModeHighBandwidthMemoryIsListedWithoutCpus) {
       EXPECT_NE(d.no_cpu_reason.find("memory only"), std::string::npos) << d.no_cpu_reason;
     }
   EXPECT_EQ(memory_only, 2);
-  EXPECT_EQ(plan_replicas(t, Request{}).mode, Mode::off);  // replicas are asked for, never the default
+  EXPECT_EQ(plan_replicas(t, Request{}).mode, Mode::off);  // a caller running one graph: one solver
+  Request training;
+  training.replicate_by_default = true;  // a trainer's default: one replica per domain with CPUs
+  EXPECT_EQ(plan_replicas(t, training).replicas.size(), 2u);
   const Plan p = plan_replicas(t, mode(Mode::replicate));
   ASSERT_EQ(p.replicas.size(), 2u);  // one per domain with CPUs, none on the memory-only nodes
   EXPECT_EQ(p.replicas[1].cpus, range(2, 4));
@@ -121,6 +124,23 @@ TEST(ReplicaPlan, OneDomainDefaultsToOff) {
   EXPECT_EQ(p.mode, Mode::off);
   ASSERT_EQ(p.replicas.size(), 1u);
   EXPECT_EQ(p.replicas[0].cpus, range(0, 2));
+}
+
+TEST(ReplicaPlan, TrainingDefaultsToAReplicaPerDomainWithCpus) {
+  Request training;
+  training.replicate_by_default = true;
+  const Plan four = plan_replicas(discover_synthetic("pack:4 numa:1 core:2 pu:1", {}), training);
+  EXPECT_EQ(four.mode, Mode::replicate);
+  EXPECT_EQ(four.replicas.size(), 4u);
+  EXPECT_NE(four.why.find("default"), std::string::npos) << four.why;
+  // One domain: nothing to replicate over.
+  const Plan one = plan_replicas(discover_synthetic("pack:1 numa:1 core:2 pu:1", {}), training);
+  EXPECT_EQ(one.mode, Mode::off);
+  EXPECT_EQ(one.replicas.size(), 1u);
+  // An explicit CORUN_NUMA=off beats the default.
+  Request off = mode(Mode::off);
+  off.replicate_by_default = true;
+  EXPECT_EQ(plan_replicas(discover_synthetic("pack:4 numa:1 core:2 pu:1", {}), off).replicas.size(), 1u);
 }
 
 TEST(ReplicaPlan, ForcedReplicasSplitOneDomainContiguously) {
