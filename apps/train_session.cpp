@@ -25,7 +25,7 @@ int replica_batch(const std::string& model, int batch, int replicas) {
               "corun train --model " << model << ": the batch of " << batch << " samples does not split evenly over "
                                      << replicas << " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate); choose a --batch "
                                                     "that is a multiple of "
-                                     << replicas);
+                                     << replicas << ", or set CORUN_NUMA=off for one solver");
   return batch / replicas;
 }
 
