@@ -165,7 +165,7 @@ int train(int argc, char** argv) {
   stop::install();  // again: starpu_init replaced the SIGINT handler
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
-  std::vector<double> remote;  // replicas: bytes read from tensors homed on another domain, per iteration
+  std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
   int tasks = g.num_nodes();
   RunStats last;
   auto checkpoint = [&] {
@@ -231,15 +231,15 @@ int train(int argc, char** argv) {
   }
   if (!grads_dir.empty()) {
     make_dir(grads_dir);
-    for (Tensor p : g.params())
-      if (Tensor d = g.grad(p); d.valid())
-      {
-        std::vector<float> grad = engine.read(g, d);
-        // Replicas: the root holds the sum of the replicas' mean gradients; divided, the whole batch's mean.
-        if (replicas > 1)
-          for (float& x : grad) x /= static_cast<float>(replicas);
-        save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
-      }
+    for (Tensor p : g.params()) {
+      const Tensor d = g.grad(p);
+      if (!d.valid()) continue;
+      std::vector<float> grad = engine.read(g, d);
+      // Replicas: the root holds the sum of the replicas' mean gradients; divided, the whole batch's mean.
+      if (replicas > 1)
+        for (float& x : grad) x /= static_cast<float>(replicas);
+      save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
+    }
   }
   if (!json_path.empty()) {
     const std::string tmp = json_path + ".tmp";
