@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -247,5 +248,28 @@ TEST(NumaPages, MovesTheWholePagesOfABufferToANodeTheMachineHas) {
   EXPECT_EQ(corun::numa::move_to_node(c + 100, 16 * page - 200, 0), 14u);
   EXPECT_EQ(corun::numa::move_to_node(c + 100, page / 2, 0), 0u);
   EXPECT_THROW(corun::numa::move_to_node(c, page, 4096), corun::Error);
+  std::free(p);
+}
+
+// CORUN_NUMA=interleave's page placement: on this machine's nodes (one on the development VM, so every page
+// lands on node 0; on a multi-socket machine, page i on node i mod n).
+TEST(NumaPages, InterleavesTheWholePagesOfABuffer) {
+  if (!corun::numa::machine_has_node(0)) GTEST_SKIP() << "NUMA is not available on this machine";
+  std::vector<int> nodes;
+  for (int n = 0; n < 64; ++n)
+    if (corun::numa::machine_has_node(n)) nodes.push_back(n);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = nullptr;
+  ASSERT_EQ(posix_memalign(&p, page, 16 * page), 0);
+  std::memset(p, 1, 16 * page);  // faulted in before, as Graph's zero-filled buffers are
+  char* c = static_cast<char*>(p);
+  EXPECT_EQ(corun::numa::interleave(c, 16 * page, nodes), 16u);
+  for (size_t k = 0; k < 16; ++k) {
+    const int node = corun::numa::node_of_page(c + k * page);
+    EXPECT_NE(std::find(nodes.begin(), nodes.end(), node), nodes.end()) << "page " << k << " on node " << node;
+  }
+  EXPECT_EQ(corun::numa::interleave(c + 100, page / 2, nodes), 0u);  // no whole page inside
+  EXPECT_THROW(corun::numa::interleave(c, page, {4096}), corun::Error);
+  EXPECT_THROW(corun::numa::interleave(c, page, {}), corun::Error);
   std::free(p);
 }
