@@ -12,7 +12,10 @@
 # Run it outside the noise lock (it takes the lock itself, per run).
 #
 #   bench/numa_replicas.sh [--source-build DIR] [--build DIR] [--iters 4] [--timed-iters 12] [--repeats 3]
-#                          [--out FILE]
+#                          [--remote-models "cifar-quick lstm-medium"] [--out FILE]
+#
+# --repeats 0 leaves parts 2 and 3 out. Models: cifar-quick (batch 64), lstm-medium (batch 64), and
+# cifar-quick-b256 (batch 256: the reduction traffic stays, the activations grow).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -22,6 +25,7 @@ build=
 iters=4
 timed_iters=12
 repeats=3
+remote_models="cifar-quick lstm-medium"
 out=
 while (($#)); do
   case "$1" in
@@ -30,6 +34,7 @@ while (($#)); do
     --iters) iters=$2; shift 2 ;;
     --timed-iters) timed_iters=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
+    --remote-models) remote_models=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "usage: $0 [--source-build DIR] [--build DIR] [--iters N] [--timed-iters N] [--repeats R] [--out FILE]" >&2
        exit 2 ;;
@@ -43,6 +48,7 @@ synthetic="pack:4 numa:1 core:2 pu:1"
 model_args() {  # $1 = model: the `corun train` arguments
   case "$1" in
     cifar-quick) echo "--model cifar-quick --eval-images 100" ;;
+    cifar-quick-b256) echo "--model cifar-quick --eval-images 100 --batch 256" ;;
     lstm-medium) echo "--model lstm --size medium" ;;
     *) echo "error: unknown model $1" >&2; exit 2 ;;
   esac
@@ -57,7 +63,7 @@ if [[ -e /tmp/corun-quiet.lock ]]; then
 fi
 
 # 1. Remote bytes on the fake 4-domain machine (not timed: the shared lock is enough).
-for m in cifar-quick lstm-medium; do
+for m in $remote_models; do
   for mode in replicate off interleave; do
     echo "[bench] remote bytes: model=$m CORUN_NUMA=$mode on $synthetic" >&2
     # shellcheck disable=SC2046
@@ -82,7 +88,9 @@ done
 
 # 3. node-load-misses (hardware: loads that missed the local node's memory).
 perf_note="perf stat -e node-load-misses: perf is not installed"
-if command -v perf > /dev/null; then
+if ((repeats == 0)); then
+  perf_note="ms/iteration and perf stat: not run (--repeats 0)"
+elif command -v perf > /dev/null; then
   if perf stat -x, -e node-load-misses true 2> "$work/perf.probe" > /dev/null && ! grep -q "not supported" "$work/perf.probe"; then
     perf_note="perf stat -e node-load-misses (CIFAR-quick, $timed_iters iterations):"
     for n in 1 2; do
@@ -96,14 +104,16 @@ if command -v perf > /dev/null; then
 fi
 
 PYTHONPATH="$here" python3 - "$work" "$repeats" "$(bench_git_sha)" "$(bench_corun_info "$corun")" "$synthetic" "$perf_note" \
-  "bench/numa_replicas.sh --iters $iters --timed-iters $timed_iters --repeats $repeats" > "$out" <<'PY'
+  "bench/numa_replicas.sh --iters $iters --timed-iters $timed_iters --repeats $repeats --remote-models \"$remote_models\"" \
+  "$remote_models" > "$out" <<'PY'
 import json, statistics, sys
-work, repeats, git, info, synthetic, perf_note, command = sys.argv[1:8]
+work, repeats, git, info, synthetic, perf_note, command, remote_models = sys.argv[1:9]
 from benchlib import machine_header
-models = ["cifar-quick", "lstm-medium"]
+models = remote_models.split()
+timed = ["cifar-quick", "lstm-medium"] if int(repeats) > 0 else []
 load = lambda p: json.load(open(f"{work}/{p}.json"))
-first = load("time.cifar-quick.1.1")
-src = load("remote.cifar-quick.off")
+src = load(f"remote.{models[0]}.off")
+first = load("time.cifar-quick.1.1") if timed else src
 print(machine_header("NUMA replicas (issue 7): remote bytes and ms/iteration", command, git, first["machine"],
                      first["engine"], notes=[
                          f"remote bytes: source-built StarPU {src['engine']['starpu_version']} (STARPU_MAXNUMANODES "
@@ -116,7 +126,7 @@ print(machine_header("NUMA replicas (issue 7): remote bytes and ms/iteration", c
                          "ms/iteration: this machine (one NUMA domain), policy lws, CORUN_REPLICAS=1 and 2; the median "
                          f"of {repeats} runs' medians (first iteration of each run left out); each run under "
                          "`flock -x /tmp/corun-quiet.lock` (no other engineer's build or test running)",
-                         perf_note], info=info))
+                         perf_note][:None if timed else 2] + ([perf_note] if not timed else []), info=info))
 print("## Remote bytes per iteration, 4 synthetic NUMA domains\n")
 print("| model | batch | replicate | off (NUMA-oblivious) | interleave | replicate vs off | replicate vs interleave |")
 print("|---|---:|---:|---:|---:|---:|---:|")
@@ -127,13 +137,15 @@ for m in models:
     mb = lambda x: f"{x / 1e6:.2f} MB"
     print(f"| {m} | {r['off']['config']['batch']} | {mb(b['replicate'])} | {mb(b['off'])} | {mb(b['interleave'])} | "
           f"{100 * (1 - b['replicate'] / b['off']):.1f}% fewer | {100 * (1 - b['replicate'] / b['interleave']):.1f}% fewer |")
-print("\n(Losses agree across the modes: replicate's first/final loss vs off's: " + "; ".join(
+print("\n(The modes train the same: final loss with replicate vs off: " + "; ".join(
     f"{m} {load(f'remote.{m}.replicate')['summary']['final_loss']:.4f} vs {load(f'remote.{m}.off')['summary']['final_loss']:.4f}"
     for m in models) + ")\n")
+if not timed:
+    sys.exit(0)
 print("## ms/iteration on this machine (1 NUMA domain, 2 cores)\n")
 print("| model | replicas | median ms/iter | runs' medians | tasks/iter | final loss |")
 print("|---|---:|---:|---|---:|---:|")
-for m in models:
+for m in timed:
     for n in (1, 2):
         runs = [load(f"time.{m}.{n}.{r}") for r in range(1, int(repeats) + 1)]
         meds = [x["summary"]["median_ms"] for x in runs]
