@@ -135,6 +135,12 @@ int info(int argc, char** argv) {
               plural(static_cast<long>(topo.domains.size()), "NUMA node", "NUMA nodes").c_str(), topo.source.c_str());
   for (const auto& line : topo.describe()) std::printf("  %s\n", line.c_str());
   std::printf("replicas     %s\n", numa::describe(plan).c_str());
+  // corun train plans with the training default (a replica per domain when there are several).
+  numa::Request training = numa::request_from_env();
+  training.replicate_by_default = true;
+  const numa::Plan train_plan = numa::plan_replicas(topo, training);
+  if (train_plan.replicas.size() != plan.replicas.size())
+    std::printf("  corun train: %s\n", numa::describe(train_plan).c_str());
 
   Config cfg = Config::from_env();
   cfg.quiet = true;

@@ -96,13 +96,21 @@ int train(int argc, char** argv) {
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
+  Config engine_config = Config::from_env();
   try {
     Args args(argc, argv, 2, flags());
     if (args.has("--help")) {
       std::cout << usage();
       return 0;
     }
-    session = make_session(args);
+    // Replicas (docs/numa.md): a model that can run them gets a replica per NUMA domain by default; the
+    // graphs are built before the engine starts, so the count comes from the same plan the engine makes.
+    engine_config.replicate_by_default = supports_replicas(args.str("--model", ""));
+    const int replicas = planned_replicas(engine_config);
+    if (replicas > 1 && args.has("--trace"))
+      throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
+                       " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
+    session = make_session(args, replicas);
     fuse = args.has("--fuse-elementwise");
     iters = args.positive("--iters", session->default_iters());
     json_path = args.str("--json", "");
@@ -124,19 +132,24 @@ int train(int argc, char** argv) {
   if (policy_help_requested()) return 0;
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
-  Graph& g = session->graph();
-  const Tensor loss = session->loss();
+  Graph& g = session->graph();  // the root replica (the only graph of one solver)
+  const std::vector<Graph*> graphs = replica_graphs(*session);
+  const int replicas = session->replicas();
   const int tasks_before_pass = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
-  if (fuse) g.fuse_elementwise();  // after backward (in the constructor), before the engine binds the graph
   // The parallel-op grouping pass (CORUN_PARALLEL_OPS=on): same numbers, fewer tasks. Like fusion, after
-  // backward and before the engine binds the graph; a checkpoint does not depend on it. Off unless asked
-  // for: under policies that form no teams (lws, the default, eager, dmdas) a group runs on one worker,
-  // and training steps of these models measured 0.6-0.9x slower with it (docs/models.md).
+  // backward (in the constructor) and before the engine binds the graphs; a checkpoint does not depend on it.
+  // Off unless asked for: under policies that form no teams (lws, the default, eager, dmdas) a group runs on
+  // one worker, and training steps of these models measured 0.6-0.9x slower with it (docs/models.md).
   const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env(/*default_on=*/false);
-  const auto groups = passes::group_parallel_ops(g.impl(), pass);
-  if (!groups.empty()) g.impl().grouped = true;
+  size_t groups = 0;
+  for (Graph* r : graphs) {  // every replica gets the same passes, so they stay copies of one graph
+    if (fuse) r->fuse_elementwise();
+    const size_t found = passes::group_parallel_ops(r->impl(), pass).size();
+    if (found > 0) r->impl().grouped = true;
+    if (r == &g) groups = found;
+  }
   std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration\n",
-               pass.enabled ? "on" : "off", groups.size(), tasks_before_pass, g.num_nodes());
+               pass.enabled ? "on" : "off", groups, tasks_before_pass, g.num_nodes());
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
   std::unique_ptr<Checkpoints> ckpt;
@@ -161,11 +174,15 @@ int train(int argc, char** argv) {
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
   }
+  copy_root_params(*session);  // loaded or resumed weights reach every replica
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
-  Engine engine;
+  Engine engine(engine_config);
+  CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
+              "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
+  std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
   int tasks = g.num_nodes();
   RunStats last;
   auto checkpoint = [&] {
@@ -178,10 +195,11 @@ int train(int argc, char** argv) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
     ms.push_back(s.wall_ms);
+    remote.push_back(s.remote_bytes);
     tasks = s.tasks;
     last = s;
     state.ms.push_back(s.wall_ms);
-    state.losses.push_back(engine.read(g, loss)[0]);
+    state.losses.push_back(read_loss(*session, engine));
     state.iteration = it + 1;
     progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
@@ -207,11 +225,18 @@ int train(int argc, char** argv) {
   std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", state.iteration, med, best, tasks,
               info.policy.c_str(), info.workers, first_loss, final_loss);
   std::printf("tasks/iter before the passes: %d (CORUN_PARALLEL_OPS=%s, %zu group(s))\n", tasks_before_pass,
-              pass.enabled ? "on" : "off", groups.size());
+              pass.enabled ? "on" : "off", groups);
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
   if (resumed_from > 0)
     std::printf("(resumed at iteration %ld: this run did %zu iterations)\n", resumed_from, ms.size());
   if (!ms.empty()) print_bound(last, info);
+  // Remote bytes are accounted with replicas or with one solver over several NUMA domains (docs/numa.md).
+  const bool numa_accounted = replicas > 1 || info.numa_domains > 1;
+  const double remote_med = remote.empty() ? NAN : median(remote);
+  if (numa_accounted)
+    std::printf("replicas: %d, remote bytes per iteration %.0f (median; NUMA %s over %d domain%s; from the placement: "
+                "what tasks read from tensors homed on another domain)\n",
+                replicas, remote_med, info.numa_mode.c_str(), info.numa_domains, info.numa_domains == 1 ? "" : "s");
   if (accuracy >= 0.0) std::printf("test accuracy: %.2f%%\n", 100.0 * accuracy);
   if (!trace_path.empty()) {
     write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
@@ -225,9 +250,15 @@ int train(int argc, char** argv) {
   }
   if (!grads_dir.empty()) {
     make_dir(grads_dir);
-    for (Tensor p : g.params())
-      if (Tensor d = g.grad(p); d.valid())
-        save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), engine.read(g, d).data());
+    for (Tensor p : g.params()) {
+      const Tensor d = g.grad(p);
+      if (!d.valid()) continue;
+      std::vector<float> grad = engine.read(g, d);
+      // Replicas: the root holds the sum of the replicas' mean gradients; divided, the whole batch's mean.
+      if (replicas > 1)
+        for (float& x : grad) x /= static_cast<float>(replicas);
+      save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
+    }
   }
   if (!json_path.empty()) {
     const std::string tmp = json_path + ".tmp";
@@ -249,8 +280,10 @@ int train(int argc, char** argv) {
           .field("starpu_maxcpus", info.starpu_maxcpus).field("starpu_maxnumanodes", info.starpu_maxnumanodes)
           .field("blas", info.blas).field("blas_core", info.blas_core).field("blas_threads", info.blas_threads)
           .field("kernels", info.kernels).field("executors", info.layout).field("machine_key", info.machine_key)
-          .close();
+          .field("replicas", info.replicas).field("numa_mode", info.numa_mode)
+          .field("numa_domains", info.numa_domains).close();
       j.array("ms_per_iter", state.ms).array("loss", state.losses);
+      if (numa_accounted) j.array("remote_bytes_per_iter", remote);
       j.open("progress").field("iterations_done", state.iteration).field("resumed_from", resumed_from)
           .field("iterations_this_run", static_cast<long>(ms.size()))
           .field("stopped_by", stopped ? stop::name(stop_signal) : "")
@@ -261,6 +294,7 @@ int train(int argc, char** argv) {
           .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
           .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)
           .field("uncalibrated_nodes", last.uncalibrated);
+      if (numa_accounted) j.field("remote_bytes_per_iter", remote_med);
       if (accuracy >= 0.0) j.field("test_accuracy", accuracy);
       j.close();
       j.close();
@@ -269,7 +303,7 @@ int train(int argc, char** argv) {
     }
     std::filesystem::rename(tmp, json_path);
   }
-  engine.release(g);
+  for (Graph* r : graphs) engine.release(*r);
   if (stopped) {
     std::fprintf(stderr, "corun: stopped by %s after iteration %ld of %ld%s\n", stop::name(stop_signal), state.iteration,
                  iters, ckpt ? ("; resume with --checkpoint " + ckpt_dir + " --resume").c_str()

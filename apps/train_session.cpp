@@ -11,12 +11,42 @@
 #include "core/base/check.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <numeric>
 #include <random>
 
 namespace corun::cli {
 namespace {
+
+// The rows of a batch each replica trains on: B / n, or an error when n does not divide B.
+int replica_batch(const std::string& model, int batch, int replicas) {
+  CORUN_CHECK(batch % replicas == 0, Status::invalid_argument,
+              "corun train --model " << model << ": the batch of " << batch << " samples does not split evenly over "
+                                     << replicas << " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate); choose a --batch "
+                                                    "that is a multiple of "
+                                     << replicas << ", or set CORUN_NUMA=off for one solver");
+  return batch / replicas;
+}
+
+// Replica r of a batch-major array holding the whole batch: its rows are the r-th of n equal parts.
+void write_rows(Engine& engine, Graph& g, Tensor t, const std::vector<float>& whole, int r, int n) {
+  const size_t part = static_cast<size_t>(t.shape().numel());
+  CORUN_CHECK(whole.size() == part * static_cast<size_t>(n), Status::runtime_error,
+              "replica input '" << t.name() << "': " << whole.size() << " floats for " << n << " x " << part);
+  engine.write(g, t, whole.data() + part * static_cast<size_t>(r), part);
+}
+
+// One step over the replicas' graphs: the one solver's run, or the replicated step with its tree reduction.
+RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, float learning_rate, float momentum) {
+  if (graphs.size() == 1) return engine.run(*graphs[0]);
+  return engine.run_replicated(graphs, learning_rate, momentum);
+}
+
+// ", 2 replicas of batch 32" for a title (nothing for one solver).
+std::string replicas_note(int replicas) {
+  return replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : std::string();
+}
 
 std::string exact(double v) {  // %.9g is exact for a float: identities compare as text
   char buf[32];
@@ -26,12 +56,33 @@ std::string exact(double v) {  // %.9g is exact for a float: identities compare 
 
 class LstmTrain : public TrainSession {
  public:
-  explicit LstmTrain(const models::LstmConfig& cfg) : s_(cfg) {}
-  Graph& graph() override { return s_.model.graph; }
-  Tensor loss() const override { return s_.model.loss; }
-  RunStats step(Engine& engine, uint64_t k) override { return s_.step(engine, k); }
+  LstmTrain(const models::LstmConfig& cfg, int replicas) : cfg_(cfg), task_(cfg) {
+    models::LstmConfig rc = cfg;
+    rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, replicas);
+    rc.sgd_update = replicas == 1;  // replicas: gradients only, Engine::run_replicated updates
+    for (int r = 0; r < replicas; ++r) {
+      models_.push_back(std::make_unique<models::Lstm>(rc));
+      models_.back()->init_params();
+      graphs_.push_back(&models_.back()->graph);
+    }
+  }
+  Graph& graph(int r) override { return models_[static_cast<size_t>(r)]->graph; }
+  Tensor loss(int r) const override { return models_[static_cast<size_t>(r)]->loss; }
+  int replicas() const override { return static_cast<int>(models_.size()); }
+  RunStats step(Engine& engine, uint64_t k) override {
+    const int n = replicas();
+    task_.make_batch(k, xs_, targets_);  // the whole batch; replica r writes its rows
+    if (cfg_.phased) task_.make_times(k, times_);
+    for (int r = 0; r < n; ++r) {
+      models::Lstm& m = *models_[static_cast<size_t>(r)];
+      for (size_t t = 0; t < m.x.size(); ++t) write_rows(engine, m.graph, m.x[t], xs_[t], r, n);
+      write_rows(engine, m.graph, m.targets, targets_, r, n);
+      for (size_t t = 0; t < m.times.size(); ++t) write_rows(engine, m.graph, m.times[t], times_[t], r, n);
+    }
+    return run_step(engine, graphs_, cfg_.learning_rate, 0.0f);
+  }
   RunIdentity identity() const override {
-    const models::LstmConfig& c = s_.model.config;
+    const models::LstmConfig& c = cfg_;
     return {{"model", c.phased ? "phased-lstm" : "lstm"},
             {"layers", std::to_string(c.layers)},
             {"batch", std::to_string(c.batch)},
@@ -44,15 +95,15 @@ class LstmTrain : public TrainSession {
             {"cell", c.fused_cell ? "fused" : "unfused"}};
   }
   std::string title() const override {
-    const models::LstmConfig& c = s_.model.config;
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g",
+    const models::LstmConfig& c = cfg_;
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g%s",
                   c.phased ? "PhasedLSTM" : "LSTM", c.layers, c.batch, c.seq, c.hidden,
-                  static_cast<double>(c.learning_rate));
+                  static_cast<double>(c.learning_rate), replicas_note(replicas()).c_str());
     return buf;
   }
   void json_config(Json& j) const override {
-    const models::LstmConfig& c = s_.model.config;
+    const models::LstmConfig& c = cfg_;
     j.field("model", c.phased ? "phased-lstm" : "lstm")
         .field("layers", c.layers)
         .field("batch", c.batch)
@@ -65,11 +116,17 @@ class LstmTrain : public TrainSession {
         .field("cell", c.fused_cell ? "fused" : "unfused");
   }
   std::string data_generator() const override { return "corun::models::SequenceTask"; }
-  uint64_t seed() const override { return s_.model.config.seed; }
-  float learning_rate() const override { return s_.model.config.learning_rate; }
+  uint64_t seed() const override { return cfg_.seed; }
+  float learning_rate() const override { return cfg_.learning_rate; }
 
  private:
-  LstmSession s_;
+  models::LstmConfig cfg_;  // the whole batch's
+  models::SequenceTask task_;
+  std::vector<std::unique_ptr<models::Lstm>> models_;  // one per replica, batch / replicas each
+  std::vector<Graph*> graphs_;
+  std::vector<std::vector<float>> xs_;  // reused: no allocation per step
+  std::vector<float> targets_;
+  std::vector<std::vector<float>> times_;
 };
 
 // wide&deep on its synthetic click task (TabularTask): 26 embedding lookups, the MLP and the wide part,
@@ -77,8 +134,8 @@ class LstmTrain : public TrainSession {
 class WideDeepTrain : public TrainSession {
  public:
   explicit WideDeepTrain(const models::WideDeepConfig& cfg) : model_(cfg), task_(cfg) { model_.init_params(); }
-  Graph& graph() override { return model_.graph; }
-  Tensor loss() const override { return model_.loss; }
+  Graph& graph(int) override { return model_.graph; }
+  Tensor loss(int) const override { return model_.loss; }
   RunStats step(Engine& engine, uint64_t k) override {
     task_.make_batch(k, categories_, dense_, labels_);
     engine.write(model_.graph, model_.categories, categories_);
@@ -131,9 +188,17 @@ constexpr float kPixelStd = 0.3530f;
 
 class CnnTrain : public TrainSession {
  public:
-  CnnTrain(const models::CnnConfig& cfg, std::string size, const std::string& data_dir, long epochs, long eval_images)
-      : model_(cfg), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
-    model_.init_params();
+  CnnTrain(const models::CnnConfig& cfg, int replicas, std::string size, const std::string& data_dir, long epochs,
+           long eval_images)
+      : cfg_(cfg), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
+    models::CnnConfig rc = cfg;
+    rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, replicas);
+    rc.sgd_update = replicas == 1;  // replicas: gradients (and the root's velocities) only
+    for (int r = 0; r < replicas; ++r) {
+      models_.push_back(std::make_unique<models::Cnn>(rc));
+      models_.back()->init_params();
+      graphs_.push_back(&models_.back()->graph);
+    }
     if (cfg.kind == models::CnnKind::cifar_quick) {
       data_ = load_fashion_mnist(data_dir);
       CORUN_CHECK(data_.train.rows == cfg.image && data_.train.cols == cfg.image, Status::invalid_argument,
@@ -144,13 +209,14 @@ class CnnTrain : public TrainSession {
       batches_per_epoch_ = data_.train.count / cfg.batch;
       eval_images_ = std::min<long>(eval_images_, static_cast<long>(data_.test.count));
     }
-    images_.resize(static_cast<size_t>(model_.x.shape().numel()));
-    targets_.resize(static_cast<size_t>(model_.targets.shape().numel()));
+    images_.resize(static_cast<size_t>(models_[0]->x.shape().numel()) * static_cast<size_t>(replicas));
+    targets_.resize(static_cast<size_t>(models_[0]->targets.shape().numel()) * static_cast<size_t>(replicas));
   }
 
-  Graph& graph() override { return model_.graph; }
-  Tensor loss() const override { return model_.loss; }
-  const models::CnnConfig& cfg() const { return model_.config; }
+  Graph& graph(int r) override { return models_[static_cast<size_t>(r)]->graph; }
+  Tensor loss(int r) const override { return models_[static_cast<size_t>(r)]->loss; }
+  int replicas() const override { return static_cast<int>(models_.size()); }
+  const models::CnnConfig& cfg() const { return cfg_; }
   bool dataset() const { return cfg().kind == models::CnnKind::cifar_quick; }
 
   RunStats step(Engine& engine, uint64_t k) override {
@@ -158,9 +224,13 @@ class CnnTrain : public TrainSession {
       dataset_batch(k);
     else
       synthetic_.make_batch(k, images_, targets_);
-    engine.write(model_.graph, model_.x, images_);
-    engine.write(model_.graph, model_.targets, targets_);
-    return engine.run(model_.graph);
+    const int n = replicas();
+    for (int r = 0; r < n; ++r) {
+      models::Cnn& m = *models_[static_cast<size_t>(r)];
+      write_rows(engine, m.graph, m.x, images_, r, n);
+      write_rows(engine, m.graph, m.targets, targets_, r, n);
+    }
+    return run_step(engine, graphs_, cfg_.learning_rate, cfg_.momentum);
   }
 
   RunIdentity identity() const override {
@@ -175,10 +245,10 @@ class CnnTrain : public TrainSession {
   std::string title() const override {
     const models::CnnConfig& c = cfg();
     char buf[200];
-    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g momentum=%g%s",
+    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g momentum=%g%s%s",
                   models::cnn_name(c.kind), size_.c_str(), c.batch, c.channels, c.image, c.image,
                   static_cast<double>(c.learning_rate), static_cast<double>(c.momentum),
-                  dataset() ? " data=Fashion-MNIST" : " data=synthetic");
+                  dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(replicas()).c_str());
     return buf;
   }
   void json_config(Json& j) const override {
@@ -210,8 +280,9 @@ class CnnTrain : public TrainSession {
     models::CnnConfig ec = cfg();
     ec.batch = static_cast<int>(std::min<long>(100, eval_images_));
     models::Cnn eval(ec, false);
-    for (Tensor p : model_.graph.params()) {
-      const std::vector<float> v = engine.read(model_.graph, p);
+    Graph& root = models_[0]->graph;
+    for (Tensor p : root.params()) {
+      const std::vector<float> v = engine.read(root, p);
       std::copy(v.begin(), v.end(), eval.graph.data(eval.graph.find(p.name())));
     }
     const int64_t per = static_cast<int64_t>(ec.image) * ec.image;
@@ -222,7 +293,7 @@ class CnnTrain : public TrainSession {
       std::fill(images.begin(), images.end(), 0.0f);
       for (long b = 0; b < n; ++b) normalise(data_.test, first + b, images.data() + b * per);
       engine.write(eval.graph, eval.x, images);
-      engine.run(eval.graph);
+      engine.run_on_root(eval.graph);  // one solver, also beside replicas
       const std::vector<float> logits = engine.read(eval.graph, eval.logits);
       for (long b = 0; b < n; ++b) {
         const float* row = logits.data() + b * ec.classes;
@@ -262,7 +333,9 @@ class CnnTrain : public TrainSession {
     }
   }
 
-  models::Cnn model_;
+  models::CnnConfig cfg_;  // the whole batch's
+  std::vector<std::unique_ptr<models::Cnn>> models_;  // one per replica, batch / replicas each
+  std::vector<Graph*> graphs_;
   std::string size_;
   models::SyntheticImages synthetic_;
   FashionMnist data_;
@@ -305,7 +378,32 @@ std::vector<FlagSpec> model_flags() {
   };
 }
 
-std::unique_ptr<TrainSession> make_session(const Args& args) {
+float read_loss(TrainSession& session, Engine& engine) {
+  double sum = 0.0;  // replica order: the same sum every run
+  for (int r = 0; r < session.replicas(); ++r) sum += engine.read(session.graph(r), session.loss(r))[0];
+  return static_cast<float>(sum / session.replicas());
+}
+
+void copy_root_params(TrainSession& session) {
+  Graph& root = session.graph(0);
+  const std::vector<Tensor> params = root.params();
+  for (int r = 1; r < session.replicas(); ++r) {
+    Graph& g = session.graph(r);
+    const std::vector<Tensor> mine = g.params();
+    for (size_t k = 0; k < params.size(); ++k)
+      std::copy(root.data(params[k]), root.data(params[k]) + params[k].shape().numel(), g.data(mine[k]));
+  }
+}
+
+std::vector<Graph*> replica_graphs(TrainSession& session) {
+  std::vector<Graph*> graphs;
+  for (int r = 0; r < session.replicas(); ++r) graphs.push_back(&session.graph(r));
+  return graphs;
+}
+
+bool supports_replicas(const std::string& model) { return model != "wide-deep"; }
+
+std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
@@ -329,8 +427,13 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
     const std::string cell = args.str("--cell", "fused");
     if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
     cfg.fused_cell = cell == "fused";
-    return std::make_unique<LstmTrain>(cfg);
+    return std::make_unique<LstmTrain>(cfg, replicas);
   }
+  if (replicas > 1 && !supports_replicas(model))
+    throw Error(Status::invalid_config,
+                "corun train --model " + model + " runs one solver; " + std::to_string(replicas) +
+                    " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) work with lstm, phased-lstm, cifar-quick, "
+                    "pathnet and googlenet: unset CORUN_REPLICAS and set CORUN_NUMA=off");
   if (model == "wide-deep") {
     models::WideDeepConfig cfg;
     cfg.batch = static_cast<int>(args.positive("--batch", cfg.batch));
@@ -356,8 +459,8 @@ std::unique_ptr<TrainSession> make_session(const Args& args) {
   }
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.positive("--eval-images", 10000);
-  return std::make_unique<CnnTrain>(cfg, model == "cifar-quick" ? "fixed" : size, args.str("--data", kFashionMnistDir),
-                                    epochs, eval_images);
+  return std::make_unique<CnnTrain>(cfg, replicas, model == "cifar-quick" ? "fixed" : size,
+                                    args.str("--data", kFashionMnistDir), epochs, eval_images);
 }
 
 }  // namespace corun::cli

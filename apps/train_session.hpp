@@ -17,11 +17,17 @@
 
 namespace corun::cli {
 
+// With N solver replicas (docs/numa.md) a session holds N graphs of the model over batch / N samples each:
+// replica r trains on rows [r B/N, (r+1) B/N) of every batch, so together they see exactly the one solver's
+// batch, and Engine::run_replicated sums their gradients and updates once. Replica 0 (the root) holds the
+// parameters and optimizer state that checkpoints, --save and the test accuracy use.
 class TrainSession {
  public:
   virtual ~TrainSession() = default;
-  virtual Graph& graph() = 0;
-  virtual Tensor loss() const = 0;
+  /// Replica r's graph, r < replicas() (one graph for one solver).
+  virtual Graph& graph(int r = 0) = 0;
+  virtual Tensor loss(int r = 0) const = 0;
+  virtual int replicas() const { return 1; }
   /// Writes batch `k` (the data position: batch k depends only on the seed and k) and runs one step.
   virtual RunStats step(Engine& engine, uint64_t k) = 0;
   /// Model name, shape and hyper-parameters, compared as text with a checkpoint's.
@@ -43,9 +49,23 @@ class TrainSession {
   }
 };
 
+/// The whole batch's loss after a step: the mean of the replicas' losses (each a mean over its rows).
+float read_loss(TrainSession& session, Engine& engine);
+/// Copies the root's parameters into the other replicas' host buffers (after --load or a resume, before the
+/// engine binds the graphs), so every replica starts from the same weights.
+void copy_root_params(TrainSession& session);
+/// The graphs of every replica, in replica order.
+std::vector<Graph*> replica_graphs(TrainSession& session);
+
+/// Whether `corun train --model <model>` can run replicas (then CORUN_NUMA's default on several NUMA domains
+/// is a replica per domain).
+bool supports_replicas(const std::string& model);
+
 /// Every model's flags (--model, --size, the shape overrides, the optimizer and data flags).
 std::vector<FlagSpec> model_flags();
-/// The session for --model, configured from the flags; throws UsageError for unknown or inapplicable flags.
-std::unique_ptr<TrainSession> make_session(const Args& args);
+/// The session for --model, configured from the flags, with `replicas` solver replicas (Engine::info()
+/// .replicas; planned_replicas() before the engine starts); throws UsageError for unknown or inapplicable
+/// flags and corun::Error for a batch the replicas cannot share or a model without replica support.
+std::unique_ptr<TrainSession> make_session(const Args& args, int replicas = 1);
 
 }  // namespace corun::cli

@@ -4,6 +4,9 @@
 # ms/iteration. Too slow for CI on a 2-core machine (tests/cli/test_cnn_models.cpp runs 60 iterations).
 #
 #   bench/cifar_quick_epoch.sh [--epochs 1] [--build DIR] [--out FILE] [-- extra corun train flags]
+#
+# The environment passes through: CORUN_REPLICAS=2 bench/cifar_quick_epoch.sh trains two NUMA replicas of half
+# the batch each (issue 7's done-when check); the table's replicas column says how many ran.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -28,7 +31,7 @@ env CORUN_QUIET=1 "$corun" train --model cifar-quick --epochs "$epochs" --json "
 wall=$(($(date +%s) - start))
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 PYTHONPATH="$here" python3 - "$work/run.json" "$wall" "$load" "$(bench_git_sha)" "$(bench_corun_info "$corun")" \
-  "bench/cifar_quick_epoch.sh --epochs $epochs ${extra[*]}" > "$out" <<'PY'
+  "${CORUN_REPLICAS:+CORUN_REPLICAS=$CORUN_REPLICAS }bench/cifar_quick_epoch.sh --epochs $epochs ${extra[*]}" > "$out" <<'PY'
 import json, sys
 from benchlib import machine_header
 run = json.load(open(sys.argv[1]))
@@ -40,11 +43,12 @@ print(machine_header("CIFAR-quick on Fashion-MNIST: the one-epoch acceptance run
                          "is shared with other engineers' builds and tests (noisy); the wall time is an upper bound",
                          "test accuracy: the trained parameters classify the 10000 Fashion-MNIST test images"],
                      info=info))
-print("| epochs | iterations | batch | lr | momentum | policy | workers | wall s | median ms/iter | min ms/iter | "
-      "first loss | final loss | test accuracy |")
-print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| epochs | iterations | batch | lr | momentum | policy | workers | replicas | wall s | median ms/iter | "
+      "min ms/iter | first loss | final loss | test accuracy |")
+print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 print(f"| {c['epochs']} | {c['iters']} | {c['batch']} | {c['learning_rate']:g} | {c['momentum']:g} | "
-      f"{run['engine']['policy']} | {run['engine']['workers']} | {wall:.0f} | {s['median_ms']:.1f} | "
+      f"{run['engine']['policy']} | {run['engine']['workers']} | {run['engine'].get('replicas', 1)} | {wall:.0f} | "
+      f"{s['median_ms']:.1f} | "
       f"{s['min_ms']:.1f} | {s['first_loss']:.4f} | {s['final_loss']:.4f} | {100 * s['test_accuracy']:.2f}% |")
 PY
 cat "$out"

@@ -390,8 +390,9 @@ void Autodiff::run(int loss, const BackwardOptions& options) {
     const detail::Node n = g_.nodes[k];  // copy: visit() appends to g_.nodes
     if (!n.is_gradient) visit(n);
   }
-  if (!options.sgd_update) return;
-  for (size_t v = 0; v < g_.values.size(); ++v) {
+  if (!options.sgd_update && options.momentum <= 0.0f) return;
+  const size_t nvalues = g_.values.size();
+  for (size_t v = 0; v < nvalues; ++v) {
     if (g_.values[v].kind != ValueKind::param) continue;
     const int gv = g_.grad_of[v];
     if (gv < 0) continue;  // a parameter the loss does not depend on
@@ -400,6 +401,9 @@ void Autodiff::run(int loss, const BackwardOptions& options) {
     if (options.momentum > 0.0f) {  // the velocity starts at zero (buffers are zero-filled)
       const int vel = g_.add_value(s, pname + ".velocity", ValueKind::state);
       owned_.push_back(false);
+      // Without update nodes the velocity is state for an update made elsewhere (Engine::run_replicated's
+      // root update), kept in the graph so checkpoints save it like the one solver's.
+      if (!options.sgd_update) continue;
       node(OpKind::sgd_momentum, "sgd_momentum." + pname,
            {{static_cast<int>(v), Access::readwrite, s}, {vel, Access::readwrite, s}, {gv, Access::read, s}},
            {codelets::sgd_momentum_encode(options.momentum), 0, 0, 0}, options.learning_rate);

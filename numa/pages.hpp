@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace corun::numa {
 
@@ -17,6 +18,11 @@ bool machine_has_node(int os_node);
 /// share pages with other buffers). Throws corun::Error when the machine has no such node or the kernel
 /// refuses the move.
 size_t move_to_node(void* p, size_t bytes, int os_node);
+
+/// Interleaves the pages lying entirely inside [p, p + bytes) over the OS NUMA nodes `os_nodes` (page i on
+/// node i mod n: mbind MPOL_INTERLEAVE, moving pages already faulted in) and returns how many pages that
+/// covers. Throws corun::Error when the machine lacks one of the nodes or the kernel refuses.
+size_t interleave(void* p, size_t bytes, const std::vector<int>& os_nodes);
 
 /// The OS NUMA node the page holding `p` is on now (negative: not faulted in yet, or NUMA is unavailable).
 /// For tests and diagnostics.

@@ -77,9 +77,13 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
     plan.mode = req.mode;
     plan.why = std::string("CORUN_NUMA=") + mode_name(req.mode);
     if (plan.mode == Mode::replicate) count = static_cast<int>(domains.size());
+  } else if (req.replicate_by_default && domains.size() > 1) {
+    // The caller builds one graph per replica (corun train): a replica per domain with CPUs.
+    plan.mode = Mode::replicate;
+    count = static_cast<int>(domains.size());
+    plan.why = "default for training: a replica per domain with CPUs; CORUN_NUMA=off runs one solver";
   } else {
-    // One solver unless asked: replicas need the caller to build one graph per replica
-    // (Engine::run_replicated), and `corun train` does not do that yet.
+    // One solver: the caller runs one graph (Engine::run; inference), or there is one domain.
     plan.mode = Mode::off;
     plan.why = domains.size() > 1 ? "default: one solver over " + std::to_string(domains.size()) +
                                         " domains with CPUs; CORUN_NUMA=replicate asks for a replica per domain"
@@ -91,6 +95,7 @@ Plan plan_replicas(const Topology& topo, const Request& req, int arity) {
     all.home_os_index = domains.front()->os_index;
     for (const Domain* d : domains) {
       all.cpus.insert(all.cpus.end(), d->cpus.begin(), d->cpus.end());
+      plan.domain_cpus.push_back(static_cast<int>(d->cpus.size()));
       if (plan.mode == Mode::interleave) plan.interleave_nodes.push_back(d->os_index);
     }
     plan.replicas.push_back(std::move(all));

@@ -1,8 +1,9 @@
 // numa/replica_plan.hpp — how many solver replicas run, on which cores and with which home domain, and the
 // fixed tree in which their gradients meet (NUMA-Caffe, seed 004). Plain C++: decided before StarPU starts.
 //
-//   CORUN_NUMA=off|replicate|interleave   default: off (one solver; replicas must be asked for while
-//                                          `corun train` does not build them)
+//   CORUN_NUMA=off|replicate|interleave   default: replicate when the caller trains with one graph per
+//                                          replica (corun train) and there is more than one domain with
+//                                          CPUs, else off (one solver: Engine::run, inference)
 //   CORUN_REPLICAS=N                       force N replicas on any machine (tests on one-domain machines,
 //                                          sub-NUMA splits); implies replicate
 #pragma once
@@ -22,6 +23,9 @@ struct Request {
   Mode mode = Mode::off;
   bool mode_given = false;  ///< CORUN_NUMA was set
   int replicas = 0;         ///< CORUN_REPLICAS, 0 when unset
+  /// Set by the caller, not the environment: it can run replicas (it builds one graph per replica), so an
+  /// unset CORUN_NUMA means a replica per domain with CPUs when there are several.
+  bool replicate_by_default = false;
 };
 Request request_from_env();
 
@@ -38,6 +42,9 @@ struct Plan {
   std::string why;                    ///< how the mode and count were chosen, for the engine's config line
   std::vector<Replica> replicas;      ///< one entry in modes off and interleave
   std::vector<int> interleave_nodes;  ///< interleave: the OS NUMA nodes pages are spread over
+  /// off and interleave: how many of the one solver's CPUs (replicas[0].cpus, in this order) each domain
+  /// with CPUs holds, so the engine knows which domain every worker runs on (remote-byte accounting).
+  std::vector<int> domain_cpus;
   /// Planned on this machine's topology, not a fake one (HWLOC_SYNTHETIC, ...): only then do its OS node
   /// numbers exist to move pages to.
   bool real_topology = true;

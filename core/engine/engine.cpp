@@ -3,6 +3,7 @@
 
 #include <corun/machine.hpp>
 
+#include "codelets/sgd_momentum/sgd_momentum.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "core/base/check.hpp"
 #include "core/base/env.hpp"
@@ -22,6 +23,7 @@
 
 #include <starpu.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <initializer_list>
@@ -29,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
 #include <sstream>
 #include <unordered_map>
 
@@ -116,6 +119,21 @@ starpu_task* make_task(const detail::Node& node, const std::vector<starpu_data_h
   }
   return task;
 }
+// One solver over several NUMA domains, CORUN_NUMA=off: every tensor lives where the main thread first touched
+// it, so a task's reads are remote when the worker that ran it is on another domain. Counted in the task's
+// callback, on that worker (one Engine per process, so one set of counters).
+struct OffAccounting {
+  const std::vector<int>* worker_domain = nullptr;  // by StarPU worker id
+  int home = 0;                                      // the main thread's domain
+  std::atomic<uint64_t> remote{0};
+};
+OffAccounting g_off;
+void count_remote_reads(void* arg) {
+  const int w = starpu_worker_get_id();
+  if (w >= 0 && (*g_off.worker_domain)[static_cast<size_t>(w)] != g_off.home)
+    g_off.remote += *static_cast<const uint64_t*>(arg);
+}
+
 // One StarPU task for an engine-made call over `handles` (run_replicated's reductions, update and copies).
 starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<starpu_data_handle_t> handles,
                             const char* name) {
@@ -172,7 +190,26 @@ struct Engine::Impl {
 
   numa::Plan numa_plan;                     // CORUN_NUMA / CORUN_REPLICAS, checked before starpu_init
   std::vector<engine::ReplicaPlace> places;  // one per replica: context, workers, home memory node
-  std::vector<codelets::OpCall> sync_calls;  // run_replicated's reduction, update and copy calls (kept alive)
+  // run_replicated's own calls per parameter (tasks point at them until they complete), made once per set of
+  // graphs, and the root's buffers of the mean gradient (momentum only), registered on the root's node.
+  struct SyncCalls {
+    codelets::OpCall add_child;  // G_parent += G_child (sgd with f = -1: an exact addition)
+    codelets::OpCall update;     // W -= lr / n * G_sum (plain SGD)
+    codelets::OpCall mean;       // M = G_sum / n (momentum: the velocity accumulates the mean gradient)
+    codelets::OpCall momentum;   // V = mu V + M; W -= lr V
+    codelets::OpCall copy;       // W_replica = W_root
+  };
+  std::vector<SyncCalls> sync_calls;
+  std::vector<int> worker_domain;  // one solver over several domains: each worker's domain (by worker id)
+  std::vector<uint64_t> task_reads;  // scratch: bytes each task of a run reads
+  std::vector<std::unique_ptr<float[]>> mean_grads;
+  std::vector<starpu_data_handle_t> mean_grad_handles;
+
+  void drop_mean_grads() {
+    for (auto h : mean_grad_handles) starpu_data_unregister(h);
+    mean_grad_handles.clear();
+    mean_grads.clear();
+  }
 
   struct Bound {
     int home = STARPU_MAIN_RAM;                  // memory node the handles are registered on
@@ -258,7 +295,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     // CORUN_NUMA / CORUN_REPLICAS: checked strictly before StarPU starts (replicas.hpp).
     const machine::Allocation allocation = machine::allocation();
     impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable,
-                                         policy.name, config.quiet);
+                                         policy.name, config.quiet, config.replicate_by_default);
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
@@ -308,6 +345,21 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     }
     impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);
     i.replicas = static_cast<int>(impl_->places.size());
+    const numa::Plan& plan = impl_->numa_plan;
+    i.numa_mode = numa::mode_name(plan.mode);
+    if (impl_->places.size() == 1 && plan.domain_cpus.size() > 1) {  // off or interleave over several domains
+      impl_->worker_domain = engine::worker_domains(plan, impl_->places[0]);
+      g_off.worker_domain = &impl_->worker_domain;
+      // Where Graph's buffers get first touched: the main thread's domain (a fake topology's CPUs are not
+      // this machine's, so there it is the first domain).
+      g_off.home = plan.real_topology ? engine::domain_of_cpu(plan, sched_getcpu()) : 0;
+      i.numa_domains = static_cast<int>(plan.domain_cpus.size());
+    } else if (impl_->places.size() > 1) {
+      std::vector<int> homes;
+      for (const auto& r : plan.replicas)
+        if (std::find(homes.begin(), homes.end(), r.home_os_index) == homes.end()) homes.push_back(r.home_os_index);
+      i.numa_domains = static_cast<int>(homes.size());
+    }
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
   } catch (...) {
     g_engine_alive = false;
@@ -316,19 +368,34 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 }
 
 Engine::~Engine() {
+  impl_->drop_mean_grads();
   for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b.handles);
   impl_->bound.clear();
   starpu_shutdown();
   g_engine_alive = false;
 }
 
+int planned_replicas(const Config& config) {
+  const machine::Allocation allocation = machine::allocation();
+  return static_cast<int>(engine::plan_numa_only(allocation.fake_topology ? std::vector<int>{} : allocation.usable,
+                                                 config.replicate_by_default)
+                              .replicas.size());
+}
+
 RunStats Engine::run(Graph& graph) {
+  CORUN_CHECK(impl_->places.size() == 1, Status::invalid_config,
+              "Engine::run runs one solver, but NUMA " << numa::describe(impl_->numa_plan)
+                  << " asks for replicas: build one graph per replica and call Engine::run_replicated (as corun "
+                     "train does), or unset CORUN_REPLICAS and set CORUN_NUMA=off");
+  return run_solver(graph);
+}
+
+RunStats Engine::run_on_root(Graph& graph) { return run_solver(graph); }
+
+RunStats Engine::run_solver(Graph& graph) {
   Impl& im = *impl_;
-  CORUN_CHECK(im.places.size() == 1, Status::invalid_config,
-              "Engine::run runs one solver, but NUMA " << numa::describe(im.numa_plan)
-                  << " asks for replicas: build one graph per replica and call Engine::run_replicated (corun train "
-                     "does not build replicas yet), or unset CORUN_REPLICAS and set CORUN_NUMA=off");
-  Impl::Bound& b = im.bind(graph);
+  const bool replicated = im.places.size() > 1;
+  Impl::Bound& b = im.bind(graph, replicated ? im.places[0].memory_node : -1);
   const auto& g = graph.impl();
   const auto& nodes = g.nodes;
   RunStats stats;
@@ -361,6 +428,32 @@ RunStats Engine::run(Graph& graph) {
     stats.uncalibrated = b.plan.uncalibrated;
     stats.bound_cores = b.plan.cores;
   }
+  if (replicated)  // a graph beside the replicas runs on the root's workers
+    for (starpu_task* t : im.tasks) t->sched_ctx = im.places[0].ctx;
+  // Remote bytes of one solver over several domains (docs/numa.md): interleaved pages make the expected
+  // share (D - 1) / D of every read remote; off counts the reads of tasks run on another domain's workers.
+  const numa::Plan& numa_plan = im.numa_plan;
+  const bool several = !replicated && !im.worker_domain.empty();
+  const bool off_count = several && numa_plan.mode == numa::Mode::off;
+  const bool recording = im.tracing || tuning;
+  if (several && numa_plan.mode == numa::Mode::interleave && !b.pages_placed && numa_plan.real_topology)
+    for (const auto& v : g.values)
+      if (!v.fused_away) numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
+                                          numa_plan.interleave_nodes);
+  b.pages_placed = true;
+  if (several) {
+    im.task_reads.resize(nodes.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) total += im.task_reads[i] = engine::read_bytes(im.tasks[i]);
+    const double d = static_cast<double>(numa_plan.domain_cpus.size());
+    if (!off_count) stats.remote_bytes = static_cast<double>(total) * (d - 1.0) / d;
+    g_off.remote = 0;
+    if (off_count && !recording)  // a recorded run has each task's worker in the recorder instead
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        im.tasks[i]->callback_func = count_remote_reads;
+        im.tasks[i]->callback_arg = &im.task_reads[i];
+      }
+  }
   // A tuning run measures every task (StarPU profiling must be on before submission).
   if (tuning && !im.tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
   if (im.tracing || tuning) im.recorder.begin_run(im.tasks);
@@ -379,6 +472,13 @@ RunStats Engine::run(Graph& graph) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   im.info.combined_workers = starpu_combined_worker_get_count();
   if (im.tracing || tuning) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
+  if (off_count && !recording) stats.remote_bytes = static_cast<double>(g_off.remote.load());
+  if (off_count && recording)
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const auto& cores = im.recorder.tasks()[i].cores;
+      if (!cores.empty() && im.worker_domain[static_cast<size_t>(cores[0])] != g_off.home)
+        stats.remote_bytes += static_cast<double>(im.task_reads[i]);
+    }
   if (tuning) {
     b.corun->record(im.recorder.tasks());
     if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
@@ -390,7 +490,7 @@ RunStats Engine::run(Graph& graph) {
   return stats;
 }
 
-RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate) {
+RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum) {
   using codelets::Access;
   using codelets::OpKind;
   Impl& im = *impl_;
@@ -401,6 +501,8 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
                                              << "; build one graph per replica (Engine::info().replicas)");
   CORUN_CHECK(std::isfinite(learning_rate) && learning_rate > 0.0f, Status::invalid_argument,
               "Engine::run_replicated: the learning rate must be a positive number, got " << learning_rate);
+  CORUN_CHECK(std::isfinite(momentum) && momentum >= 0.0f && momentum < 1.0f, Status::invalid_argument,
+              "Engine::run_replicated: the momentum must be in [0, 1), got " << momentum);
   CORUN_CHECK(!im.tracing, Status::invalid_config, "Engine::run_replicated: tracing replicated runs is not supported");
   CORUN_CHECK(im.info.policy != "corun", Status::invalid_config,
               "Engine::run_replicated: the corun policy's width search runs on one graph; choose another CORUN_SCHED "
@@ -436,6 +538,23 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
                                                         << " has no gradient; call backward() on the replica's loss");
     }
   }
+  // Momentum: the root's velocity of every parameter, by name (backward with sgd_update = false makes them).
+  std::vector<Tensor> velocities;
+  if (momentum > 0.0f) {
+    const auto& root = replicas[0]->impl();
+    std::unordered_map<std::string, Tensor> state;
+    for (Tensor t : replicas[0]->optimizer_state()) state.emplace(root.values[static_cast<size_t>(t.id())].name, t);
+    for (Tensor p : params[0]) {
+      const auto& pv = root.values[static_cast<size_t>(p.id())];
+      auto it = state.find(pv.name + ".velocity");
+      CORUN_CHECK(it != state.end() && root.values[static_cast<size_t>(it->second.id())].shape == pv.shape,
+                  Status::invalid_argument,
+                  "Engine::run_replicated: momentum " << momentum << " needs the velocity '" << pv.name
+                                                      << ".velocity' in replica 0; build it with backward(loss, "
+                                                         "{.sgd_update = false, .momentum = m})");
+      velocities.push_back(it->second);
+    }
+  }
   std::vector<Impl::Bound*> bound(n);
   for (size_t r = 0; r < n; ++r) {
     bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
@@ -449,35 +568,57 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     bound[r]->pages_placed = true;
   }
 
-  // The engine's own calls, made once per set of graphs (tasks point at them until they complete):
-  // per parameter k, accumulate (G_parent += G_child, as sgd with f = -1: exact), update, copy.
+  // The engine's own calls depend on the parameters' sizes only: made again when they change.
   const size_t np = params[0].size();
-  bool same = im.sync_calls.size() == 3 * np;  // the calls depend on the parameters' sizes only
-  for (size_t k = 0; same && k < np; ++k)
-    same = im.sync_calls[3 * k].shapes[0].numel() ==
-           replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
+  auto numel_of = [&](size_t k) { return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel(); };
+  bool same = im.sync_calls.size() == np;
+  for (size_t k = 0; same && k < np; ++k) same = im.sync_calls[k].add_child.shapes[0].numel() == numel_of(k);
   if (!same) {
-    im.sync_calls.assign(3 * np, codelets::OpCall{});
+    im.sync_calls.assign(np, Impl::SyncCalls{});
     for (size_t k = 0; k < np; ++k) {
-      const Shape shape = replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape;
-      const Shape flat({shape.numel()});
-      codelets::OpCall& acc = im.sync_calls[3 * k];
-      acc.kind = OpKind::sgd;
-      acc.shapes = {flat, flat};
-      acc.modes = {Access::readwrite, Access::read};
-      acc.f = -1.0f;
-      codelets::OpCall& update = im.sync_calls[3 * k + 1];
-      update = acc;
-      codelets::OpCall& copy = im.sync_calls[3 * k + 2];
-      copy.kind = OpKind::slice;
-      copy.shapes = {flat, flat};
-      copy.modes = {Access::read, Access::write};
-      copy.i = {0, 0, shape.numel(), 0};
+      const int64_t numel = numel_of(k);
+      const Shape flat({numel});
+      Impl::SyncCalls& c = im.sync_calls[k];
+      c.add_child.kind = OpKind::sgd;
+      c.add_child.shapes = {flat, flat};
+      c.add_child.modes = {Access::readwrite, Access::read};
+      c.add_child.f = -1.0f;
+      c.update = c.add_child;
+      c.mean.kind = OpKind::sum;  // Y = f * X summed over a dimension of extent 1: an exact scaling
+      c.mean.shapes = {Shape({numel, 1}), flat};
+      c.mean.modes = {Access::read, Access::write};
+      c.mean.i = {1, 0, 0, 0};
+      c.momentum.kind = OpKind::sgd_momentum;
+      c.momentum.shapes = {flat, flat, flat};
+      c.momentum.modes = {Access::readwrite, Access::readwrite, Access::read};
+      c.copy.kind = OpKind::slice;
+      c.copy.shapes = {flat, flat};
+      c.copy.modes = {Access::read, Access::write};
+      c.copy.i = {0, 0, numel, 0};
     }
   }
   // The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
-  // batch's mean gradient: dividing the step keeps the one-solver update (exactly when n is a power of two).
-  for (size_t k = 0; k < np; ++k) im.sync_calls[3 * k + 1].f = learning_rate / static_cast<float>(n);
+  // batch's mean gradient: dividing by n keeps the one-solver update (exactly when n is a power of two).
+  for (size_t k = 0; k < np; ++k) {
+    Impl::SyncCalls& c = im.sync_calls[k];
+    c.update.f = learning_rate / static_cast<float>(n);
+    c.mean.f = 1.0f / static_cast<float>(n);
+    c.momentum.f = learning_rate;
+    c.momentum.i[0] = codelets::sgd_momentum_encode(momentum);
+  }
+  // The mean gradients live at the root, allocated once (and again only when the parameters change).
+  const bool mean_ok = im.mean_grad_handles.size() == np && same &&
+                       (np == 0 || starpu_data_get_home_node(im.mean_grad_handles[0]) == im.places[0].memory_node);
+  if (momentum > 0.0f && !mean_ok) {
+    im.drop_mean_grads();
+    for (size_t k = 0; k < np; ++k) {
+      im.mean_grads.emplace_back(new float[static_cast<size_t>(numel_of(k))]());
+      starpu_data_handle_t h = nullptr;
+      starpu_vector_data_register(&h, im.places[0].memory_node, reinterpret_cast<uintptr_t>(im.mean_grads.back().get()),
+                                  static_cast<uint32_t>(numel_of(k)), sizeof(float));
+      im.mean_grad_handles.push_back(h);
+    }
+  }
 
   RunStats stats;
   const auto t0 = std::chrono::steady_clock::now();
@@ -517,14 +658,23 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   for (size_t r = n; r-- > 0;)
     for (int c : im.numa_plan.replicas[r].children)
       for (size_t k = 0; k < np; ++k)
-        submit(make_call_task(im.sync_calls[3 * k], {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])},
-                              "replica_grad_sum"),
+        submit(make_call_task(im.sync_calls[k].add_child,
+                              {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])}, "replica_grad_sum"),
                r);
-  for (size_t k = 0; k < np; ++k)
-    submit(make_call_task(im.sync_calls[3 * k + 1], {handle(0, params[0][k]), handle(0, grads[0][k])}, "replica_update"), 0);
+  for (size_t k = 0; k < np; ++k) {
+    if (momentum > 0.0f) {
+      submit(make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]}, "replica_grad_mean"), 0);
+      submit(make_call_task(im.sync_calls[k].momentum,
+                            {handle(0, params[0][k]), handle(0, velocities[k]), im.mean_grad_handles[k]},
+                            "replica_update"),
+             0);
+    } else {
+      submit(make_call_task(im.sync_calls[k].update, {handle(0, params[0][k]), handle(0, grads[0][k])}, "replica_update"), 0);
+    }
+  }
   for (size_t r = 1; r < n; ++r)
     for (size_t k = 0; k < np; ++k)
-      submit(make_call_task(im.sync_calls[3 * k + 2], {handle(0, params[0][k]), handle(r, params[r][k])},
+      submit(make_call_task(im.sync_calls[k].copy, {handle(0, params[0][k]), handle(r, params[r][k])},
                             "replica_param_copy"),
              r);
   starpu_task_wait_for_all();

@@ -12,15 +12,20 @@
 
 namespace corun::engine {
 
-numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet) {
-  const numa::Request request = numa::request_from_env();
+numa::Plan plan_numa_only(const std::vector<int>& usable, bool replicate_by_default) {
+  numa::Request request = numa::request_from_env();
+  request.replicate_by_default = replicate_by_default;
+  return numa::plan_replicas(numa::discover(usable), request);
+}
+
+numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet,
+                     bool replicate_by_default) {
+  numa::Request request = numa::request_from_env();
+  request.replicate_by_default = replicate_by_default;
   const numa::Topology topo = numa::discover(usable);
   numa::Plan plan = numa::plan_replicas(topo, request);
   if (!quiet && plan.mode == numa::Mode::off && !request.mode_given && topo.cpu_domains().size() > 1)
     std::fprintf(stderr, "corun: note: %s\n", plan.why.c_str());
-  if (plan.mode == numa::Mode::interleave)
-    throw Error(Status::invalid_config, "corun: NUMA " + numa::describe(plan) +
-                                            ": interleaved memory is not built yet; use CORUN_NUMA=replicate or off");
   if (plan.replicas.size() <= 1) return plan;
   // pheft and peager keep one global view of the workers (StarPU 1.3 documents them as not supporting
   // several contexts); every other policy, ours included, keeps its state per context.
@@ -81,6 +86,37 @@ std::vector<ReplicaPlace> place_replicas(const numa::Plan& plan, starpu_sched_po
                                                  STARPU_SCHED_CTX_POLICY_NAME, policy_name.c_str(), 0);
   }
   return places;
+}
+
+std::vector<int> worker_domains(const numa::Plan& plan, const ReplicaPlace& solver) {
+  std::vector<int> domain(static_cast<size_t>(starpu_worker_get_count()), 0);
+  const size_t nw = solver.workers.size();
+  size_t total = 0;
+  for (int c : plan.domain_cpus) total += static_cast<size_t>(c);
+  for (size_t i = 0; i < nw; ++i) {
+    // The i-th worker (hwloc order) stands for CPU position i * total / nw of the solver's CPU list, which
+    // lists the domains' CPUs in order: with one worker per allocated core, exactly its own CPU.
+    size_t pos = i * total / nw, d = 0;
+    while (d + 1 < plan.domain_cpus.size() && pos >= static_cast<size_t>(plan.domain_cpus[d])) pos -= plan.domain_cpus[d++];
+    domain[static_cast<size_t>(solver.workers[i])] = static_cast<int>(d);
+  }
+  return domain;
+}
+
+int domain_of_cpu(const numa::Plan& plan, int cpu) {
+  const std::vector<int>& cpus = plan.replicas.front().cpus;
+  const auto it = std::find(cpus.begin(), cpus.end(), cpu);
+  if (it == cpus.end()) return 0;
+  size_t pos = static_cast<size_t>(it - cpus.begin()), d = 0;
+  while (d + 1 < plan.domain_cpus.size() && pos >= static_cast<size_t>(plan.domain_cpus[d])) pos -= plan.domain_cpus[d++];
+  return static_cast<int>(d);
+}
+
+uint64_t read_bytes(const starpu_task* task) {
+  uint64_t bytes = 0;
+  for (int b = 0; b < task->nbuffers; ++b)
+    if (STARPU_TASK_GET_MODE(task, b) & STARPU_R) bytes += starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, b));
+  return bytes;
 }
 
 double remote_read_bytes(const starpu_task* task, int memory_node) {

@@ -167,7 +167,7 @@ Cnn::Cnn(const CnnConfig& cfg, bool training) : config(cfg) {
   loss = graph.softmax_xent(logits, targets, "loss");
   graph.keep(logits);
   graph.keep(loss);
-  if (training) graph.backward(loss, {.learning_rate = cfg.learning_rate, .momentum = cfg.momentum});
+  if (training) graph.backward(loss, {.sgd_update = cfg.sgd_update, .learning_rate = cfg.learning_rate, .momentum = cfg.momentum});
 }
 
 void Cnn::init_params() {

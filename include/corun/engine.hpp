@@ -37,9 +37,18 @@ struct Config {
   bool deterministic = false;  ///< CORUN_DETERMINISTIC=1: freeze widths and teams once tuned (same schedule)
   std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
   bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
+  /// Not from the environment: set by a caller that trains with one graph per replica (corun train). Then an
+  /// unset CORUN_NUMA means a replica per NUMA domain with CPUs when there are several (docs/numa.md); for
+  /// everyone else (Engine::run, inference) it means one solver.
+  bool replicate_by_default = false;
 
   static Config from_env();
 };
+
+/// The solver replicas an Engine made with `config` will run (CORUN_NUMA / CORUN_REPLICAS over the NUMA
+/// domains of this process's allocation), without starting StarPU: a trainer builds that many graphs before
+/// it creates the Engine. Throws corun::Error for a bad CORUN_NUMA / CORUN_REPLICAS.
+int planned_replicas(const Config& config);
 
 /// What one Engine::run did.
 struct RunStats {
@@ -53,8 +62,11 @@ struct RunStats {
   int bound_cores = 0;            ///< cores the lower bound divides the work by
   bool tuning = false;            ///< corun: a width-search run (ops serialised and measured)
   bool frozen = false;            ///< corun, CORUN_DETERMINISTIC=1: this run followed the frozen schedule
-  /// run_replicated: bytes that tasks read (R or RW) from tensors homed on another NUMA domain than the one
-  /// their replica runs on, from the placement (home nodes and contexts), not from hardware counters.
+  /// Bytes that tasks read (R or RW) from tensors homed on another NUMA domain than the one they ran on, from
+  /// the placement, not from hardware counters (docs/numa.md). run_replicated: tensors are homed on their
+  /// replica's domain and its tasks run there. One solver over several domains: with CORUN_NUMA=off every
+  /// tensor is homed on the main thread's domain and each task counts by the worker that ran it; with
+  /// interleave, the expected share (D - 1) / D of all reads. 0 on one domain.
   double remote_bytes = 0.0;
 };
 
@@ -78,6 +90,9 @@ struct EngineInfo {
   std::string layout_source;     ///< "CORUN_EXECUTORS", "CORUN_PROFILE", "default" or ""
   std::string machine_key;       ///< perfmodel key (STARPU_HOSTNAME), see machine::machine_key()
   int replicas = 1;              ///< solver replicas (CORUN_NUMA=replicate / CORUN_REPLICAS, docs/numa.md)
+  std::string numa_mode = "off"; ///< "off", "replicate" or "interleave" (the plan's mode)
+  int numa_domains = 1;          ///< NUMA domains the workers (or the replicas' homes) span; when > 1 every
+                                 ///< run accounts RunStats::remote_bytes
 
   /// One line: "policy=lws (default) workers=2 starpu=1.3.10 (maxcpus 4, maxnumanodes 2) ...".
   std::string summary() const;
@@ -103,7 +118,15 @@ class Engine {
   /// (each parent adds its children in index order), applies W -= learning_rate / replicas * G at replica 0,
   /// and copies the new parameters to every other replica. With the loss a mean over each replica's rows, this
   /// is the update of one solver over the whole batch (up to the summation order). Waits for all.
-  RunStats run_replicated(const std::vector<Graph*>& replicas, float learning_rate);
+  ///
+  /// momentum > 0: SGD with momentum at the root, V = momentum V + G; W -= learning_rate V with G the whole
+  /// batch's mean gradient (the summed gradient / replicas) and V the root graph's "<param>.velocity" state
+  /// values (backward with sgd_update = false and that momentum creates them), as one solver's update.
+  RunStats run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum = 0.0f);
+
+  /// Runs a graph that is not a replica (an evaluation between replicated steps) as one solver: in the root
+  /// replica's scheduling context, its data homed on the root's domain. Without replicas, the same as run().
+  RunStats run_on_root(Graph& graph);
 
   /// Copies a value of a bound graph to the host, synchronised with the tasks submitted so far.
   std::vector<float> read(Graph& graph, Tensor t);
@@ -125,6 +148,7 @@ class Engine {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  RunStats run_solver(Graph& graph);  // run() and run_on_root(): one graph in the root's context
 };
 
 }  // namespace corun

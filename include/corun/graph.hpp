@@ -47,7 +47,9 @@ struct BackwardOptions {
   bool sgd_update = true;        ///< append `param -= learning_rate * grad` for every parameter
   float learning_rate = 0.1f;    ///< SGD step (change later with Graph::set_learning_rate)
   /// 0: plain SGD. > 0: SGD with momentum (V = momentum V + G; W -= learning_rate V, as PyTorch), with one
-  /// zero-initialised velocity per parameter, named "<param>.velocity" (Graph::optimizer_state).
+  /// zero-initialised velocity per parameter, named "<param>.velocity" (Graph::optimizer_state). With
+  /// sgd_update = false the velocities are still created (no update nodes): the state of an update applied
+  /// outside the graph, e.g. by Engine::run_replicated at the root replica.
   float momentum = 0.0f;
 };
 

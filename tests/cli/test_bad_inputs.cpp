@@ -67,7 +67,11 @@ std::vector<BadInput> table() {
       {"bad_numa_mode", "CORUN_NUMA=auto", "train {tiny}", 1, {"CORUN_NUMA", "auto"}},
       {"zero_replicas", "CORUN_REPLICAS=0", "train {tiny}", 1, {"CORUN_REPLICAS"}},
       {"replicas_with_numa_off", "CORUN_NUMA=off CORUN_REPLICAS=2", "info", 1, {"CORUN_REPLICAS=2", "CORUN_NUMA=replicate"}},
-      {"replicas_not_run_yet", "CORUN_REPLICAS=2", "train {tiny}", 1, {"CORUN_REPLICAS=2", "CORUN_NUMA=off"}},
+      {"replicas_uneven_batch", "CORUN_REPLICAS=2", "train --model lstm --layers 1 --seq 2 --hidden 8 --batch 5 --iters 1", 1,
+       {"5 samples", "2 replicas", "multiple of 2"}},
+      {"replicas_of_wide_deep", "CORUN_REPLICAS=2", "train --model wide-deep --batch 8 --iters 1", 1,
+       {"wide-deep runs one solver", "CORUN_NUMA=off"}},
+      {"replicas_traced", "CORUN_REPLICAS=2", "train {tiny} --trace {dir}/t.json", 2, {"--trace", "CORUN_NUMA=off"}},
       // Files corun reads: configuration or I/O errors, exit 1, naming the file.
       {"missing_profile", "CORUN_SCHED=cpf CORUN_PROFILE={dir}/none.profile", "train {tiny}", 1, {"none.profile"}},
       {"garbage_profile", "CORUN_SCHED=cpf CORUN_PROFILE={dir}/garbage.txt", "train {tiny}", 1, {"garbage.txt"}},

@@ -63,6 +63,10 @@ class CnnModels : public corun::testing::TempDirTest {
   Result run(const std::string& args, const std::string& env = "") {
     return corun::testing::run_command(dir_, kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args);
   }
+  Result run_replicated(int replicas, const std::string& args) {
+    return corun::testing::run_command(
+        dir_, kEnv + "CORUN_REPLICAS=" + std::to_string(replicas) + " " + shell_quote(CORUN_EXE) + " " + args);
+  }
   // Runs training and returns the losses from --json (failing the test when the run fails).
   std::vector<double> losses(const std::string& args, const std::string& json = "r.json") {
     const Result r = run("train " + args + " --json " + json);
@@ -131,6 +135,45 @@ TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
   EXPECT_EQ(field(off_json, "tasks_per_iter"), 182);
   EXPECT_EQ(field(on_json, "tasks_per_iter_before_passes"), 182);
   EXPECT_EQ(array_text(on_json, "loss"), array_text(off_json, "loss"));
+}
+
+// NUMA replicas (docs/numa.md): two replicas of half the batch train like one solver over the whole batch
+// (the same losses up to the gradient's summation order), report their remote bytes (none on one NUMA
+// domain), and a resumed replicated run with momentum is bitwise the uninterrupted one (the root's velocities
+// are in the checkpoint).
+TEST_F(CnnModels, TwoReplicasTrainLikeOneSolver) {
+  const bool mnist = fs::exists(kFashionMnist);
+  const std::string model = mnist ? "--model cifar-quick --batch 8 --iters 6 --eval-images 200" : kTinyPathNet + " --iters 6";
+  const Result one = run("train " + model + " --json one.json");
+  ASSERT_EQ(one.code, 0) << one;
+  const Result two = run_replicated(2, "train " + model + " --json two.json");
+  ASSERT_EQ(two.code, 0) << two;
+  EXPECT_HAS(two.out, "replicas: 2, remote bytes per iteration 0 (median; NUMA replicate over 1 domain;");
+  const std::string j1 = read_file(path("one.json")), j2 = read_file(path("two.json"));
+  const std::vector<double> l1 = numbers(array_text(j1, "loss")), l2 = numbers(array_text(j2, "loss"));
+  ASSERT_EQ(l1.size(), 6u);
+  ASSERT_EQ(l2.size(), 6u);
+  for (size_t i = 0; i < l1.size(); ++i) EXPECT_NEAR(l2[i], l1[i], 1e-4 * std::fabs(l1[i])) << "iteration " << i;
+  EXPECT_EQ(field(j2, "replicas"), 2.0);
+  EXPECT_EQ(numbers(array_text(j2, "remote_bytes_per_iter")), std::vector<double>(6, 0.0)) << "one NUMA domain";
+  if (mnist) {
+    EXPECT_NEAR(field(j2, "test_accuracy"), field(j1, "test_accuracy"), 0.011);
+  }
+}
+
+TEST_F(CnnModels, ReplicatedMomentumResumeIsBitwise) {
+  const std::string replicated = "train " + kTinyPathNet;
+  const Result ref = run_replicated(2, replicated + " --iters 6 --json ref.json --save ref-params");
+  ASSERT_EQ(ref.code, 0) << ref;
+  for (const char* iters : {"3", "6"}) {
+    const Result r =
+        run_replicated(2, replicated + " --iters " + iters + " --checkpoint ck --resume --json part.json --save params");
+    ASSERT_EQ(r.code, 0) << r;
+  }
+  EXPECT_EQ(array_text(read_file(path("part.json")), "loss"), array_text(read_file(path("ref.json")), "loss"));
+  for (const char* p : {"l0m0.w.npy", "head.w.npy"})
+    EXPECT_EQ(read_file(path(std::string("params/") + p)), read_file(path(std::string("ref-params/") + p))) << p;
+  EXPECT_TRUE(fs::exists(path("ck/ckpt-000000006/l0m0.w.velocity.npy")));
 }
 
 TEST_F(CnnModels, UsageAndDataErrors) {

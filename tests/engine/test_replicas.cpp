@@ -6,6 +6,8 @@
 
 #include <corun/models/lstm.hpp>
 
+#include "graphs/graph_impl.hpp"
+
 #include <starpu.h>
 
 #include <gtest/gtest.h>
@@ -200,10 +202,76 @@ TEST(Replicas, BadUsesAreClearErrors) {
     EXPECT_CORUN_ERROR(Engine(test_config("corun")).run_replicated({&a.graph, &b.graph}, 0.1f), Status::invalid_config,
                        "corun policy");
   }
-  {
-    ScopedEnv interleave("CORUN_NUMA", "interleave");
-    EXPECT_CORUN_ERROR(Engine(test_config("eager")), Status::invalid_config, "interleaved memory is not built yet");
+}
+
+// Bytes every run of `g` reads (the R and RW buffers of its nodes).
+double bytes_read(Graph& g) {
+  double bytes = 0;
+  const auto& im = g.impl();
+  for (const auto& node : im.nodes)
+    for (size_t b = 0; b < node.buffers.size(); ++b)
+      if (node.call.modes[b] != codelets::Access::write)
+        bytes += static_cast<double>(im.values[static_cast<size_t>(node.buffers[b])].shape.numel()) * sizeof(float);
+  return bytes;
+}
+
+// One solver over `domains` synthetic domains (CORUN_NUMA=off or interleave): the remote bytes of each step.
+std::vector<RunStats> one_solver_steps(const char* mode, const char* synthetic, int steps, double& reads,
+                                       int& domains) {
+  ScopedEnv topo("HWLOC_SYNTHETIC", synthetic);
+  ScopedEnv numa("CORUN_NUMA", mode);
+  ScopedEnv no_replicas("CORUN_REPLICAS", nullptr);
+  ScopedEnv ncpu("STARPU_NCPU", nullptr);
+  const auto cfg = lstm(8, true);
+  models::Lstm m(cfg);
+  m.init_params();
+  const models::SequenceTask task(cfg);
+  Engine eng(test_config("eager"));
+  domains = eng.info().numa_domains;
+  EXPECT_EQ(eng.info().replicas, 1);
+  std::vector<std::vector<float>> xs;
+  std::vector<float> targets;
+  std::vector<RunStats> out;
+  for (int it = 0; it < steps; ++it) {
+    task.make_batch(static_cast<uint64_t>(it), xs, targets);
+    for (int t = 0; t < cfg.seq; ++t) eng.write(m.graph, m.x[static_cast<size_t>(t)], xs[static_cast<size_t>(t)]);
+    eng.write(m.graph, m.targets, targets);
+    out.push_back(eng.run(m.graph));
   }
+  reads = bytes_read(m.graph);
+  eng.release(m.graph);
+  return out;
+}
+
+// Interleaved pages: every read has the chance (D - 1) / D of being remote, whoever runs the task.
+TEST(OneSolverNuma, InterleaveCountsTheExpectedRemoteShare) {
+  double reads = 0;
+  int domains = 0;
+  const auto steps = one_solver_steps("interleave", "pack:2 numa:1 core:1 pu:1", 2, reads, domains);
+  ASSERT_EQ(domains, 2);
+  ASSERT_GT(reads, 0);
+  for (const RunStats& s : steps) EXPECT_EQ(s.remote_bytes, reads / 2);
+}
+
+// NUMA-oblivious: every tensor lives on the main thread's domain (node 0 of a fake topology), so the reads of
+// the tasks the domain-1 worker ran are remote: some, never all (the domain-0 worker runs the rest), and
+// never more than every read. On one domain the engine counts nothing.
+TEST(OneSolverNuma, OffCountsTheReadsOfTasksRunOnAnotherDomain) {
+  double reads = 0;
+  int domains = 0;
+  const auto steps = one_solver_steps("off", "pack:2 numa:1 core:1 pu:1", 6, reads, domains);
+  ASSERT_EQ(domains, 2);
+  double remote = 0;
+  for (const RunStats& s : steps) {
+    EXPECT_GE(s.remote_bytes, 0);
+    EXPECT_LE(s.remote_bytes, reads);
+    remote += s.remote_bytes;
+  }
+  EXPECT_GT(remote, 0) << "two workers over six steps: the domain-1 worker ran nothing?";
+  EXPECT_LT(remote, reads * static_cast<double>(steps.size())) << "the domain-0 worker ran nothing?";
+  const auto single = one_solver_steps("off", "pack:1 numa:1 core:2 pu:1", 1, reads, domains);
+  EXPECT_EQ(domains, 1);
+  EXPECT_EQ(single[0].remote_bytes, 0);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -79,7 +80,10 @@ TEST(NumaTopology, FlatModeHighBandwidthMemoryIsListedWithoutCpus) {
       EXPECT_NE(d.no_cpu_reason.find("memory only"), std::string::npos) << d.no_cpu_reason;
     }
   EXPECT_EQ(memory_only, 2);
-  EXPECT_EQ(plan_replicas(t, Request{}).mode, Mode::off);  // replicas are asked for, never the default
+  EXPECT_EQ(plan_replicas(t, Request{}).mode, Mode::off);  // a caller running one graph: one solver
+  Request training;
+  training.replicate_by_default = true;  // a trainer's default: one replica per domain with CPUs
+  EXPECT_EQ(plan_replicas(t, training).replicas.size(), 2u);
   const Plan p = plan_replicas(t, mode(Mode::replicate));
   ASSERT_EQ(p.replicas.size(), 2u);  // one per domain with CPUs, none on the memory-only nodes
   EXPECT_EQ(p.replicas[1].cpus, range(2, 4));
@@ -121,6 +125,23 @@ TEST(ReplicaPlan, OneDomainDefaultsToOff) {
   EXPECT_EQ(p.mode, Mode::off);
   ASSERT_EQ(p.replicas.size(), 1u);
   EXPECT_EQ(p.replicas[0].cpus, range(0, 2));
+}
+
+TEST(ReplicaPlan, TrainingDefaultsToAReplicaPerDomainWithCpus) {
+  Request training;
+  training.replicate_by_default = true;
+  const Plan four = plan_replicas(discover_synthetic("pack:4 numa:1 core:2 pu:1", {}), training);
+  EXPECT_EQ(four.mode, Mode::replicate);
+  EXPECT_EQ(four.replicas.size(), 4u);
+  EXPECT_NE(four.why.find("default"), std::string::npos) << four.why;
+  // One domain: nothing to replicate over.
+  const Plan one = plan_replicas(discover_synthetic("pack:1 numa:1 core:2 pu:1", {}), training);
+  EXPECT_EQ(one.mode, Mode::off);
+  EXPECT_EQ(one.replicas.size(), 1u);
+  // An explicit CORUN_NUMA=off beats the default.
+  Request off = mode(Mode::off);
+  off.replicate_by_default = true;
+  EXPECT_EQ(plan_replicas(discover_synthetic("pack:4 numa:1 core:2 pu:1", {}), off).replicas.size(), 1u);
 }
 
 TEST(ReplicaPlan, ForcedReplicasSplitOneDomainContiguously) {
@@ -227,5 +248,28 @@ TEST(NumaPages, MovesTheWholePagesOfABufferToANodeTheMachineHas) {
   EXPECT_EQ(corun::numa::move_to_node(c + 100, 16 * page - 200, 0), 14u);
   EXPECT_EQ(corun::numa::move_to_node(c + 100, page / 2, 0), 0u);
   EXPECT_THROW(corun::numa::move_to_node(c, page, 4096), corun::Error);
+  std::free(p);
+}
+
+// CORUN_NUMA=interleave's page placement: on this machine's nodes (one on the development VM, so every page
+// lands on node 0; on a multi-socket machine, page i on node i mod n).
+TEST(NumaPages, InterleavesTheWholePagesOfABuffer) {
+  if (!corun::numa::machine_has_node(0)) GTEST_SKIP() << "NUMA is not available on this machine";
+  std::vector<int> nodes;
+  for (int n = 0; n < 64; ++n)
+    if (corun::numa::machine_has_node(n)) nodes.push_back(n);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = nullptr;
+  ASSERT_EQ(posix_memalign(&p, page, 16 * page), 0);
+  std::memset(p, 1, 16 * page);  // faulted in before, as Graph's zero-filled buffers are
+  char* c = static_cast<char*>(p);
+  EXPECT_EQ(corun::numa::interleave(c, 16 * page, nodes), 16u);
+  for (size_t k = 0; k < 16; ++k) {
+    const int node = corun::numa::node_of_page(c + k * page);
+    EXPECT_NE(std::find(nodes.begin(), nodes.end(), node), nodes.end()) << "page " << k << " on node " << node;
+  }
+  EXPECT_EQ(corun::numa::interleave(c + 100, page / 2, nodes), 0u);  // no whole page inside
+  EXPECT_THROW(corun::numa::interleave(c, page, {4096}), corun::Error);
+  EXPECT_THROW(corun::numa::interleave(c, page, {}), corun::Error);
   std::free(p);
 }

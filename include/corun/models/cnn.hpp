@@ -37,6 +37,9 @@ struct CnnConfig {
   int width = 1;        ///< GoogLeNet: filter-count multiplier
   float learning_rate = 0.01f;
   float momentum = 0.9f;
+  /// false: gradients only (and the velocities, when momentum > 0), no update nodes: a replica of
+  /// Engine::run_replicated, which sums the replicas' gradients and updates once.
+  bool sgd_update = true;
   uint64_t seed = 42;   ///< parameters (and synthetic data)
 };
 
