@@ -135,7 +135,8 @@ int train(int argc, char** argv) {
   Graph& g = session->graph();  // the root replica (the only graph of one solver)
   const std::vector<Graph*> graphs = replica_graphs(*session);
   const int replicas = session->replicas();
-  const int tasks_before_pass = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
+  const int root_nodes_before = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
+  int nodes_before = 0, nodes_after = 0;       // over every replica's graph
   // The parallel-op grouping pass (CORUN_PARALLEL_OPS=on): same numbers, fewer tasks. Like fusion, after
   // backward (in the constructor) and before the engine binds the graphs; a checkpoint does not depend on it.
   // Off unless asked for: under policies that form no teams (lws, the default, eager, dmdas) a group runs on
@@ -143,13 +144,16 @@ int train(int argc, char** argv) {
   const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env(/*default_on=*/false);
   size_t groups = 0;
   for (Graph* r : graphs) {  // every replica gets the same passes, so they stay copies of one graph
+    nodes_before += r->num_nodes();
     if (fuse) r->fuse_elementwise();
     const size_t found = passes::group_parallel_ops(r->impl(), pass).size();
     if (found > 0) r->impl().grouped = true;
     if (r == &g) groups = found;
+    nodes_after += r->num_nodes();
   }
-  std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration\n",
-               pass.enabled ? "on" : "off", groups, tasks_before_pass, g.num_nodes());
+  std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration%s\n",
+               pass.enabled ? "on" : "off", groups, root_nodes_before, g.num_nodes(),
+               replicas > 1 ? " of each replica" : "");
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
   std::unique_ptr<Checkpoints> ckpt;
@@ -224,6 +228,9 @@ int train(int argc, char** argv) {
   std::printf("|---:|---:|---:|---:|---|---:|---:|---:|\n");
   std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f |\n", state.iteration, med, best, tasks,
               info.policy.c_str(), info.workers, first_loss, final_loss);
+  // The run's tasks as they would be without the passes (replicas: every replica's graph plus the reduction
+  // and copy tasks, which the passes do not change).
+  const int tasks_before_pass = tasks + (nodes_before - nodes_after);
   std::printf("tasks/iter before the passes: %d (CORUN_PARALLEL_OPS=%s, %zu group(s))\n", tasks_before_pass,
               pass.enabled ? "on" : "off", groups);
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
