@@ -134,6 +134,24 @@ void count_remote_reads(void* arg) {
     g_off.remote += *static_cast<const uint64_t*>(arg);
 }
 
+// run_replicated: where each task really ran, counted in its callback on the worker that ran it (the master of
+// a team). Its reads are remote when a buffer's home is not that worker's memory node; a task that ran on a
+// worker outside its replica's scheduling context would break the replica's NUMA locality, so it is counted too
+// (tests require none). The task is still alive in its callback; its context is task->sched_ctx.
+struct ReplicaAccounting {
+  std::atomic<uint64_t> remote{0};
+  std::atomic<int> outside{0};
+};
+ReplicaAccounting g_replica;
+void count_replica_task(void* arg) {
+  const auto* task = static_cast<const starpu_task*>(arg);
+  const int w = starpu_worker_get_id();
+  if (w < 0) return;  // not run by a worker (no codelet): nothing read
+  if (!starpu_sched_ctx_contains_worker(w, task->sched_ctx)) ++g_replica.outside;
+  g_replica.remote += static_cast<uint64_t>(
+      engine::remote_read_bytes(task, static_cast<int>(starpu_worker_get_memory_node(static_cast<unsigned>(w)))));
+}
+
 // One StarPU task for an engine-made call over `handles` (run_replicated's reductions, update and copies).
 starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<starpu_data_handle_t> handles,
                             const char* name) {
@@ -621,10 +639,13 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   }
 
   RunStats stats;
+  g_replica.remote = 0;
+  g_replica.outside = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto submit = [&](starpu_task* task, size_t r) {
     task->sched_ctx = im.places[r].ctx;
-    stats.remote_bytes += engine::remote_read_bytes(task, im.places[r].memory_node);
+    task->callback_func = count_replica_task;
+    task->callback_arg = task;
     const std::string name = task->name ? task->name : "?";
     const int ret = starpu_task_submit(task);
     if (ret != 0) {
@@ -679,6 +700,8 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
              r);
   starpu_task_wait_for_all();
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  stats.remote_bytes = static_cast<double>(g_replica.remote.load());
+  stats.tasks_outside_replica = g_replica.outside.load();
   ++im.runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);

@@ -64,10 +64,13 @@ struct RunStats {
   bool frozen = false;            ///< corun, CORUN_DETERMINISTIC=1: this run followed the frozen schedule
   /// Bytes that tasks read (R or RW) from tensors homed on another NUMA domain than the one they ran on, from
   /// the placement, not from hardware counters (docs/numa.md). run_replicated: tensors are homed on their
-  /// replica's domain and its tasks run there. One solver over several domains: with CORUN_NUMA=off every
+  /// replica's domain, and each task counts by the memory node of the worker that ran it. One solver over several domains: with CORUN_NUMA=off every
   /// tensor is homed on the main thread's domain and each task counts by the worker that ran it; with
   /// interleave, the expected share (D - 1) / D of all reads. 0 on one domain.
   double remote_bytes = 0.0;
+  /// run_replicated: tasks that ran on a worker outside their replica's scheduling context (counted where they
+  /// ran, in their completion callback). Always 0 unless a policy broke the contexts; tests check it.
+  int tasks_outside_replica = 0;
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.

@@ -141,7 +141,10 @@ void expect_same_update(int n, const std::string& synthetic) {
       }
     }
   }
-  for (const RunStats& s : run.steps) EXPECT_EQ(s.remote_bytes, 0.0) << "one NUMA domain: nothing is remote";
+  for (const RunStats& s : run.steps) {
+    EXPECT_EQ(s.remote_bytes, 0.0) << "one NUMA domain: nothing is remote";
+    EXPECT_EQ(s.tasks_outside_replica, 0) << "every task runs on its replica's workers";
+  }
 }
 
 TEST(Replicas, OneReplicaIsTheOneSolverBitwise) { expect_same_update(1, ""); }
@@ -163,7 +166,10 @@ TEST(Replicas, RemoteBytesAreOnlyTheReductionAndTheCopies) {
   ScopedEnv ncpu("STARPU_NCPU", nullptr);
   const ReplicatedRun run = replicated(8, 0, 2);
   ASSERT_EQ(run.info.replicas, 2);
-  for (const RunStats& s : run.steps) EXPECT_EQ(s.remote_bytes, 2 * run.param_bytes);
+  for (const RunStats& s : run.steps) {
+    EXPECT_EQ(s.remote_bytes, 2 * run.param_bytes);  // counted by the memory node each task really ran on
+    EXPECT_EQ(s.tasks_outside_replica, 0) << "every task runs on its replica's workers";
+  }
 }
 
 TEST(Replicas, FourDomainsReduceAlongTheTree) {
@@ -173,7 +179,10 @@ TEST(Replicas, FourDomainsReduceAlongTheTree) {
   const ReplicatedRun run = replicated(8, 0, 1);
   ASSERT_EQ(run.info.replicas, 4);
   // Binary tree over 4 replicas: 3 edges, each a gradient read from another domain, and 3 parameter copies.
-  for (const RunStats& s : run.steps) EXPECT_EQ(s.remote_bytes, 6 * run.param_bytes);
+  for (const RunStats& s : run.steps) {
+    EXPECT_EQ(s.remote_bytes, 6 * run.param_bytes);
+    EXPECT_EQ(s.tasks_outside_replica, 0) << "every task runs on its replica's workers";
+  }
   for (int r = 1; r < 4; ++r)
     for (size_t k = 0; k < run.params[0].size(); ++k) EXPECT_TRUE(same_bits(run.params[r][k], run.params[0][k]));
 }
