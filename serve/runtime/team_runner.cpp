@@ -1,5 +1,7 @@
 #include "serve/runtime/team_runner.hpp"
 
+#include <corun/machine.hpp>
+
 #include "core/base/check.hpp"
 #include "sched/toolbox/workers.hpp"
 
@@ -25,9 +27,12 @@ constexpr auto kResidentIdle = std::chrono::milliseconds(1);
 // Pause iterations before a waiter also yields the CPU: on oversubscribed cores a pure spin would hold the
 // core for whole time slices while the thread it waits for cannot run.
 constexpr int kSpinsBeforeYield = 2000;
-// The caller of a resident request spins this long before it sleeps: it is a third thread on cores the
-// members use, so it must get off the CPU quickly, but a short request is done before it would sleep.
-constexpr int kCallerSpins = 200;
+// How long the caller of a resident request spins before it sleeps, when the team leaves a core free.
+// A team on every allocated core makes the caller a third thread on the members' cores: there it sleeps
+// at once (measured, 256x256 LSTM, 10 steps on 2 members: 0.18 ms sleeping at once, 0.26-0.29 ms after
+// ~2000 pauses, 0.8 ms after ~20000), and the last member wakes it. A team of one on 2 cores leaves the
+// caller a core: spinning saves the wake-up (1 step: 0.017 ms against 0.04-0.05 ms sleeping at once).
+constexpr auto kCallerSpin = std::chrono::microseconds(50);
 
 // The mailbox of a resident team. `word` = requests posted << 1 | closed bit: the caller posts by adding 2
 // (a CAS, so it cannot post into a team that is leaving), rank 0 closes after kResidentIdle without a
@@ -60,8 +65,9 @@ void record_error(TaskArgs* a, const std::exception& e) {
 }
 
 // Waits until the mailbox word differs from `seen` and returns it. Rank 0 also closes the team after
-// kResidentIdle without a request (then the returned word has the closed bit).
-uint64_t next_request(Mailbox& mb, uint64_t seen, int rank) {
+// kResidentIdle without a request when all `width` members have finished the last one (then the returned
+// word has the closed bit).
+uint64_t next_request(Mailbox& mb, uint64_t seen, int rank, int width) {
   const auto idle_since = std::chrono::steady_clock::now();
   for (int spins = 0;; ++spins) {
     uint64_t w = mb.word.load(std::memory_order_acquire);
@@ -71,7 +77,10 @@ uint64_t next_request(Mailbox& mb, uint64_t seen, int rank) {
     } else {
       sched_yield();
     }
-    if (rank == 0 && (spins & 255) == 255 && std::chrono::steady_clock::now() - idle_since > kResidentIdle) {
+    // Only once every member is done with the last request: a member that has not started it yet (a slow
+    // or descheduled thread) would otherwise see the closed bit instead of the request and never run it.
+    if (rank == 0 && (spins & 255) == 255 && std::chrono::steady_clock::now() - idle_since > kResidentIdle &&
+        mb.done.load(std::memory_order_acquire) == width) {
       if (mb.word.compare_exchange_strong(w, seen | 1, std::memory_order_acq_rel)) return seen | 1;
       return w;  // a request arrived meanwhile
     }
@@ -83,7 +92,7 @@ void resident_loop(TaskArgs* a, int rank) {
   const int width = a->barrier->members();
   uint64_t seen = 0;  // a fresh task starts with word = 2: request 1 is posted
   for (;;) {
-    seen = next_request(mb, seen, rank);
+    seen = next_request(mb, seen, rank, width);
     if (seen & 1) return;
     try {
       a->exec->run_all(rank, *a->barrier);
@@ -151,6 +160,7 @@ struct TeamRunner::Impl {
   starpu_task resident_task{};
   bool resident_used = false;  // resident_task was submitted at least once (needs starpu_task_clean)
   bool resident_live = false;
+  bool caller_spins = false;   // the team leaves an allocated core to the caller (kCallerSpin)
   explicit Impl(int w) : width(w), barrier(w) { starpu_task_init(&resident_task); }
 
   void stop_resident();
@@ -205,9 +215,13 @@ void TeamRunner::Impl::run_resident(Executor& exec) {
     if (!posted) stop_resident();  // rank 0 closed it (idle): wait for it to leave, then start another
   }
   if (!posted) submit_resident(exec);
-  for (int spins = 0; spins < kCallerSpins; ++spins) {
-    if (mailbox.done.load(std::memory_order_acquire) == width) return;
-    _mm_pause();
+  if (caller_spins) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int spins = 0;; ++spins) {
+      if (mailbox.done.load(std::memory_order_acquire) == width) return;
+      _mm_pause();
+      if ((spins & 63) == 63 && std::chrono::steady_clock::now() - t0 > kCallerSpin) break;
+    }
   }
   std::unique_lock<std::mutex> lock(mailbox.m);
   mailbox.cv.wait(lock, [&] { return mailbox.done.load(std::memory_order_acquire) == width; });
@@ -221,6 +235,7 @@ TeamRunner::TeamRunner(int width) : impl_(std::make_unique<Impl>(width)) {
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
   const std::vector<int> cpus = sched::ordered_cpu_workers(ids.data(), static_cast<unsigned>(ids.size()), "serve");
   const std::vector<int> members(cpus.begin(), cpus.begin() + width);
+  impl_->caller_spins = width < machine::allocation().cores;
   if (width == 1) {
     impl_->target = members[0];
     return;

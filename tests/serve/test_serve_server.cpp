@@ -162,6 +162,16 @@ TEST(ServeServer, ResidentTeamsOnTheSameWorkersTakeTurns) {
       const serve::FloatView y = s->infer(x, 20);
       EXPECT_TRUE(same_bits(std::vector<float>(y.begin(), y.end()), first)) << "round " << round;
     }
+  // Requests about the idle time apart: the team closes while a request may be arriving; each must still
+  // be served by every member exactly once (a member that saw "closed" instead of a posted request would
+  // hang the caller).
+  for (int i = 0; i < 30; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(700 + 20 * i));
+    const int seq = 1 + i % 3;
+    const std::vector<float> xs(x.begin(), x.begin() + seq * 2 * spec.input);
+    const serve::FloatView y = a.infer(xs, seq);
+    EXPECT_LE(normwise_rel(std::vector<float>(y.begin(), y.end()), rnn_reference(model, xs, 2, seq)), 1e-5);
+  }
   {
     serve::Server d(engine, model, 2, 20, opt);
     d.infer(x, 20);
