@@ -47,6 +47,14 @@ std::vector<Plan> candidate_plans(const ModelSpec& spec, int batch, int seq, int
         plan.xi = part.xi;
         plan.xj = part.xj;
         out.push_back(plan);
+        // PCP models the recurrent MM alone; a schedule that keeps input MMs in the step adds their weights
+        // to each member's working set, which can tip a batch split (each member reads all weights) over
+        // the L2. So when PCP splits the batch, the hidden-unit split is calibrated too.
+        if (part.xi > 1 && per_dir <= spec.hidden) {
+          plan.xi = 1;
+          plan.xj = per_dir;
+          out.push_back(plan);
+        }
       }
   return out;
 }

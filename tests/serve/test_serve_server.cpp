@@ -8,6 +8,7 @@
 #include "common/temp_dir_test.hpp"
 #include "engine/engine_test_util.hpp"
 #include "serve/rnn_reference.hpp"
+#include "serve/runtime/plan_search.hpp"
 #include "serve/runtime/team_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -178,6 +179,23 @@ TEST(ServeServer, ResidentTeamsOnTheSameWorkersTakeTurns) {
   }  // d's team is resident here; its destructor ends it
   const serve::FloatView y = c.infer(x, 20);
   EXPECT_LE(normwise_rel(std::vector<float>(y.begin(), y.end()), want), 1e-5);
+}
+
+// When PCP splits the batch, the search also times the hidden-unit split of the same width (PCP models the
+// recurrent MM alone); a hidden split from PCP gets no duplicate.
+TEST(ServeCandidates, BatchSplitsComeWithTheHiddenSplit) {
+  const ModelSpec spec{Cell::lstm, 64, 64, 1, false};
+  const std::vector<Plan> batch64 = serve::candidate_plans(spec, 64, 100, 4, 1 << 20);
+  int batch_splits = 0, hidden_splits = 0;
+  for (const Plan& p : batch64)
+    if (p.workers == 4) {
+      batch_splits += p.xi == 4 && p.xj == 1;
+      hidden_splits += p.xi == 1 && p.xj == 4;
+    }
+  EXPECT_EQ(batch_splits, 5);  // the 5 schedule classes of an LSTM
+  EXPECT_EQ(hidden_splits, 5);
+  for (const Plan& p : serve::candidate_plans(spec, 1, 100, 4, 1 << 20)) EXPECT_EQ(p.xi, 1);
+  EXPECT_EQ(serve::candidate_plans(spec, 1, 100, 4, 1 << 20).size(), 5u * 4u);
 }
 
 class ServeServerFiles : public corun::testing::TempDirTest {
