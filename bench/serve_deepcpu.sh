@@ -73,7 +73,8 @@ if perf stat -e cache-misses true 2>&1 | grep -q "not supported\|not counted\|pa
 fi
 
 python3 - "$work" "$out" "$reps" "$configs" "$corun" "$(bench_git_sha)" "$note" "$perf_note" <<'PY'
-import re, statistics, subprocess, sys
+import os, re, statistics, subprocess, sys
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown CPU")
 work, out, reps, configs, corun, git, note, perf_note = sys.argv[1:9]
 reps = int(reps)
 lat = re.compile(r"latency: median ([0-9.]+) ms p99 ([0-9.]+) ms over (\d+) requests; ([0-9.]+) GFLOP/s")
@@ -103,6 +104,7 @@ for c in configs.split():
 lines = [f"# corun serve-bench: DeepCPU Table 1 LSTM configurations\n",
          f"- command: `bench/serve_deepcpu.sh --reps {reps}`",
          f"- git: {git}",
+         f"- cpu: {os.cpu_count()} x {cpu_model} (nproc {os.cpu_count()}); StarPU, its caps and the BLAS core type: `corun info` below",
          "- machine: the `corun info` below; the load at the time is in the note (medians of interleaved rounds; "
          "read ratios, not absolute times)",
          f"- baselines: OpenBLAS with one thread per allocated core, no StarPU; corun: StarPU workers, OpenBLAS 1 thread",

@@ -7,8 +7,8 @@
 //   corun::serve::FloatView y = server.infer(x, seq);        // x: [seq, batch, input], y: [seq, batch, H*dirs]
 //
 // The server plans once (phased schedule x parallelism x partition x execution mode, docs/serving.md),
-// allocates every buffer then, and each infer() only submits StarPU tasks on a fixed team of workers: no
-// allocation and no thread creation in the request loop. Destroy the Server before the Engine (it keeps
+// allocates every buffer then, and each infer() runs the request on a fixed team of StarPU workers (or, for
+// an "inline" plan, on the calling thread): no allocation and no thread creation in the request loop. Destroy the Server before the Engine (it keeps
 // StarPU task structures). One request at a time per Server (infer is not reentrant). Weights use PyTorch's layout and gate order
 // (torch.nn.LSTM: i, f, g, o; torch.nn.GRU: r, z, n), so a state_dict saved as .npy loads unchanged.
 #pragma once
@@ -78,8 +78,14 @@ enum class ExecMode {
   wcs,       ///< weight-centric streamlining: one SPMD task per request, members keep their weight block and
              ///< meet at a barrier between steps
   per_step,  ///< one SPMD task per phase (time-independent phase, then each step) on the same team
+  on_caller, ///< "inline": the calling thread runs the whole request at width 1, no StarPU task (tiny requests)
+  resident,  ///< WCS in one long-lived SPMD task that serves requests posted in a mailbox, so back-to-back
+             ///< requests pay no StarPU round trip; it leaves the team after 1 ms without requests
 };
+/// "wcs", "per-step", "inline", "resident".
 const char* exec_mode_name(ExecMode m);
+/// The inverse of exec_mode_name; false for an unknown name.
+bool parse_exec_mode(const std::string& name, ExecMode* out);
 
 /// One choice of the plan search: which input projections are hoisted out of the step loop (the phased
 /// schedule), how many workers, how they are split over directions and each MM (PCP), and the mode.

@@ -54,6 +54,8 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
   const int dirs = spec_.directions();
   const int w = plan.workers;
   CORUN_CHECK(w >= 1, Status::invalid_argument, "serve: plan with " << w << " workers");
+  CORUN_CHECK(plan.mode != ExecMode::on_caller || w == 1, Status::invalid_argument,
+              "serve: an inline plan runs on the calling thread alone; it has " << w << " workers, not 1");
   CORUN_CHECK(plan.direction_groups == 1 || (plan.direction_groups == 2 && dirs == 2 && w % 2 == 0),
               Status::invalid_argument,
               "serve: direction groups " << plan.direction_groups << " need a bidirectional model and an even team");

@@ -13,7 +13,24 @@ namespace corun::serve {
 
 const char* cell_name(Cell c) { return c == Cell::lstm ? "lstm" : "gru"; }
 int gate_count(Cell c) { return c == Cell::lstm ? 4 : 3; }
-const char* exec_mode_name(ExecMode m) { return m == ExecMode::wcs ? "wcs" : "per-step"; }
+const char* exec_mode_name(ExecMode m) {
+  switch (m) {
+    case ExecMode::wcs: return "wcs";
+    case ExecMode::per_step: return "per-step";
+    case ExecMode::on_caller: return "inline";
+    case ExecMode::resident: return "resident";
+  }
+  return "?";
+}
+
+bool parse_exec_mode(const std::string& name, ExecMode* out) {
+  for (ExecMode m : {ExecMode::wcs, ExecMode::per_step, ExecMode::on_caller, ExecMode::resident})
+    if (name == exec_mode_name(m)) {
+      *out = m;
+      return true;
+    }
+  return false;
+}
 
 void ModelSpec::validate() const {
   CORUN_CHECK(input >= 1, Status::invalid_argument, "serve: input size " << input << " must be at least 1");

@@ -117,9 +117,9 @@ std::optional<Plan> load_plan(const std::string& path, const std::string& key, C
     } else if (name == "xj") {
       p.xj = num(1, 1 << 20);
     } else if (name == "mode") {
-      CORUN_CHECK(value == "wcs" || value == "per-step", Status::io_error,
-                  "serve: plan file " << path << " line " << lineno << ": mode '" << value << "' is not wcs or per-step");
-      p.mode = value == "wcs" ? ExecMode::wcs : ExecMode::per_step;
+      CORUN_CHECK(parse_exec_mode(value, &p.mode), Status::io_error,
+                  "serve: plan file " << path << " line " << lineno << ": mode '" << value
+                                      << "' is not wcs, per-step, inline or resident");
       ++fields;
     } else if (name == "calibrated_ms") {
       p.calibrated_ms = std::strtod(value.c_str(), nullptr);

@@ -47,6 +47,14 @@ std::vector<Plan> candidate_plans(const ModelSpec& spec, int batch, int seq, int
         plan.xi = part.xi;
         plan.xj = part.xj;
         out.push_back(plan);
+        // PCP models the recurrent MM alone; a schedule that keeps input MMs in the step adds their weights
+        // to each member's working set, which can tip a batch split (each member reads all weights) over
+        // the L2. So when PCP splits the batch, the hidden-unit split is calibrated too.
+        if (part.xi > 1 && per_dir <= spec.hidden) {
+          plan.xi = 1;
+          plan.xj = per_dir;
+          out.push_back(plan);
+        }
       }
   return out;
 }
@@ -105,16 +113,28 @@ Plan search_plan(const Model& model, int batch, int seq, int max_workers, int ru
   calibrate_interleaved(model, batch, seq, cands, runs);
   Plan best = *std::min_element(cands.begin(), cands.end(),
                                 [](const Plan& a, const Plan& b) { return a.calibrated_ms < b.calibrated_ms; });
-  // WCS against one task per phase on the same team, for the winning schedule and partition (timed again,
-  // side by side).
-  std::vector<Plan> modes = {best, best};
+  // The execution modes, timed again side by side: for the winning schedule and partition, WCS against one
+  // task per phase and against a resident team (no StarPU round trip per request); and the best plan of one
+  // worker run inline on the calling thread (no task at all), which wins when a request is too short to
+  // pay for a round trip or a second core.
+  std::vector<Plan> modes = {best, best, best};
   modes[1].mode = ExecMode::per_step;
+  modes[2].mode = ExecMode::resident;
+  const Plan* solo = nullptr;
+  for (const Plan& c : cands)
+    if (c.workers == 1 && (solo == nullptr || c.calibrated_ms < solo->calibrated_ms)) solo = &c;
+  if (solo != nullptr) {
+    modes.push_back(*solo);
+    modes.back().mode = ExecMode::on_caller;
+  }
   calibrate_interleaved(model, batch, seq, modes, runs);
   if (timed != nullptr) {
     *timed = cands;
     timed->insert(timed->end(), modes.begin(), modes.end());
   }
-  return modes[1].calibrated_ms < modes[0].calibrated_ms ? modes[1] : modes[0];
+  // Ties keep the earlier mode (wcs first: it holds no worker between requests).
+  return *std::min_element(modes.begin(), modes.end(),
+                           [](const Plan& a, const Plan& b) { return a.calibrated_ms < b.calibrated_ms; });
 }
 
 }  // namespace corun::serve

@@ -1,7 +1,7 @@
 // serve/runtime/plan_search.hpp — DeepCPU's search (section 5, "Search space size"): phased schedules
 // (pruned and deduplicated, serve/core/schedules.hpp) x parallelism degree (team width, and for
 // bidirectional models one or two direction groups) with PCP's partition for each, calibrated by timing
-// real requests on the team; then the faster of WCS and per-step tasks for the winner.
+// real requests on the team; then the fastest execution mode (WCS, per-step tasks, resident team, inline).
 #pragma once
 
 #include <corun/serve.hpp>
@@ -26,8 +26,9 @@ std::vector<Plan> candidate_plans(const ModelSpec& spec, int batch, int seq, int
 double calibrate_plan(const Model& model, int batch, int seq, const Plan& plan, int runs);
 
 /// Calibrates every candidate (interleaved rounds, about `runs` requests each; the median counts) and
-/// returns the fastest, then times it again against the same plan as per-step tasks and keeps the faster
-/// mode. `timed` (optional) receives every plan timed, in order, with its calibrated_ms. Prints nothing.
+/// returns the fastest, then times it again side by side with the same plan as per-step tasks and as a
+/// resident team, and with the best one-worker plan run inline on the calling thread, and keeps the
+/// fastest of these. `timed` (optional) receives every plan timed, in order, with its calibrated_ms. Prints nothing.
 Plan search_plan(const Model& model, int batch, int seq, int max_workers, int runs, std::vector<Plan>* timed);
 
 }  // namespace corun::serve

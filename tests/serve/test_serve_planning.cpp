@@ -159,6 +159,21 @@ TEST(ServePlanFile, RoundTripKeyMismatchAndMalformedFiles) {
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->str(Cell::gru), p.str(Cell::gru));
   EXPECT_EQ(q->str(Cell::gru), "schedule=hoist{r,n} workers=2 groups=2 pcp=1x1x1 mode=per-step");
+  // The two request paths without a task per request round-trip under their printed names.
+  for (ExecMode m : {ExecMode::on_caller, ExecMode::resident}) {
+    Plan r = p;
+    r.mode = m;
+    save_plan(path, key, r);
+    const std::optional<Plan> back = load_plan(path, key, Cell::gru);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->mode, m);
+    EXPECT_TRUE(back->str(Cell::gru).find(std::string("mode=") + exec_mode_name(m)) != std::string::npos);
+  }
+  ExecMode parsed = ExecMode::wcs;
+  EXPECT_TRUE(parse_exec_mode("inline", &parsed));
+  EXPECT_EQ(parsed, ExecMode::on_caller);
+  EXPECT_FALSE(parse_exec_mode("threads", &parsed));
+  save_plan(path, key, p);
   EXPECT_FALSE(load_plan(path, key + "x", Cell::gru).has_value());         // another model: ignored
   EXPECT_FALSE(load_plan(path + ".missing", key, Cell::gru).has_value());  // no file: plan anew
   {
