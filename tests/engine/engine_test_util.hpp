@@ -127,6 +127,17 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+/// max |a - b| over the elements, relative to max |b|: "within 1e-6 relative" of the replica equivalence tests
+/// (one scale for a whole tensor, so near-zero elements do not blow the error up).
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
+  }
+  return a.size() == b.size() ? diff / std::max(scale, 1e-30) : INFINITY;
+}
+
 /// gtest predicate-style check that `text` contains `part`.
 inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();

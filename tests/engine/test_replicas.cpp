@@ -111,16 +111,6 @@ ReplicatedRun replicated(int batch, int n, int steps, const std::string& policy 
   return out;
 }
 
-// max |a - b| over a tensor, relative to max |b|.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
-  }
-  return diff / std::max(scale, 1e-30);
-}
-
 void expect_same_update(int n, const std::string& synthetic) {
   ScopedEnv topo("HWLOC_SYNTHETIC", synthetic.empty() ? nullptr : synthetic.c_str());
   ScopedEnv no_numa("CORUN_NUMA", nullptr);

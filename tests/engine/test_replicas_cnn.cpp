@@ -76,15 +76,6 @@ Trained train(int n, int steps) {
   return out;
 }
 
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
-  }
-  return diff / std::max(scale, 1e-30);
-}
-
 // max |a - b| over every tensor, relative to max |b| over every tensor: the error of the model's weights.
 double model_relative_error(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
   double diff = 0, scale = 0;
