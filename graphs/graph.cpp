@@ -41,16 +41,28 @@ std::string GraphImpl::node_name(const std::string& requested, const char* op) c
   return std::string(op) + "_" + std::to_string(nodes.size());
 }
 
-int GraphImpl::add_node(std::string name, OpCall call, std::vector<int> buffers, bool is_gradient) {
-  CORUN_ASSERT(call.shapes.size() == buffers.size() && call.modes.size() == buffers.size());
-  const int id = static_cast<int>(nodes.size());
+namespace {
+// The first node that writes a value produces it; parameters and optimizer state are only updated in place.
+void claim_outputs(std::vector<Value>& values, const OpCall& call, const std::vector<int>& buffers, int node) {
   for (size_t b = 0; b < buffers.size(); ++b) {
     Value& v = values[static_cast<size_t>(buffers[b])];
     if (call.modes[b] != Access::read && v.producer < 0 && v.kind != ValueKind::param && v.kind != ValueKind::state)
-      v.producer = id;
+      v.producer = node;
   }
+}
+}  // namespace
+
+int GraphImpl::add_node(std::string name, OpCall call, std::vector<int> buffers, bool is_gradient) {
+  CORUN_ASSERT(call.shapes.size() == buffers.size() && call.modes.size() == buffers.size());
+  const int id = static_cast<int>(nodes.size());
+  claim_outputs(values, call, buffers, id);
   nodes.push_back(Node{std::move(name), std::move(call), std::move(buffers), is_gradient});
   return id;
+}
+
+void GraphImpl::recompute_producers() {
+  for (Value& v : values) v.producer = -1;
+  for (size_t k = 0; k < nodes.size(); ++k) claim_outputs(values, nodes[k].call, nodes[k].buffers, static_cast<int>(k));
 }
 
 void GraphImpl::check_not_fused_away(int value, const char* what) const {

@@ -57,6 +57,8 @@ struct GraphImpl {
   int add_value(const Shape& shape, std::string name, ValueKind kind);
   /// Appends a node; returns its index. `name` empty -> "<op>_<index>".
   int add_node(std::string name, codelets::OpCall call, std::vector<int> buffers, bool is_gradient);
+  /// After a pass replaced or reordered nodes: every value's producer again, as add_node sets it.
+  void recompute_producers();
   /// Unique node name from a user name or the op name.
   std::string node_name(const std::string& requested, const char* op) const;
   /// Throws the standard error for a value fuse_elementwise removed (`what`: the caller, e.g. "Engine::read").

@@ -274,16 +274,7 @@ class Grouper {
       }
     }
     g_.nodes = std::move(out);
-    // Node indices changed: recompute every value's producer the way add_node sets it.
-    for (auto& val : g_.values) val.producer = -1;
-    for (size_t k = 0; k < g_.nodes.size(); ++k) {
-      const Node& n = g_.nodes[k];
-      for (size_t b = 0; b < n.buffers.size(); ++b) {
-        auto& val = g_.values[static_cast<size_t>(n.buffers[b])];
-        if (n.call.modes[b] != Access::read && val.producer < 0 && val.kind != ValueKind::param)
-          val.producer = static_cast<int>(k);
-      }
-    }
+    g_.recompute_producers();  // node indices changed
   }
 
   GraphImpl& g_;
