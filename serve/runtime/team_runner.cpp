@@ -140,6 +140,22 @@ starpu_codelet* serve_codelet() {
   return &cl;
 }
 
+// Readies a reused, caller-owned task to run `args` on the combined worker `target`. One submitted before needs
+// starpu_task_clean (frees StarPU's job and clears the task's magic) and init to be submittable again.
+void ready_task(starpu_task* t, bool submitted_before, TaskArgs* args, int target) {
+  if (submitted_before) {
+    starpu_task_clean(t);
+    starpu_task_init(t);
+  }
+  t->cl = serve_codelet();
+  t->cl_arg = args;
+  t->cl_arg_size = sizeof *args;
+  t->destroy = 0;
+  t->detach = 0;
+  t->execute_on_a_specific_worker = 1;
+  t->workerid = static_cast<unsigned>(target);
+}
+
 }  // namespace
 
 int starpu_cpu_workers() { return static_cast<int>(starpu_cpu_worker_get_count()); }
@@ -180,10 +196,7 @@ void TeamRunner::Impl::stop_resident() {
 
 // A fresh resident task with request 1 already posted.
 void TeamRunner::Impl::submit_resident(Executor& exec) {
-  if (resident_used) {
-    starpu_task_clean(&resident_task);
-    starpu_task_init(&resident_task);
-  }
+  ready_task(&resident_task, resident_used, &resident_args, target);
   mailbox.done.store(0, std::memory_order_release);
   mailbox.word.store(2, std::memory_order_release);  // the submission publishes it to the members too
   resident_args = TaskArgs{};
@@ -191,15 +204,7 @@ void TeamRunner::Impl::submit_resident(Executor& exec) {
   resident_args.barrier = &barrier;
   resident_args.mailbox = &mailbox;
   resident_args.error = &error;
-  starpu_task* t = &resident_task;
-  t->cl = serve_codelet();
-  t->cl_arg = &resident_args;
-  t->cl_arg_size = sizeof resident_args;
-  t->destroy = 0;
-  t->detach = 0;
-  t->execute_on_a_specific_worker = 1;
-  t->workerid = static_cast<unsigned>(target);
-  const int ret = starpu_task_submit(t);
+  const int ret = starpu_task_submit(&resident_task);
   CORUN_CHECK(ret == 0, Status::runtime_error, "serve: starpu_task_submit failed (" << ret << ")");
   resident_used = true;
   resident_live = true;
@@ -305,13 +310,9 @@ void TeamRunner::run(Executor& exec, ExecMode mode) {
   reserve(ntasks);  // no-op after the server's reserve() for its longest request
   for (int i = 0; i < ntasks; ++i) {
     starpu_task* t = &s.tasks[static_cast<size_t>(i)];
-    if (s.submitted[static_cast<size_t>(i)]) {
-      // starpu_task_clean frees StarPU's job and clears the task's magic; init makes it submittable again.
-      starpu_task_clean(t);
-      starpu_task_init(t);
-      s.submitted[static_cast<size_t>(i)] = false;
-    }
     TaskArgs& a = s.args[static_cast<size_t>(i)];
+    ready_task(t, s.submitted[static_cast<size_t>(i)], &a, s.target);
+    s.submitted[static_cast<size_t>(i)] = false;
     a.exec = &exec;
     a.error = &s.error;
     if (mode == ExecMode::wcs) {
@@ -323,13 +324,6 @@ void TeamRunner::run(Executor& exec, ExecMode mode) {
       a.first = i;
       a.last = i + 1;
     }
-    t->cl = serve_codelet();
-    t->cl_arg = &a;
-    t->cl_arg_size = sizeof a;
-    t->destroy = 0;
-    t->detach = 0;
-    t->execute_on_a_specific_worker = 1;
-    t->workerid = static_cast<unsigned>(s.target);
     if (i > 0) {
       starpu_task* prev = &s.tasks[static_cast<size_t>(i - 1)];
       starpu_task_declare_deps_array(t, 1, &prev);
