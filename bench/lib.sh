@@ -39,7 +39,7 @@ bench_in_list() {
 # machine; clears every policy variable so each configuration sets its own.
 bench_lstm_prepare() {
   build=$(bench_build_dir "$build")
-  corun="$build/apps/corun"
+  corun="$build/cli/corun"
   [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
   [[ -n "$out" ]] || out="$root/bench/results/$1-$(date -u +%Y%m%d-%H%M%S).md"
   artifacts="${out%.md}"

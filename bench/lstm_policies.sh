@@ -31,7 +31,7 @@ while (($#)); do
   esac
 done
 build=$(bench_build_dir "$build")
-corun="$build/apps/corun"
+corun="$build/cli/corun"
 [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
 [[ -n "$out" ]] || out="$root/bench/results/lstm-policies-$(date -u +%Y%m%d-%H%M%S).md"
 

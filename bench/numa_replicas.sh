@@ -41,7 +41,7 @@ while (($#)); do
   esac
 done
 bench_lstm_prepare numa-replicas
-source_corun="$source_build/apps/corun"
+source_corun="$source_build/cli/corun"
 [[ -x "$source_corun" ]] || { echo "error: $source_corun not found (scripts/setup.sh source)" >&2; exit 1; }
 synthetic="pack:4 numa:1 core:2 pu:1"
 

@@ -34,7 +34,7 @@ while (($#)); do
   esac
 done
 build=$(bench_build_dir "$build")
-corun="$build/apps/corun"
+corun="$build/cli/corun"
 [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
 [[ -n "$out" ]] || out="$root/bench/results/serve-deepcpu-$(date -u +%Y%m%d-%H%M%S).md"
 mkdir -p "$(dirname "$out")"

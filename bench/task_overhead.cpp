@@ -14,8 +14,8 @@
 #include <corun/error.hpp>
 #include <corun/machine.hpp>
 
-#include "apps/json.hpp"
-#include "core/base/parse.hpp"
+#include "cli/json.hpp"
+#include "base/parse.hpp"
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 

@@ -38,7 +38,7 @@ while (($#)); do
   esac
 done
 build=$(bench_build_dir "$build")
-corun="$build/apps/corun"
+corun="$build/cli/corun"
 bin="$build/bench/task_overhead"
 [[ -x "$corun" && -x "$bin" ]] || { echo "error: $corun or $bin not found (build first)" >&2; exit 1; }
 [[ -n "$out" ]] || out="$root/bench/results/task-overhead-$(date -u +%Y%m%d-%H%M%S).md"

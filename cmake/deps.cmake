@@ -6,7 +6,7 @@ pkg_check_modules(STARPU REQUIRED IMPORTED_TARGET starpu-1.3)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
-# zlib: only the CLI's Fashion-MNIST reader (apps/fashion_mnist.cpp) links it, not the installed libraries.
+# zlib: only the CLI's Fashion-MNIST reader (cli/fashion_mnist.cpp) links it, not the installed libraries.
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 
 # Read the worker cap the StarPU we build against was configured with; printed in the summary line.

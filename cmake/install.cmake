@@ -20,7 +20,7 @@ if(NOT CORUN_STARPU_PCFILEDIR)
 endif()
 
 # The libraries of the package, in static link order (a library before the ones it uses).
-set(CORUN_PACKAGE_LIBRARIES corun_serve corun_serve_core corun corun_graphs corun_codelets corun_sched corun_numa corun_trace
+set(CORUN_PACKAGE_LIBRARIES corun_serve corun_serve_kernels corun corun_graphs corun_codelets corun_sched corun_numa corun_trace
                              corun_kernels corun_base)
 # The public headers are C++17 (the library itself is built as C++20).
 target_compile_features(corun_base INTERFACE cxx_std_17)

@@ -26,7 +26,7 @@
 #include "codelets/sub/sub.hpp"
 #include "codelets/sum/sum.hpp"
 #include "codelets/tanh/tanh.hpp"
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 #include <corun/graph.hpp>
 
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include <algorithm>

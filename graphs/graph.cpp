@@ -3,7 +3,7 @@
 #include <corun/graph.hpp>
 
 #include "codelets/phased_gate/phased_gate.hpp"
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "numa/replica_plan.hpp"
 
-#include "core/base/cgroup.hpp"
-#include "core/base/env.hpp"
+#include "base/cgroup.hpp"
+#include "base/env.hpp"
 
 #include <corun/error.hpp>
 

@@ -1,7 +1,7 @@
 #include "numa/topology.hpp"
 
-#include "core/base/cgroup.hpp"
-#include "core/base/env.hpp"
+#include "base/cgroup.hpp"
+#include "base/env.hpp"
 
 #include <corun/error.hpp>
 

@@ -1,7 +1,7 @@
 #include "sched/layout.hpp"
 
-#include "core/base/check.hpp"
-#include "core/base/parse.hpp"
+#include "base/check.hpp"
+#include "base/parse.hpp"
 
 #include <mutex>
 

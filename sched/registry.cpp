@@ -1,6 +1,6 @@
 #include "sched/registry.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "sched/corun/corun_policy.hpp"
 #include "sched/cpf/cpf_policy.hpp"
 

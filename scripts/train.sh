@@ -9,4 +9,4 @@ defaults=()
 [[ " $* " == *" --model "* ]] || defaults+=(--model lstm)
 [[ " $* " == *" --size "* ]] || defaults+=(--size small)
 [[ " $* " == *" --iters "* ]] || defaults+=(--iters 20)
-exec "$build/apps/corun" train "${defaults[@]}" "$@"
+exec "$build/cli/corun" train "${defaults[@]}" "$@"

@@ -1,7 +1,7 @@
 // Reference embedding and embedding_grad: one element at a time, the specification.
 #include "codelets/embedding/embedding.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <cmath>
 

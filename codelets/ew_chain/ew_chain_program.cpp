@@ -1,7 +1,7 @@
 // ew_chain program validation and printing (shared by the graph pass, the DOT writer and the tests).
 #include "codelets/ew_chain/ew_chain.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 namespace corun::codelets {
 

@@ -1,7 +1,7 @@
 // The group kernel: members' reference or fast kernels over a contiguous share of the members.
 #include "codelets/group/group.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <array>
 

@@ -9,7 +9,7 @@
 // columns cost nothing measurable versus one big call (the repacked operand is amortised).
 #include "codelets/matmul/matmul.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <cblas.h>

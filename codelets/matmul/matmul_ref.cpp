@@ -1,7 +1,7 @@
 // Reference matmul: the textbook triple loop, accumulated in double. Members own whole rows of C.
 #include "codelets/matmul/matmul.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 namespace corun::codelets {
 

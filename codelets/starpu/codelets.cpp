@@ -1,6 +1,6 @@
 #include "codelets/starpu/codelets.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <starpu.h>
 

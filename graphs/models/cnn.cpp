@@ -3,7 +3,7 @@
 // inference graph of one config have the same parameters.
 #include <corun/models/cnn.hpp>
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <cmath>
 #include <random>

@@ -1,6 +1,6 @@
 #include <corun/models/lstm.hpp>
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <cmath>
 #include <random>

@@ -1,6 +1,6 @@
 #include <corun/models/wide_deep.hpp>
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <cmath>
 #include <random>

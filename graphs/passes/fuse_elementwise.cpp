@@ -2,7 +2,7 @@
 #include "graphs/passes/fuse_elementwise.hpp"
 
 #include "codelets/ew_chain/ew_chain.hpp"
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 #include "graphs/passes/group_parallel_ops.hpp"
 
 #include "codelets/group/group.hpp"
-#include "core/base/check.hpp"
-#include "core/base/env.hpp"
+#include "base/check.hpp"
+#include "base/env.hpp"
 #include "graphs/graph_impl.hpp"
 #include "graphs/passes/levels.hpp"
 

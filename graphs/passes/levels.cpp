@@ -1,6 +1,6 @@
 #include "graphs/passes/levels.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <cmath>

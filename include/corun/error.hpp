@@ -5,7 +5,7 @@
 //
 // Every user mistake (bad shape, unknown policy, bad file, bad environment variable) throws corun::Error
 // with a message that says what was wrong and how to fix it. StarPU's int returns are turned into
-// corun::Error at one place (core/base/starpu_check.hpp) so the C runtime's codes never leak.
+// corun::Error at one place (base/starpu_check.hpp) so the C runtime's codes never leak.
 #pragma once
 
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // corun/trace.hpp — the execution timeline of one run (Engine::set_tracing, `corun train --trace`).
-// Written as a Chrome/Perfetto trace by core/engine/trace.hpp; format in docs/traces.md.
+// Written as a Chrome/Perfetto trace by trace/trace.hpp; format in docs/traces.md.
 #pragma once
 
 #include <cmath>

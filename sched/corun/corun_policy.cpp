@@ -18,7 +18,7 @@
 // Time is StarPU's clock (starpu_timing_now, µs), the unit of the engine's predictions.
 #include "sched/corun/corun_policy.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/planner/corun_planner.hpp"

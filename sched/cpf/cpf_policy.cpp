@@ -20,7 +20,7 @@
 // a loop while idle.
 #include "sched/cpf/cpf_policy.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/planner/cpf_planner.hpp"

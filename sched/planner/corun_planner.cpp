@@ -1,6 +1,6 @@
 #include "sched/planner/corun_planner.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <cmath>

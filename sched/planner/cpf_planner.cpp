@@ -1,6 +1,6 @@
 #include "sched/planner/cpf_planner.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <cmath>
 #include <utility>

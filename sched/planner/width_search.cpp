@@ -1,6 +1,6 @@
 #include "sched/planner/width_search.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "sched/widthmodel/interpolate.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "sched/profiler/profile_file.hpp"
 
-#include "core/base/check.hpp"
-#include "core/base/parse.hpp"
+#include "base/check.hpp"
+#include "base/parse.hpp"
 
 #include <cerrno>
 #include <cstdio>

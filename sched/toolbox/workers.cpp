@@ -1,6 +1,6 @@
 #include "sched/toolbox/workers.hpp"
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 
 #include <starpu.h>
 

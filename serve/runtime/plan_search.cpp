@@ -1,9 +1,9 @@
 #include "serve/runtime/plan_search.hpp"
 
-#include "core/base/check.hpp"
-#include "serve/core/executor.hpp"
-#include "serve/core/pcp.hpp"
-#include "serve/core/schedules.hpp"
+#include "base/check.hpp"
+#include "serve/kernels/executor.hpp"
+#include "serve/kernels/pcp.hpp"
+#include "serve/kernels/schedules.hpp"
 #include "serve/runtime/team_runner.hpp"
 
 #include <hwloc.h>

@@ -1,5 +1,5 @@
 // serve/runtime/plan_search.hpp — DeepCPU's search (section 5, "Search space size"): phased schedules
-// (pruned and deduplicated, serve/core/schedules.hpp) x parallelism degree (team width, and for
+// (pruned and deduplicated, serve/kernels/schedules.hpp) x parallelism degree (team width, and for
 // bidirectional models one or two direction groups) with PCP's partition for each, calibrated by timing
 // real requests on the team; then the fastest execution mode (WCS, per-step tasks, resident team, inline).
 #pragma once

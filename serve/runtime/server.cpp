@@ -3,9 +3,9 @@
 #include <corun/machine.hpp>
 #include <corun/serve.hpp>
 
-#include "core/base/check.hpp"
-#include "serve/core/executor.hpp"
-#include "serve/core/plan_file.hpp"
+#include "base/check.hpp"
+#include "serve/kernels/executor.hpp"
+#include "serve/kernels/plan_file.hpp"
 #include "serve/runtime/plan_search.hpp"
 #include "serve/runtime/team_runner.hpp"
 

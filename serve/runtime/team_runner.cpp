@@ -2,7 +2,7 @@
 
 #include <corun/machine.hpp>
 
-#include "core/base/check.hpp"
+#include "base/check.hpp"
 #include "sched/toolbox/workers.hpp"
 
 #include <starpu.h>

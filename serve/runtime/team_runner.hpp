@@ -14,7 +14,7 @@
 // allocates per submission (its job and the members' task aliases) is the runtime's, not ours.
 #pragma once
 
-#include "serve/core/executor.hpp"
+#include "serve/kernels/executor.hpp"
 
 #include <memory>
 #include <string>

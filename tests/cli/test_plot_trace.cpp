@@ -1,6 +1,6 @@
 // `corun plot-trace` end to end: SVG and PNG from a synthetic trace, many tasks, usage errors (exit 2),
 // bad files and a missing rsvg-convert (exit 1).
-#include "core/engine/trace.hpp"
+#include "trace/trace.hpp"
 
 #include "common/cli_run.hpp"
 #include "common/synthetic_trace.hpp"

@@ -5,7 +5,7 @@
 // looking at a Gantt chart before the engine records real ones (tests/cli/synthetic_trace.cpp).
 #pragma once
 
-#include "core/engine/trace.hpp"
+#include "trace/trace.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -22,7 +22,7 @@
 
 #include <corun/engine.hpp>
 
-#include "core/base/env.hpp"
+#include "base/env.hpp"
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/registry.hpp"

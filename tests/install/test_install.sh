@@ -57,14 +57,14 @@ env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH "$prefix/bin/corun" info >"$tmp/info.t
   || { cat "$tmp/info.txt" >&2; fail "installed corun info failed"; }
 grep -q "^workers" "$tmp/info.txt" || fail "installed corun info printed no workers line"
 # The same StarPU as the build tree's corun (version and caps), found without PKG_CONFIG_PATH/LD_LIBRARY_PATH.
-want=$(env -u LD_LIBRARY_PATH "$build/apps/corun" info 2>/dev/null | grep "^starpu ") || fail "$build/apps/corun info failed"
+want=$(env -u LD_LIBRARY_PATH "$build/cli/corun" info 2>/dev/null | grep "^starpu ") || fail "$build/cli/corun info failed"
 got=$(grep "^starpu " "$tmp/info.txt")
 [[ "$got" == "$want" ]] || fail "installed corun runs another StarPU: '$got', the build tree's: '$want'"
 echo "   $got"
 # libstarpu as the build tree's corun resolves it.
 starpu_so() { ldd "$1" | awk '/libstarpu-1.3/ {print $3}'; }
-want_so=$(env -u LD_LIBRARY_PATH bash -c "$(declare -f starpu_so); starpu_so '$build/apps/corun'")
-[[ -n "$want_so" ]] || fail "cannot tell which libstarpu $build/apps/corun uses"
+want_so=$(env -u LD_LIBRARY_PATH bash -c "$(declare -f starpu_so); starpu_so '$build/cli/corun'")
+[[ -n "$want_so" ]] || fail "cannot tell which libstarpu $build/cli/corun uses"
 
 # Parses "first loss A final loss B" and checks B < A.
 loss_fell() {

@@ -1,5 +1,5 @@
 // Vectorised sigmoid/tanh of the serving runtime against std:: in double over a dense sweep: 1e-6 relative.
-#include "serve/core/activations.hpp"
+#include "serve/kernels/activations.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // standing in for a StarPU team) against the plain-loop reference, for LSTM and GRU, single, stacked and
 // bidirectional models and plans that cover every executor path (hoisted gate subsets, batch and hidden
 // splits, idle members, direction groups, requests shorter than max_seq).
-#include "serve/core/baselines.hpp"
-#include "serve/core/executor.hpp"
+#include "serve/kernels/baselines.hpp"
+#include "serve/kernels/executor.hpp"
 
 #include "serve/rnn_reference.hpp"
 

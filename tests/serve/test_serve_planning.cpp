@@ -1,8 +1,8 @@
 // The plain-C++ planning parts of the serving runtime: PCP's traffic formula and chooser (DeepCPU 5.2.3),
 // the phased-schedule enumeration with its three pruning rules and MM fusion (5.1, 5.2.1), plan files.
-#include "serve/core/pcp.hpp"
-#include "serve/core/plan_file.hpp"
-#include "serve/core/schedules.hpp"
+#include "serve/kernels/pcp.hpp"
+#include "serve/kernels/plan_file.hpp"
+#include "serve/kernels/schedules.hpp"
 
 #include <corun/error.hpp>
 

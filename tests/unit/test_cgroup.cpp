@@ -1,6 +1,6 @@
-// core/base/cgroup: CPU lists, cpu.max / cfs quota, and the cgroup reader on fake /proc + cgroup trees
+// base/cgroup: CPU lists, cpu.max / cfs quota, and the cgroup reader on fake /proc + cgroup trees
 // (v2, v1, hybrid, nested cgroups, container roots, namespaces, missing and malformed files).
-#include "core/base/cgroup.hpp"
+#include "base/cgroup.hpp"
 
 #include "common/error_matchers.hpp"
 #include "common/temp_dir_test.hpp"

@@ -1,6 +1,6 @@
-// core/base/env: strict parsing of environment variables. Set-but-empty counts as unset; anything malformed is
+// base/env: strict parsing of environment variables. Set-but-empty counts as unset; anything malformed is
 // corun::Error(invalid_config) naming the variable, the value and what is accepted.
-#include "core/base/env.hpp"
+#include "base/env.hpp"
 
 #include "common/error_matchers.hpp"
 

@@ -1,7 +1,7 @@
 // The Fashion-MNIST IDX reader on small files the test writes itself (gzip'ed and plain), and its errors:
 // missing files, a wrong magic, truncated data, image and label counts that differ, an out-of-range label,
 // damaged gzip data.
-#include "apps/fashion_mnist.hpp"
+#include "cli/fashion_mnist.hpp"
 #include "common/error_matchers.hpp"
 #include "common/temp_dir_test.hpp"
 

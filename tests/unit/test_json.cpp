@@ -1,6 +1,6 @@
-// The strict JSON reader (core/base/json.hpp): valid documents, every class of invalid input with its
+// The strict JSON reader (base/json.hpp): valid documents, every class of invalid input with its
 // message and position, typed access errors, and the writer helpers reading back exactly.
-#include "core/base/json.hpp"
+#include "base/json.hpp"
 
 #include "common/error_matchers.hpp"
 #include "common/temp_dir_test.hpp"

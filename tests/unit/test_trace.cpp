@@ -1,9 +1,9 @@
-// The execution-trace file (core/engine/trace.hpp): write -> read round trips, the Chrome trace structure
+// The execution-trace file (trace/trace.hpp): write -> read round trips, the Chrome trace structure
 // viewers rely on, the checked-in version-1 fixture, and errors for malformed tasks, unwritable paths and
 // corrupt or foreign files.
-#include "core/engine/trace.hpp"
+#include "trace/trace.hpp"
 
-#include "core/base/json.hpp"
+#include "base/json.hpp"
 
 #include "common/error_matchers.hpp"
 #include "common/synthetic_trace.hpp"

@@ -1,0 +1,79 @@
+#include "cli/args.hpp"
+
+#include "base/parse.hpp"
+#include "sched/registry.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace corun::cli {
+
+Args::Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
+           std::vector<std::string>* positionals) {
+  for (int a = first; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (positionals != nullptr && !arg.empty() && arg[0] != '-') {
+      positionals->push_back(arg);
+      continue;
+    }
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    }
+    const FlagSpec* spec = nullptr;
+    for (const auto& s : specs)
+      if (s.name == arg) spec = &s;
+    if (spec == nullptr) throw UsageError("unknown argument '" + arg + "'");
+    if (spec->takes_value && !inline_value) {
+      if (a + 1 >= argc) throw UsageError(arg + " needs a value");
+      value = argv[++a];
+    } else if (!spec->takes_value && inline_value) {
+      throw UsageError(arg + " takes no value");
+    }
+    if (values_.count(arg)) throw UsageError(arg + " given twice");
+    values_[arg] = value;
+  }
+}
+
+std::string Args::str(const std::string& flag, const std::string& fallback) const {
+  auto it = values_.find(flag);
+  return it == values_.end() ? fallback : it->second;
+}
+
+long Args::positive(const std::string& flag, long fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  const auto v = parse::integer(it->second);
+  if (!v || *v <= 0 || *v > 1000000000L) throw UsageError(flag + " needs a positive integer, got '" + it->second + "'");
+  return *v;
+}
+
+double Args::positive_real(const std::string& flag, double fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  const auto v = parse::real(it->second);
+  if (!v || !(*v > 0.0) || *v > 1e9) throw UsageError(flag + " needs a positive number, got '" + it->second + "'");
+  return *v;
+}
+
+bool policy_help_requested() {
+  const char* s = std::getenv("CORUN_SCHED");
+  if (s == nullptr || std::string(s) != "help") return false;
+  std::fputs(sched::policy_help().c_str(), stdout);
+  return true;
+}
+
+std::string describe(const std::vector<FlagSpec>& specs) {
+  std::ostringstream os;
+  for (const auto& s : specs) {
+    std::string left = s.name + (s.takes_value ? " V" : "");
+    os << "  " << left << std::string(left.size() < 18 ? 18 - left.size() : 1, ' ') << s.help << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace corun::cli

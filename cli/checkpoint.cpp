@@ -1,0 +1,319 @@
+#include "cli/checkpoint.hpp"
+
+#include <corun/npy.hpp>
+
+#include "base/check.hpp"
+#include "base/json.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace corun::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFormat = "corun-checkpoint";
+constexpr int kVersion = 1;
+constexpr const char* kPrefix = "ckpt-";
+
+std::string ckpt_name(long iteration) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%s%09ld", kPrefix, iteration);
+  return buf;
+}
+
+// The iteration of a "ckpt-<9 digits>" directory name, or -1.
+long parse_name(const std::string& name) {
+  if (name.size() != 5 + 9 || name.rfind(kPrefix, 0) != 0) return -1;
+  long v = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+std::string fnv1a64(const float* data, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  char buf[20];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, h);
+  return buf;
+}
+
+// fsync of a file or directory: what makes a rename durable (the data and the directory entries).
+void sync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), (directory ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+  CORUN_CHECK(fd >= 0, Status::io_error, "cannot open '" << path << "' to sync it: " << std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  CORUN_CHECK(rc == 0, Status::io_error, "fsync of '" << path << "' failed: " << std::strerror(err));
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  CORUN_CHECK(fd >= 0, Status::io_error, "cannot create '" << path << "': " << std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      detail::fail(Status::io_error, "writing '" + path + "' failed: " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  CORUN_CHECK(rc == 0, Status::io_error, "fsync of '" << path << "' failed: " << std::strerror(err));
+}
+
+// Removes a directory tree without ever leaving a partly removed one under its own name: it is renamed
+// to a dot-name first (leftovers of a crash are cleared at the next start).
+void remove_tree(const fs::path& dir) {
+  const fs::path aside = dir.parent_path() / (".trash-" + dir.filename().string() + "-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::rename(dir, aside, ec);
+  fs::remove_all(ec ? dir : aside, ec);
+}
+
+// What a checkpoint holds: the parameters, then the optimizer state (momentum velocities), which a resumed
+// run needs to take bitwise the same steps.
+std::vector<Tensor> saved_tensors(const Graph& g) {
+  std::vector<Tensor> t = g.params();
+  for (Tensor s : g.optimizer_state()) t.push_back(s);
+  return t;
+}
+
+void append_key(std::string& out, const char* key) {
+  json::append_string(out, key);
+  out += ':';
+}
+
+}  // namespace
+
+Checkpoints::Checkpoints(const std::string& dir) : dir_(dir) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  CORUN_CHECK(!ec && fs::is_directory(dir_), Status::io_error,
+              "--checkpoint: cannot create directory '" << dir_ << "'" << (ec ? ": " + ec.message() : ""));
+  const std::string lock = dir_ + "/.lock";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  CORUN_CHECK(lock_fd_ >= 0, Status::io_error, "--checkpoint: cannot create '" << lock << "': " << std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    detail::fail(Status::io_error, "--checkpoint: another corun is using '" + dir_ +
+                                       "' (it holds " + lock + "); give each training run its own directory");
+  }
+  // We hold the lock: dot-entries are leftovers of interrupted writes and removals of a killed run.
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0 || name.rfind(".trash-", 0) == 0) fs::remove_all(e.path(), ec);
+  }
+}
+
+Checkpoints::~Checkpoints() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdentity& identity) {
+  long newest = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.is_directory()) newest = std::max(newest, parse_name(e.path().filename().string()));
+  CORUN_CHECK(!ec, Status::io_error, "--checkpoint: cannot list '" << dir_ << "': " << ec.message());
+  if (newest < 0) return std::nullopt;
+
+  const std::string path = dir_ + "/" + ckpt_name(newest);
+  const std::string manifest = path + "/manifest.json";
+  const std::string hint = " (to resume from an older checkpoint, move " + path + " out of " + dir_ + ")";
+  const json::Value doc = json::parse_file(manifest);
+  const std::string& format = doc.at("format", manifest).string(manifest + ": format");
+  CORUN_CHECK(format == kFormat, Status::io_error, manifest << ": format '" << format << "' is not " << kFormat);
+  const long version = doc.at("version", manifest).integer(manifest + ": version", 1, 1000);
+  CORUN_CHECK(version == kVersion, Status::io_error,
+              manifest << ": checkpoint format version " << version << ", this corun reads version " << kVersion);
+  CheckpointState s;
+  s.iteration = doc.at("iteration", manifest).integer(manifest + ": iteration", 0, 1L << 40);
+  CORUN_CHECK(s.iteration == newest, Status::io_error,
+              manifest << ": iteration " << s.iteration << " does not match the directory name" << hint);
+
+  // The same run: every identity entry equal, none missing or extra.
+  const json::Value& config = doc.at("config", manifest);
+  std::map<std::string, std::string> saved;
+  for (const auto& [k, v] : config.object(manifest + ": config")) saved[k] = v.string(manifest + ": config." + k);
+  for (const auto& [k, v] : identity) {
+    const auto it = saved.find(k);
+    CORUN_CHECK(it != saved.end(), Status::invalid_config, path << " has no '" << k << "' in its config: not a checkpoint of this run");
+    CORUN_CHECK(it->second == v, Status::invalid_config,
+                path << " was written with " << k << " = " << it->second << ", this run has " << k << " = " << v
+                     << ": resume with the same settings, or use another --checkpoint directory");
+    saved.erase(it);
+  }
+  CORUN_CHECK(saved.empty(), Status::invalid_config,
+              path << " has config entry '" << saved.begin()->first << "' this run does not know");
+
+  for (const auto& v : doc.at("losses", manifest).array(manifest + ": losses")) s.losses.push_back(v.number(manifest + ": losses[]"));
+  for (const auto& v : doc.at("ms_per_iter", manifest).array(manifest + ": ms_per_iter")) s.ms.push_back(v.number(manifest + ": ms_per_iter[]"));
+  CORUN_CHECK(static_cast<long>(s.losses.size()) == s.iteration && static_cast<long>(s.ms.size()) == s.iteration,
+              Status::io_error, manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for "
+                                         << s.iteration << " iterations" << hint);
+
+  // Parameters: every one of the graph's, with its shape and the data the hash was taken of.
+  std::map<std::string, std::pair<std::string, std::string>> files;  // name -> file, hash
+  for (const auto& p : doc.at("params", manifest).array(manifest + ": params")) {
+    const std::string& name = p.at("name", manifest + ": params[]").string(manifest + ": params[].name");
+    files[name] = {p.at("file", manifest + ": params[]").string(manifest + ": params[].file"),
+                   p.at("fnv1a64", manifest + ": params[]").string(manifest + ": params[].fnv1a64")};
+  }
+  const std::vector<Tensor> params = saved_tensors(g);
+  CORUN_CHECK(files.size() == params.size(), Status::io_error,
+              manifest << " lists " << files.size() << " parameters and optimizer state tensors, the model has "
+                       << params.size() << hint);
+  std::vector<NpyArray> loaded;
+  for (Tensor t : params) {
+    const auto it = files.find(t.name());
+    CORUN_CHECK(it != files.end(), Status::io_error, manifest << " has no parameter '" << t.name() << "'" << hint);
+    CORUN_CHECK(it->second.first.find('/') == std::string::npos, Status::io_error,
+                manifest << ": parameter file '" << it->second.first << "' is not a plain file name");
+    const std::string file = path + "/" + it->second.first;
+    NpyArray a = load_npy(file);
+    CORUN_CHECK(a.shape == t.shape(), Status::io_error,
+                file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
+    CORUN_CHECK(fnv1a64(a.data.data(), a.data.size()) == it->second.second, Status::io_error,
+                file << " does not match the checksum in " << manifest << " (damaged)" << hint);
+    loaded.push_back(std::move(a));
+  }
+  // Only now, with everything checked, overwrite the graph's parameters.
+  for (size_t i = 0; i < params.size(); ++i) std::copy(loaded[i].data.begin(), loaded[i].data.end(), g.data(params[i]));
+  loaded_ = path;
+  newest_ = newest;
+  return s;
+}
+
+std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& identity, const CheckpointState& state,
+                               double learning_rate, const std::string& data_generator, unsigned long long seed) {
+  const std::string name = ckpt_name(state.iteration);
+  const std::string final_path = dir_ + "/" + name;
+  if (fs::exists(final_path)) {  // the same iteration of the same run: the same content
+    newest_ = std::max(newest_, state.iteration);
+    return final_path;
+  }
+  const std::string tmp = dir_ + "/.tmp-" + name + "-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  CORUN_CHECK(fs::create_directory(tmp, ec), Status::io_error,
+              "cannot create checkpoint directory '" << tmp << "': " << ec.message());
+
+  std::string m = "{";
+  append_key(m, "format");
+  json::append_string(m, kFormat);
+  m += ",";
+  append_key(m, "version");
+  m += std::to_string(kVersion) + ",";
+  append_key(m, "iteration");
+  m += std::to_string(state.iteration) + ",";
+  append_key(m, "config");
+  m += "{";
+  for (size_t i = 0; i < identity.size(); ++i) {
+    if (i) m += ",";
+    append_key(m, identity[i].first.c_str());
+    json::append_string(m, identity[i].second);
+  }
+  m += "},";
+  // The data position and "RNG state": the generator is counter-based, batch k depends on its seed and k.
+  append_key(m, "data");
+  m += "{";
+  append_key(m, "generator");
+  json::append_string(m, data_generator);
+  m += ",";
+  append_key(m, "seed");
+  m += std::to_string(seed) + ",";
+  append_key(m, "next_batch");
+  m += std::to_string(state.iteration) + "},";
+  append_key(m, "optimizer");
+  m += "{";
+  append_key(m, "kind");
+  const std::vector<Tensor> state_tensors = g.optimizer_state();
+  json::append_string(m, state_tensors.empty() ? "sgd" : "sgd_momentum");
+  m += ",";
+  append_key(m, "learning_rate");
+  json::append_number(m, learning_rate);
+  m += ",";
+  append_key(m, "state");  // names of the state tensors, saved with the parameters below (plain SGD has none)
+  m += "[";
+  for (size_t i = 0; i < state_tensors.size(); ++i) {
+    if (i) m += ",";
+    json::append_string(m, state_tensors[i].name());
+  }
+  m += "]},";
+  append_key(m, "params");
+  m += "[";
+  bool first = true;
+  for (Tensor p : saved_tensors(g)) {
+    const std::vector<float> v = engine.read(g, p);
+    const std::string file = p.name() + ".npy";
+    save_npy(tmp + "/" + file, p.shape(), v.data());
+    sync_path(tmp + "/" + file, false);
+    m += first ? "{" : ",{";
+    first = false;
+    append_key(m, "name");
+    json::append_string(m, p.name());
+    m += ",";
+    append_key(m, "file");
+    json::append_string(m, file);
+    m += ",";
+    append_key(m, "fnv1a64");
+    json::append_string(m, fnv1a64(v.data(), v.size()));
+    m += "}";
+  }
+  m += "],";
+  append_key(m, "losses");
+  m += "[";
+  for (size_t i = 0; i < state.losses.size(); ++i) {
+    if (i) m += ",";
+    json::append_number(m, state.losses[i]);
+  }
+  m += "],";
+  append_key(m, "ms_per_iter");
+  m += "[";
+  for (size_t i = 0; i < state.ms.size(); ++i) {
+    if (i) m += ",";
+    json::append_number(m, state.ms[i]);
+  }
+  m += "]}\n";
+  write_text(tmp + "/manifest.json", m);  // last: a directory with a manifest has every file
+  sync_path(tmp, true);
+  CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
+              "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));
+  sync_path(dir_, true);
+  newest_ = std::max(newest_, state.iteration);
+
+  // Keep the newest kKeep checkpoints.
+  std::vector<long> all;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (const long it = parse_name(e.path().filename().string()); it >= 0 && e.is_directory()) all.push_back(it);
+  std::sort(all.rbegin(), all.rend());
+  for (size_t i = kKeep; i < all.size(); ++i) remove_tree(fs::path(dir_) / ckpt_name(all[i]));
+  return final_path;
+}
+
+}  // namespace corun::cli

@@ -1,0 +1,142 @@
+// corun infer: builds a model's inference graph (no backward), optionally rewrites it with the
+// parallel-op grouping pass (CORUN_PARALLEL_OPS, default on), runs it N times and prints the latency per
+// inference (median, p99, min). Each inference gets a fresh input batch, written before the clock starts;
+// the clock covers Engine::run, i.e. submitting every task and waiting for the last one. With
+// --exec inline the graph never meets StarPU: the calling thread runs every node's kernel in order
+// (corun::InlineRunner, corun/inline.hpp), and the clock covers InlineRunner::run.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/inline.hpp>
+#include <corun/models/wide_deep.hpp>
+
+#include "graphs/passes/group_parallel_ops.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"--model", true, "model to run: wide-deep"},
+    {"--batch", true, "inputs per inference (default 1)"},
+    {"--iters", true, "timed inferences (default 2000)"},
+    {"--warmup", true, "untimed inferences first (default 100)"},
+    {"--exec", true, "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread, no StarPU)"},
+    {"--help", false, "show this help"},
+};
+
+std::string usage() {
+  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline]\n" + describe(kFlags) +
+         "environment: CORUN_PARALLEL_OPS=on|off (default on), CORUN_PARALLEL_OPS_MIN=N (default 2), CORUN_SCHED\n";
+}
+
+// The q-quantile (0..1) of sorted samples, nearest rank.
+double quantile(const std::vector<double>& sorted, double q) {
+  const size_t n = sorted.size();
+  const size_t rank = static_cast<size_t>(std::max(1.0, std::ceil(q * static_cast<double>(n))));
+  return sorted[std::min(n, rank) - 1];
+}
+
+}  // namespace
+
+int infer(int argc, char** argv) {
+  models::WideDeepConfig cfg;
+  long iters = 2000, warmup = 100;
+  bool inline_exec = false;
+  try {
+    const Args args(argc, argv, 2, kFlags);
+    if (args.has("--help")) {
+      std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    if (!args.has("--model")) throw UsageError("--model is required");
+    const std::string model = args.str("--model", "");
+    if (model != "wide-deep") throw UsageError("--model must be wide-deep (the inference models), got '" + model + "'");
+    cfg.batch = static_cast<int>(args.positive("--batch", 1));
+    iters = args.positive("--iters", iters);
+    warmup = args.has("--warmup") ? args.positive("--warmup", warmup) : warmup;
+    const std::string exec = args.str("--exec", "starpu");
+    if (exec != "starpu" && exec != "inline")
+      throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
+    inline_exec = exec == "inline";
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "corun infer: %s\n%s", e.what(), usage().c_str());
+    return 2;
+  }
+  if (policy_help_requested()) return 0;
+  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env();
+
+  models::WideDeep m(cfg, /*training=*/false);
+  m.init_params();
+  const int nodes_before = m.graph.num_nodes();
+  const auto groups = passes::group_parallel_ops(m.graph.impl(), pass);
+  const int nodes_after = m.graph.num_nodes();
+  std::fprintf(stderr, "corun infer: parallel-op pass %s: %zu group(s), %d -> %d tasks per inference\n",
+               pass.enabled ? "on" : "off", groups.size(), nodes_before, nodes_after);
+  for (const auto& grp : groups)
+    std::fprintf(stderr, "  group of %zu %s (%s), first member %s\n", grp.members.size(),
+                 codelets::op_info(grp.kind).name, passes::pattern_name(grp.pattern), grp.members.front().c_str());
+
+  // A few distinct batches, cycled: every inference reads new inputs, none is generated inside the loop.
+  const models::TabularTask task(cfg);
+  constexpr int kBatches = 16;
+  std::vector<std::vector<float>> cats(kBatches), dense(kBatches), labels(kBatches);
+  for (int k = 0; k < kBatches; ++k) task.make_batch(static_cast<uint64_t>(k), cats[k], dense[k], labels[k]);
+
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(iters));
+  double checksum = 0.0;
+  std::string policy = "inline";
+  int workers = 1;
+  if (inline_exec) {
+    // The graph is never bound to an Engine: its host buffers are the data (the coherence rule of
+    // corun/inline.hpp), written and read directly.
+    InlineRunner runner(m.graph);
+    float* cat_buf = m.graph.data(m.categories);
+    float* dense_buf = m.graph.data(m.dense);
+    const float* logits = m.graph.data(m.logits);
+    for (long i = 0; i < warmup + iters; ++i) {
+      const auto k = static_cast<size_t>(i % kBatches);
+      std::copy(cats[k].begin(), cats[k].end(), cat_buf);
+      std::copy(dense[k].begin(), dense[k].end(), dense_buf);
+      const auto t0 = std::chrono::steady_clock::now();
+      runner.run();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    checksum = logits[0];
+  } else {
+    Engine engine;
+    for (long i = 0; i < warmup + iters; ++i) {
+      const auto k = static_cast<size_t>(i % kBatches);
+      engine.write(m.graph, m.categories, cats[k]);
+      engine.write(m.graph, m.dense, dense[k]);
+      const auto t0 = std::chrono::steady_clock::now();
+      engine.run(m.graph);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (i == warmup + iters - 1) checksum = engine.read(m.graph, m.logits)[0];
+    }
+    engine.release(m.graph);
+    policy = engine.info().policy;
+    workers = engine.info().workers;
+  }
+  std::sort(us.begin(), us.end());
+  std::printf("| model | batch | inferences | median us | p99 us | min us | tasks/inference | parallel-op pass | exec | policy | workers |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| wide-deep | %d | %ld | %.1f | %.1f | %.1f | %d | %s | %s | %s | %d |\n", cfg.batch, iters,
+              quantile(us, 0.5), quantile(us, 0.99), us.front(), nodes_after, pass.enabled ? "on" : "off",
+              inline_exec ? "inline" : "starpu", policy.c_str(), workers);
+  std::printf("last logit (row 0): %.6f\n", checksum);
+  return 0;
+}
+
+}  // namespace corun::cli

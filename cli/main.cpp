@@ -1,0 +1,49 @@
+// corun — command-line front end: `corun train`, `corun info`, `corun profile`, `corun plot-trace`,
+// `corun serve-bench`.
+// Exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 `train` stopped by SIGTERM/SIGUSR1/
+// SIGINT after an iteration (a second signal: 128 + its number).
+#include "cli/commands.hpp"
+
+#include <corun/error.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+namespace {
+const char* kUsage =
+    "usage: corun <command> [options]\n"
+    "commands:\n"
+    "  train       train a model and print a results table (corun train --help)\n"
+    "  infer       run a model's inference graph and print its latency (corun infer --help)\n"
+    "  info        topology, CPU allocation (mask, cgroup), workers and the binding actually applied, warnings\n"
+    "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
+    "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
+    "  serve-bench RNN serving latency: planned LSTM/GRU inference or a BLAS baseline (corun serve-bench --help)\n"
+    "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
+    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal\n";
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  try {
+    if (!std::strcmp(argv[1], "train")) return corun::cli::train(argc, argv);
+    if (!std::strcmp(argv[1], "infer")) return corun::cli::infer(argc, argv);
+    if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
+    if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
+    if (!std::strcmp(argv[1], "plot-trace")) return corun::cli::plot_trace(argc, argv);
+    if (!std::strcmp(argv[1], "serve-bench")) return corun::cli::serve_bench(argc, argv);
+  } catch (const corun::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "corun: error: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "corun: unknown command '%s'\n%s", argv[1], kUsage);
+  return 2;
+}

@@ -1,0 +1,218 @@
+// corun profile: Graphi's profiler (section 4.2) for one model on this machine.
+//   (b) calibrates every op at every team width the candidate layouts can use (StarPU history models,
+//       saved under the machine key at shutdown, so later runs on identical machines reuse them);
+//   (a) runs the graph under every candidate executor layout n x k (every k dividing the core count, plus
+//       the graph's own parallel width when it suggests one) and keeps the smallest median makespan;
+//   (c) writes a profile file for CORUN_PROFILE;  (d) prints the table of what it tried.
+// Each configuration gets its own Engine (StarPU is re-initialised with the layout); configurations are
+// measured round-robin so that slow phases of a shared machine hit all of them alike.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/lstm_session.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/machine.hpp>
+
+#include "base/check.hpp"
+#include "graphs/passes/levels.hpp"
+#include "sched/planner/cpf_planner.hpp"
+#include "sched/profiler/profile_file.hpp"
+#include "sched/registry.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace corun::cli {
+
+namespace {
+
+const std::vector<FlagSpec> kOwnFlags = {
+    {"--iters", true, "timed iterations per configuration and round (default 5)"},
+    {"--rounds", true, "rounds over all configurations (default 3); the median of all iterations counts"},
+    {"--calibration-iters", true, "iterations per team width while calibrating (default 12; StarPU needs 10 samples)"},
+    {"--policy", true, "corun policy to profile (default cpf)"},
+    {"-o", true, "profile file to write (default corun-profile-<model>-<size>.txt)"},
+    {"--help", false, "show this help"},
+};
+
+std::vector<FlagSpec> flags() {
+  std::vector<FlagSpec> f = lstm_flags();
+  f.insert(f.end(), kOwnFlags.begin(), kOwnFlags.end());
+  return f;
+}
+
+std::string usage() { return "usage: corun profile --model lstm [--size S] [-o FILE] [options]\n" + describe(flags()); }
+
+struct Options {
+  models::LstmConfig model;
+  std::string size = "small", policy = "cpf", output;
+  long iters = 5, rounds = 3, calibration_iters = 12;
+};
+
+// The largest number of nodes at one depth (hops from a source): how many ops the graph can offer at once.
+int parallel_width(const Graph& graph) {
+  const auto deps = graphs::dependencies(graph.impl());
+  std::vector<int> depth(deps.successors.size(), 0);
+  std::map<int, int> at;
+  for (size_t i = 0; i < depth.size(); ++i) {
+    for (int32_t p : deps.predecessors[i]) depth[i] = std::max(depth[i], depth[static_cast<size_t>(p)] + 1);
+    ++at[depth[i]];
+  }
+  int best = 1;
+  for (const auto& [d, n] : at) best = std::max(best, n);
+  return best;
+}
+
+// n x k for every k dividing the cores, plus the graph's own width as the executor count when it is
+// smaller than the core count and not already a candidate.
+std::vector<sched::ExecutorLayout> candidate_layouts(int cores, int graph_width) {
+  std::vector<sched::ExecutorLayout> r;
+  for (int k = 1; k <= cores; ++k)
+    if (cores % k == 0) r.push_back({cores / k, k});
+  if (graph_width > 1 && graph_width < cores) {
+    const sched::ExecutorLayout g{graph_width, cores / graph_width};
+    if (std::find(r.begin(), r.end(), g) == r.end()) r.push_back(g);
+  }
+  return r;
+}
+
+Config config_for(const Options& o, const sched::ExecutorLayout& layout, int fixed_width) {
+  Config c = Config::from_env();
+  c.policy = o.policy;
+  c.profile.clear();  // the profiler measures layouts; it never reads an old profile
+  c.executors = layout.count > 0 ? layout.str() : "";  // count 0: one executor per core, the default
+  c.fixed_width = fixed_width;
+  c.quiet = true;
+  return c;
+}
+
+// Runs `iters` steps (after one untimed warm-up step) under `config`; returns their times in ms.
+std::vector<double> measure(LstmSession& s, const Config& config, long iters, uint64_t& batch) {
+  Engine engine(config);
+  std::vector<double> ms;
+  s.step(engine, batch++);
+  for (long i = 0; i < iters; ++i) ms.push_back(s.step(engine, batch++).wall_ms);
+  engine.release(s.model.graph);
+  return ms;
+}
+
+class ScopedCalibrate {  // STARPU_CALIBRATE=1: record samples even for models that already predict
+ public:
+  ScopedCalibrate() {
+    if (const char* v = std::getenv("STARPU_CALIBRATE")) old_ = v;
+    setenv("STARPU_CALIBRATE", "1", 1);
+  }
+  ~ScopedCalibrate() { old_ ? (void)setenv("STARPU_CALIBRATE", old_->c_str(), 1) : (void)unsetenv("STARPU_CALIBRATE"); }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+int profile(int argc, char** argv) {
+  Options o;
+  try {
+    Args args(argc, argv, 2, flags());
+    if (args.has("--help")) {
+      std::cout << usage();
+      return 0;
+    }
+    o.model = lstm_config_from(args, o.size);
+    o.iters = args.positive("--iters", o.iters);
+    o.rounds = args.positive("--rounds", o.rounds);
+    o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
+    o.policy = args.str("--policy", o.policy);
+    o.output = args.str("-o", "corun-profile-lstm-" + o.size + ".txt");
+    bool ours = false;
+    for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
+    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo), got '" + o.policy + "'");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "corun profile: %s\n%s", e.what(), usage().c_str());
+    return 2;
+  }
+  if (policy_help_requested()) return 0;
+
+  LstmSession session(o.model);
+  uint64_t batch = 0;
+  // The first engine (one executor per core, width 1) also tells how many workers StarPU gives us.
+  int cores = 0;
+  {
+    ScopedCalibrate calibrate;
+    Engine engine(config_for(o, {0, 1}, 1));
+    cores = engine.info().workers;
+    std::fprintf(stderr, "corun profile: calibrating width 1 (%ld iterations, layout %s)\n", o.calibration_iters,
+                 engine.info().layout.c_str());
+    for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
+    engine.release(session.model.graph);
+  }
+  const int graph_width = parallel_width(session.model.graph);
+  const auto layouts = candidate_layouts(cores, graph_width);
+
+  // (b) every other team width any candidate can use, all executors busy at that width.
+  std::vector<int> widths;
+  for (const auto& l : layouts)
+    for (int w : sched::team_widths_of(l.width))
+      if (w > 1 && std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
+  std::sort(widths.begin(), widths.end());
+  for (int w : widths) {
+    ScopedCalibrate calibrate;
+    const sched::ExecutorLayout l{cores / w, w};
+    std::fprintf(stderr, "corun profile: calibrating width %d (%ld iterations, layout %s)\n", w, o.calibration_iters,
+                 l.str().c_str());
+    Engine engine(config_for(o, l, w));
+    for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
+    engine.release(session.model.graph);
+  }
+
+  // (a) the configuration search, round-robin.
+  std::vector<std::vector<double>> samples(layouts.size());
+  for (long r = 0; r < o.rounds; ++r)
+    for (size_t c = 0; c < layouts.size(); ++c) {
+      std::fprintf(stderr, "corun profile: round %ld/%ld, layout %s\n", r + 1, o.rounds, layouts[c].str().c_str());
+      const auto ms = measure(session, config_for(o, layouts[c], 0), o.iters, batch);
+      samples[c].insert(samples[c].end(), ms.begin(), ms.end());
+    }
+
+  sched::Profile prof;
+  prof.machine_key = machine::machine_key();
+  prof.cpu = machine::cpu_model();
+  prof.workers = cores;
+  prof.model = "lstm";
+  prof.size = o.size;
+  size_t best = 0;
+  for (size_t c = 0; c < layouts.size(); ++c) {
+    sched::ProfiledConfig pc;
+    pc.layout = layouts[c];
+    pc.median_ms = median(samples[c]);
+    pc.min_ms = *std::min_element(samples[c].begin(), samples[c].end());
+    pc.runs = static_cast<int>(samples[c].size());
+    prof.tried.push_back(pc);
+    if (pc.median_ms < prof.tried[best].median_ms) best = c;
+  }
+  prof.layout = layouts[best];
+  sched::write_profile(o.output, prof);
+
+  // (d) the table.
+  std::printf("\ncorun profile: lstm %s, policy %s, %d workers, graph width %d, machine %s (%s)\n\n", o.size.c_str(),
+              o.policy.c_str(), cores, graph_width, prof.machine_key.c_str(), prof.cpu.c_str());
+  std::printf("| layout | executors | cores each | team widths | median ms/iter | min ms/iter | iterations | vs best |\n");
+  std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");
+  for (const auto& pc : prof.tried) {
+    std::string tw;
+    for (int w : sched::team_widths_of(pc.layout.width)) tw += (tw.empty() ? "" : ",") + std::to_string(w);
+    std::printf("| %s%s | %d | %d | %s | %.2f | %.2f | %d | %.2fx |\n", pc.layout.str().c_str(),
+                pc.layout == prof.layout ? " (chosen)" : "", pc.layout.count, pc.layout.width, tw.c_str(), pc.median_ms,
+                pc.min_ms, pc.runs, pc.median_ms / prof.tried[best].median_ms);
+  }
+  std::printf("\nprofile written to %s; use it with CORUN_SCHED=%s CORUN_PROFILE=%s\n", o.output.c_str(),
+              o.policy.c_str(), o.output.c_str());
+  return 0;
+}
+
+}  // namespace corun::cli

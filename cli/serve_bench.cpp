@@ -1,0 +1,160 @@
+// corun serve-bench: latency of the RNN serving runtime (corun::serve::Server) or of the two baselines of
+// the DeepCPU comparison (per-step GEMMs on multithreaded OpenBLAS, without StarPU): the chosen plan,
+// median and p99 latency over --requests requests of one random sequence, and GFLOP/s.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/machine.hpp>
+#include <corun/serve.hpp>
+
+#include "serve/kernels/baselines.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"--cell", true, "lstm or gru (required)"},
+    {"--input", true, "input features E (required)"},
+    {"--hidden", true, "hidden size H (required)"},
+    {"--batch", true, "batch size B (required)"},
+    {"--seq", true, "sequence length T (required)"},
+    {"--layers", true, "stacked layers (default 1)"},
+    {"--bidirectional", false, "two directions per layer"},
+    {"--requests", true, "timed requests after one warm-up (default 200)"},
+    {"--impl", true, "corun (StarPU, planned; default), gemms (per step one OpenBLAS GEMM per gate and input) or "
+                     "fused (per step one fused OpenBLAS GEMM); the baselines use every allocated core, no StarPU"},
+    {"--weights", true, "directory of .npy weights named like torch.nn.LSTM/GRU's state_dict (default: random)"},
+    {"--seed", true, "seed of the random weights and input (default 1)"},
+    {"--candidates", false, "print every plan the search timed (with --recalibrate or an empty cache)"},
+    {"--recalibrate", false, "ignore the plan cache and search again (the new plan replaces the cached one)"},
+    {"--help", false, "show this help"},
+};
+
+std::string usage() {
+  return "usage: corun serve-bench --cell lstm|gru --input E --hidden H --batch B --seq T [--layers L] "
+         "[--bidirectional] [--requests N] [--impl corun|gemms|fused]\n" +
+         describe(kFlags);
+}
+
+struct Options {
+  serve::ModelSpec spec;
+  int batch = 0, seq = 0;
+  long requests = 200, seed = 1;
+  std::string impl = "corun", weights;
+  bool recalibrate = false, candidates = false;
+};
+
+long required(const Args& a, const char* flag) {
+  if (!a.has(flag)) throw UsageError(std::string(flag) + " is required");
+  return a.positive(flag, 1);
+}
+
+Options parse(int argc, char** argv, bool* help) {
+  Args a(argc, argv, 2, kFlags);
+  Options o;
+  *help = a.has("--help");
+  if (*help) return o;
+  if (!a.has("--cell")) throw UsageError("--cell is required (lstm or gru)");
+  const std::string cell = a.str("--cell", "");
+  if (cell != "lstm" && cell != "gru") throw UsageError("--cell must be lstm or gru, got '" + cell + "'");
+  o.spec.cell = cell == "lstm" ? serve::Cell::lstm : serve::Cell::gru;
+  o.spec.input = static_cast<int>(required(a, "--input"));
+  o.spec.hidden = static_cast<int>(required(a, "--hidden"));
+  o.batch = static_cast<int>(required(a, "--batch"));
+  o.seq = static_cast<int>(required(a, "--seq"));
+  o.spec.layers = static_cast<int>(a.positive("--layers", 1));
+  o.spec.bidirectional = a.has("--bidirectional");
+  o.requests = a.positive("--requests", o.requests);
+  o.seed = a.positive("--seed", o.seed);
+  o.impl = a.str("--impl", o.impl);
+  if (o.impl != "corun" && o.impl != "gemms" && o.impl != "fused")
+    throw UsageError("--impl must be corun, gemms or fused, got '" + o.impl + "'");
+  o.weights = a.str("--weights", "");
+  o.recalibrate = a.has("--recalibrate");
+  o.candidates = a.has("--candidates");
+  return o;
+}
+
+template <class F>
+std::vector<double> time_requests(long n, F&& request) {
+  request();  // warm-up
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(n));
+  for (long i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    request();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+}  // namespace
+
+int serve_bench(int argc, char** argv) {
+  Options o;
+  try {
+    bool help = false;
+    o = parse(argc, argv, &help);
+    if (help) {
+      std::cout << usage();
+      return 0;
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "corun serve-bench: %s\n%s", e.what(), usage().c_str());
+    return 2;
+  }
+  const serve::Model model = o.weights.empty() ? serve::Model::random(o.spec, static_cast<uint64_t>(o.seed))
+                                               : serve::Model::load_npy(o.spec, o.weights);
+  std::vector<float> x(static_cast<size_t>(o.seq) * o.batch * o.spec.input);
+  std::mt19937_64 rng(static_cast<uint64_t>(o.seed) + 1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : x) v = u(rng);
+
+  std::vector<double> ms;
+  std::string plan, workers;
+  if (o.impl == "corun") {
+    Engine engine;
+    serve::ServeOptions opt;
+    opt.recalibrate = o.recalibrate;
+    serve::Server server(engine, model, o.batch, o.seq, opt);
+    plan = server.plan().str(o.spec.cell) + " (" + server.plan_source() + ")";
+    workers = std::to_string(engine.info().workers) + " StarPU workers";
+    if (o.candidates)
+      for (const serve::Plan& c : server.candidates())
+        std::printf("candidate: %s calibrated %.4f ms\n", c.str(o.spec.cell).c_str(), c.calibrated_ms);
+    ms = time_requests(o.requests, [&] { server.infer(x, o.seq); });
+  } else {
+    const int cores = std::max(1, machine::allocation().workers);
+    openblas_set_num_threads(cores);
+    serve::BaselineRunner runner(model, o.batch, o.seq,
+                                 o.impl == "gemms" ? serve::BaselineKind::gemms : serve::BaselineKind::fused);
+    plan = o.impl == "gemms" ? "baseline: per step one OpenBLAS GEMM per gate and input"
+                             : "baseline: per step one fused OpenBLAS GEMM";
+    workers = "OpenBLAS " + std::to_string(cores) + " threads, no StarPU";
+    ms = time_requests(o.requests, [&] { runner.run(x.data(), o.seq); });
+  }
+  const double median = ms[ms.size() / 2];
+  const double p99 = ms[std::min(ms.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(ms.size())))];
+  const double flops = model.flops(o.batch, o.seq);
+  std::printf("serve-bench: %s batch=%d seq=%d impl=%s (%s)\n", o.spec.str().c_str(), o.batch, o.seq, o.impl.c_str(),
+              workers.c_str());
+  std::printf("plan: %s\n", plan.c_str());
+  std::printf("latency: median %.4f ms p99 %.4f ms over %ld requests; %.2f GFLOP/s (%.3f MFLOP per request)\n",
+              median, p99, o.requests, flops / (median * 1e6), flops / 1e6);
+  return 0;
+}
+
+}  // namespace corun::cli

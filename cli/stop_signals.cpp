@@ -1,0 +1,58 @@
+#include "cli/stop_signals.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <initializer_list>
+#include <unistd.h>
+
+namespace corun::cli::stop {
+
+namespace {
+
+volatile std::sig_atomic_t g_first = 0;
+
+void say(const char* text, size_t n) {
+  // write(2) is async-signal-safe; nothing useful can be done when it fails.
+  const ssize_t ignored = ::write(STDERR_FILENO, text, n);
+  (void)ignored;
+}
+
+// Runs on whichever thread the kernel picks (often a StarPU worker): only sig_atomic_t, write and _exit.
+void on_signal(int sig) {
+  if (g_first != 0) {
+    static const char msg[] = "corun: second signal: exiting at once (the newest complete checkpoint stays valid)\n";
+    say(msg, sizeof(msg) - 1);
+    ::_exit(128 + sig);
+  }
+  g_first = sig;
+  static const char msg[] =
+      "corun: signal received: finishing the current iteration, then checkpoint and exit (another signal exits at once)\n";
+  say(msg, sizeof(msg) - 1);
+}
+
+}  // namespace
+
+void install() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  // While one handler runs the others wait, so two signals never race on g_first.
+  for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&sa.sa_mask, s);
+  sa.sa_flags = SA_RESTART;  // interrupted reads and writes resume; the loop polls requested()
+  for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
+}
+
+int requested() { return g_first; }
+
+const char* name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGINT: return "SIGINT";
+  }
+  static char buf[32];
+  std::snprintf(buf, sizeof(buf), "signal %d", sig);
+  return buf;
+}
+
+}  // namespace corun::cli::stop

@@ -1,0 +1,22 @@
+// cli/stop_signals.hpp — graceful stop of `corun train` on SIGTERM, SIGUSR1 (SLURM's --signal warning)
+// and SIGINT: the first one asks the training loop to finish its iteration, write a checkpoint and exit
+// with kStoppedExitCode; a second one (any of the three) exits at once with 128 + its number.
+#pragma once
+
+namespace corun::cli::stop {
+
+/// Exit code of a run stopped by a signal after finishing an iteration (and writing its checkpoint when
+/// --checkpoint was given). 0 success, 1 error and 2 usage error are taken.
+inline constexpr int kStoppedExitCode = 3;
+
+/// Installs the handlers (again: StarPU replaces the SIGINT handler in starpu_init, so call this after the
+/// Engine exists too). The handler only records the signal and writes a fixed message (async-signal-safe).
+void install();
+
+/// 0 while no signal came, else the number of the first one.
+int requested();
+
+/// "SIGTERM", "SIGUSR1", "SIGINT" (or "signal N").
+const char* name(int sig);
+
+}  // namespace corun::cli::stop

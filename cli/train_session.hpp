@@ -1,0 +1,71 @@
+// cli/train_session.hpp — what `corun train` needs from a model, whatever the model: its graph, one
+// training step on batch k, the identity a checkpoint must match, and (for a model with a test set) the
+// test accuracy. make_session() builds the one `--model` names from the command-line flags.
+#pragma once
+
+#include "cli/args.hpp"
+#include "cli/checkpoint.hpp"
+#include "cli/json.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/graph.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+
+// With N solver replicas (docs/numa.md) a session holds N graphs of the model over batch / N samples each:
+// replica r trains on rows [r B/N, (r+1) B/N) of every batch, so together they see exactly the one solver's
+// batch, and Engine::run_replicated sums their gradients and updates once. Replica 0 (the root) holds the
+// parameters and optimizer state that checkpoints, --save and the test accuracy use.
+class TrainSession {
+ public:
+  virtual ~TrainSession() = default;
+  /// Replica r's graph, r < replicas() (one graph for one solver).
+  virtual Graph& graph(int r = 0) = 0;
+  virtual Tensor loss(int r = 0) const = 0;
+  virtual int replicas() const { return 1; }
+  /// Writes batch `k` (the data position: batch k depends only on the seed and k) and runs one step.
+  virtual RunStats step(Engine& engine, uint64_t k) = 0;
+  /// Model name, shape and hyper-parameters, compared as text with a checkpoint's.
+  virtual RunIdentity identity() const = 0;
+  /// One line for the results header ("LSTM train: layers=4 batch=64 ...").
+  virtual std::string title() const = 0;
+  /// The "config" object of --json (without iters and the flags train itself adds).
+  virtual void json_config(Json& j) const = 0;
+  virtual std::string data_generator() const = 0;
+  virtual uint64_t seed() const = 0;
+  virtual float learning_rate() const = 0;
+  /// Default iteration count when --iters is not given (epochs of a dataset, or 20).
+  virtual long default_iters() const { return 20; }
+  /// Test-set accuracy in [0, 1] of the current parameters, or a negative value for a model without a
+  /// test set. May build and run (and release) a separate inference graph on `engine`.
+  virtual double test_accuracy(Engine& engine) {
+    (void)engine;
+    return -1.0;
+  }
+};
+
+/// The whole batch's loss after a step: the mean of the replicas' losses (each a mean over its rows).
+float read_loss(TrainSession& session, Engine& engine);
+/// Copies the root's parameters into the other replicas' host buffers (after --load or a resume, before the
+/// engine binds the graphs), so every replica starts from the same weights.
+void copy_root_params(TrainSession& session);
+/// The graphs of every replica, in replica order.
+std::vector<Graph*> replica_graphs(TrainSession& session);
+
+/// Whether `corun train --model <model>` can run replicas (then CORUN_NUMA's default on several NUMA domains
+/// is a replica per domain).
+bool supports_replicas(const std::string& model);
+
+/// Every model's flags (--model, --size, the shape overrides, the optimizer and data flags).
+std::vector<FlagSpec> model_flags();
+/// The session for --model, configured from the flags, with `replicas` solver replicas (Engine::info()
+/// .replicas; planned_replicas() before the engine starts); throws UsageError for unknown or inapplicable
+/// flags and corun::Error for a batch the replicas cannot share or a model without replica support.
+std::unique_ptr<TrainSession> make_session(const Args& args, int replicas = 1);
+
+}  // namespace corun::cli

@@ -1,0 +1,205 @@
+#include "engine/corun_tuning.hpp"
+
+#include "codelets/starpu/codelets.hpp"
+#include "base/check.hpp"
+#include "sched/planner/corun_simulate.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace corun::engine {
+
+namespace {
+constexpr const char* kScheduleHeader = "# corun schedule v1";
+
+uint64_t fnv(uint64_t h, uint64_t v) {
+  for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  return h;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
+                         std::string schedule_file)
+    : cores_(cores), fixed_width_(fixed_width), deterministic_(deterministic), schedule_file_(std::move(schedule_file)) {
+  std::map<std::pair<int, uint32_t>, int> sig_ids;
+  graph_hash_ = fnv(14695981039346656037ull, graph.nodes.size());
+  sig_of_.reserve(graph.nodes.size());
+  for (const auto& node : graph.nodes) {
+    const int kind = static_cast<int>(node.call.kind);
+    const uint32_t fp = codelets::footprint(node.call);
+    graph_hash_ = fnv(fnv(graph_hash_, static_cast<uint64_t>(kind)), fp);
+    auto [it, added] = sig_ids.emplace(std::make_pair(kind, fp), static_cast<int>(searches_.size()));
+    if (added) {
+      kind_of_sig_.push_back(kind);
+      searches_.emplace_back(std::min(cores, codelets::op_info(node.call.kind).max_width), interval);
+    }
+    sig_of_.push_back(it->second);
+  }
+  curves_.resize(searches_.size());
+  stable_of_kind_.assign(static_cast<size_t>(codelets::OpKind::count_), 0);
+  if (deterministic_ && !schedule_file_.empty()) load_schedule();
+}
+
+bool CorunTuning::tuning() const {
+  if (frozen() || fixed_width_ > 0) return false;
+  return std::any_of(searches_.begin(), searches_.end(), [](const sched::WidthSearch& s) { return !s.done(); });
+}
+
+int CorunTuning::stable_width_of(size_t i) const {
+  return stable_of_kind_[static_cast<size_t>(kind_of_sig_[static_cast<size_t>(sig_of_[i])])];
+}
+
+void CorunTuning::apply(GraphPlan& plan) {
+  const size_t n = sig_of_.size();
+  if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
+  if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
+  const bool searching = tuning();
+  for (size_t i = 0; i < n; ++i) {
+    sched::TaskHint& h = plan.hints[i];
+    const int sig = sig_of_[i];
+    h.kind = sig;
+    if (frozen()) {
+      h.fixed_first = frozen_first_[i];
+      h.fixed_width = frozen_width_[i];
+      h.stable_width = frozen_width_[i];
+    } else if (searching) {
+      // Pinned to [0, w): every task of a tuning run waits for core 0, so each is measured alone.
+      const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
+      h.fixed_first = 0;
+      h.fixed_width = s.done() ? s.stable_width() : s.next();
+    } else {
+      h.fixed_first = -1;
+      h.fixed_width = fixed_width_;
+      h.stable_width = stable_width_of(i);
+    }
+  }
+}
+
+void CorunTuning::record(const std::vector<TraceTask>& trace) {
+  if (!tuning() || trace.size() != sig_of_.size()) return;
+  std::vector<std::vector<double>> times(searches_.size());
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const int sig = sig_of_[i];
+    const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
+    if (!s.done() && trace[i].width == s.next()) times[static_cast<size_t>(sig)].push_back(trace[i].end_us - trace[i].start_us);
+  }
+  bool finished_now = false;
+  for (size_t sig = 0; sig < searches_.size(); ++sig) {
+    sched::WidthSearch& s = searches_[sig];
+    if (s.done() || times[sig].empty()) continue;
+    s.record(s.next(), median(times[sig]));
+    if (s.done()) {
+      curves_[sig] = s.curve();
+      finished_now = true;
+    }
+  }
+  if (!finished_now || tuning()) return;
+  // Strategy 2: per op kind, the best width of its largest signature (time at width 1 orders them).
+  std::vector<std::vector<sched::KindInstance>> per_kind(stable_of_kind_.size());
+  for (size_t sig = 0; sig < searches_.size(); ++sig)
+    per_kind[static_cast<size_t>(kind_of_sig_[sig])].push_back(
+        {curves_[sig].empty() ? 0.0 : curves_[sig][0], searches_[sig].stable_width()});
+  for (size_t k = 0; k < per_kind.size(); ++k)
+    if (!per_kind[k].empty()) stable_of_kind_[k] = sched::stable_width_for_kind(per_kind[k]);
+}
+
+void CorunTuning::fill(size_t node, double* row, int max_width) const {
+  const std::vector<double>& curve = curves_[static_cast<size_t>(sig_of_[node])];
+  for (int w = 1; w <= max_width && w <= static_cast<int>(curve.size()); ++w)
+    if (std::isnan(row[w - 1])) row[w - 1] = curve[static_cast<size_t>(w - 1)];
+}
+
+void CorunTuning::freeze(GraphPlan& plan) {
+  const size_t n = sig_of_.size();
+  std::vector<sched::SimNode> nodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    const sched::TaskHint& h = plan.hints[i];
+    sched::CorunTask& t = nodes[i].task;
+    t.level = h.level_us;
+    t.predicted.assign(h.predicted_us, h.predicted_us + h.npredicted);
+    t.max_width = std::max(1, std::min(h.max_width, cores_));
+    t.stable_width = std::max(1, std::min(stable_width_of(i) > 0 ? stable_width_of(i) : t.max_width, t.max_width));
+    t.kind = sig_of_[i];
+    for (int32_t s : plan.deps.successors[i]) nodes[i].successors.push_back(s);
+  }
+  const sched::SimResult r = sched::simulate_corun(nodes, cores_);
+  frozen_first_.resize(n);
+  frozen_width_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    frozen_first_[i] = r.placements[i].first_core;
+    frozen_width_[i] = r.placements[i].width;
+  }
+  if (!schedule_file_.empty()) save_schedule();
+}
+
+void CorunTuning::check_schedule_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.good()) return;  // written once the schedule is frozen
+  std::string header;
+  std::getline(in, header);
+  CORUN_CHECK(header == kScheduleHeader, Status::invalid_config,
+              "CORUN_SCHEDULE '" << path << "' is not a corun schedule (first line '" << header
+                                 << "'); remove it or point CORUN_SCHEDULE elsewhere");
+}
+
+// The file: header, "graph <hash> nodes <n> cores <c>", then one "<first> <width>" line per node.
+bool CorunTuning::load_schedule() {
+  std::ifstream in(schedule_file_);
+  if (!in.good()) return false;  // not written yet: the first tuned run writes it
+  check_schedule_file(schedule_file_);
+  std::string line;
+  std::getline(in, line);  // the header, checked above
+  std::getline(in, line);
+  std::istringstream meta(line);
+  std::string g, nw, cw;
+  uint64_t hash = 0;
+  size_t n = 0;
+  int cores = 0;
+  meta >> g >> std::hex >> hash >> std::dec >> nw >> n >> cw >> cores;
+  CORUN_CHECK(meta && g == "graph" && nw == "nodes" && cw == "cores", Status::invalid_config,
+              "CORUN_SCHEDULE '" << schedule_file_ << "' line 2 is malformed: '" << line << "'");
+  if (hash != graph_hash_ || n != sig_of_.size() || cores != cores_) return false;  // another graph: retune
+  std::vector<int> first(n), width(n);
+  for (size_t i = 0; i < n; ++i) {
+    CORUN_CHECK(static_cast<bool>(in >> first[i] >> width[i]) && first[i] >= 0 && width[i] >= 1 &&
+                    first[i] + width[i] <= cores_,
+                Status::invalid_config,
+                "CORUN_SCHEDULE '" << schedule_file_ << "': bad or missing block for node " << i
+                                   << "; remove the file to recompute it");
+  }
+  frozen_first_ = std::move(first);
+  frozen_width_ = std::move(width);
+  return true;
+}
+
+void CorunTuning::save_schedule() const {
+  const std::string tmp = schedule_file_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    CORUN_CHECK(out.good(), Status::io_error, "cannot write CORUN_SCHEDULE '" << tmp << "': " << std::strerror(errno));
+    out << kScheduleHeader << "\ngraph " << std::hex << graph_hash_ << std::dec << " nodes " << sig_of_.size() << " cores "
+        << cores_ << "\n";
+    for (size_t i = 0; i < frozen_first_.size(); ++i) out << frozen_first_[i] << " " << frozen_width_[i] << "\n";
+    out.flush();
+    CORUN_CHECK(out.good(), Status::io_error, "cannot write CORUN_SCHEDULE '" << tmp << "': " << std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), schedule_file_.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    detail::fail(Status::io_error, "cannot write CORUN_SCHEDULE '" + schedule_file_ + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace corun::engine

@@ -1,0 +1,70 @@
+// engine/corun_tuning.hpp — what the engine adds to the hints of a graph under the corun policy:
+// Strategies 1-2 of the co-run paper (per-op width by hill climbing in the first runs, one stable width
+// per op kind) and deterministic mode (a frozen schedule).
+//
+// Width search. Nodes with the same (op, footprint) are one "signature"; each has a sched::WidthSearch.
+// While any search runs, every task of the graph is pinned to the core block [0, w) (w: its signature's
+// width under test), which serialises the run: each op is measured alone, as the paper's profiling steps
+// do. After a tuning run the median kernel time of each signature's nodes is recorded at that width. Once
+// all searches stop, an op kind's stable width is the best width of its largest signature (by time at
+// width 1), and the measured curves fill the predictions StarPU's history models do not have yet.
+//
+// Deterministic mode. Once the search is over and every node has a prediction, the graph's schedule is
+// computed once by simulating the corun planner on the predictions (sched::simulate_corun) and every
+// later run pins each node to its simulated block. With CORUN_SCHEDULE=FILE the frozen schedule is read
+// from that file when it matches the graph, else written there, so separate processes share it.
+#pragma once
+
+#include "engine/planning.hpp"
+#include "sched/planner/width_search.hpp"
+
+#include <corun/trace.hpp>
+
+#include <string>
+#include <vector>
+
+namespace corun::engine {
+
+class CorunTuning : public PredictionSource {
+ public:
+  /// `cores`: the policy's cores; `interval` >= 1: the climb's width step; `fixed_width` > 0
+  /// (CORUN_FIXED_WIDTH): every op at that width, no search.
+  CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
+              std::string schedule_file);
+
+  /// Throws corun::Error when `path` exists but is not a schedule file (checked before StarPU starts).
+  static void check_schedule_file(const std::string& path);
+
+  /// True while some signature's width is still being searched (the next run is a tuning run).
+  bool tuning() const;
+  bool frozen() const { return !frozen_first_.empty(); }
+  /// Sets this run's hint fields (fixed blocks, stable widths, kinds); freezes the schedule when due.
+  void apply(GraphPlan& plan);
+  /// After a tuning run: records every signature's median time at the width it ran at.
+  void record(const std::vector<TraceTask>& trace);
+
+  void fill(size_t node, double* row, int max_width) const override;
+
+  int signatures() const { return static_cast<int>(searches_.size()); }
+  /// Stable width of node `i`'s op kind (0 while tuning).
+  int stable_width_of(size_t i) const;
+
+ private:
+  void freeze(GraphPlan& plan);
+  bool load_schedule();
+  void save_schedule() const;
+
+  int cores_;
+  int fixed_width_;
+  bool deterministic_;
+  std::string schedule_file_;
+  uint64_t graph_hash_ = 0;
+  std::vector<int> sig_of_;                 // node -> signature
+  std::vector<int> kind_of_sig_;            // signature -> op kind
+  std::vector<sched::WidthSearch> searches_;
+  std::vector<std::vector<double>> curves_; // signature -> measured curve (after the search)
+  std::vector<int> stable_of_kind_;         // op kind -> stable width (0: unknown)
+  std::vector<int> frozen_first_, frozen_width_;  // per node, deterministic mode
+};
+
+}  // namespace corun::engine

@@ -1,0 +1,32 @@
+#include "engine/width_models.hpp"
+
+#include "sched/widthmodel/interpolate.hpp"
+
+#include <starpu.h>
+
+#include <cmath>
+
+namespace corun::engine {
+
+const std::vector<double>& WidthModels::predict(starpu_task* task, uint32_t footprint, int max_width) {
+  const uint64_t key = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(task->cl)) << 32) ^ footprint;
+  auto [it, fresh] = cache_.try_emplace(key);
+  std::vector<double>& t = it->second;
+  if (!fresh && static_cast<int>(t.size()) == max_width) return t;
+  t.assign(static_cast<size_t>(max_width), NAN);
+  for (int w = 1; w <= max_width; ++w) {
+    starpu_perfmodel_device dev{};
+    dev.type = STARPU_CPU_WORKER;
+    dev.devid = 0;  // ignored for CPUs (STARPU_PERF_MODEL_HOMOGENEOUS_CPU)
+    dev.ncores = w;
+    starpu_perfmodel_arch arch{};
+    arch.ndevices = 1;
+    arch.devices = &dev;
+    const double us = starpu_task_expected_length(task, &arch, 0);
+    if (us > 0) t[static_cast<size_t>(w - 1)] = us;  // 0 or NaN: uncalibrated
+  }
+  sched::interpolate_widths(t);
+  return t;
+}
+
+}  // namespace corun::engine

@@ -1,0 +1,29 @@
+// engine/width_models.hpp — per-width predictions from StarPU's history perfmodels.
+//
+// A team of w cores is the perf arch {CPU, ncores = w}; StarPU keeps one history entry per (op symbol,
+// footprint, arch), shared by every team of that size (design.md: one arch per team size). Querying a
+// width without samples returns NaN and switches the model to calibration mode for the run, so the
+// engine's queries are also what makes a run record samples for our policies.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+struct starpu_task;
+
+namespace corun::engine {
+
+class WidthModels {
+ public:
+  /// Predictions for widths 1..max_width, in µs, index w - 1; widths never measured are interpolated
+  /// between measured ones, the rest is NaN. Cached per (codelet, footprint) until clear().
+  const std::vector<double>& predict(starpu_task* task, uint32_t footprint, int max_width);
+  /// Forget the cache (the models change as a run records samples): call once per run.
+  void clear() { cache_.clear(); }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<double>> cache_;
+};
+
+}  // namespace corun::engine
