@@ -1,13 +1,19 @@
-// .npy reader/writer. The header is a Python dict literal; we parse only what NumPy writes for a plain
-// array ('descr', 'fortran_order', 'shape') and reject everything else with a precise message.
+// .npy reader/writer. The header is a Python dict literal, parsed with NumPy's grammar (npy_header.hpp);
+// only regular files are read, and every size is checked against the file before anything is allocated.
 #include <corun/npy.hpp>
 
 #include "base/check.hpp"
+#include "base/npy_header.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace corun {
@@ -18,34 +24,6 @@ constexpr char kMagic[] = "\x93NUMPY";
 
 [[noreturn]] void bad(const std::string& path, const std::string& why) {
   detail::fail(Status::io_error, "'" + path + "' is not a usable .npy file: " + why);
-}
-
-// Value of `key` in the header dict, as raw text up to the next top-level ',' or '}'.
-std::string dict_value(const std::string& header, const std::string& key, const std::string& path) {
-  const std::string quoted1 = "'" + key + "'";
-  const std::string quoted2 = "\"" + key + "\"";
-  size_t k = header.find(quoted1);
-  size_t klen = quoted1.size();
-  if (k == std::string::npos) {
-    k = header.find(quoted2);
-    klen = quoted2.size();
-  }
-  if (k == std::string::npos) bad(path, "header has no '" + key + "' entry");
-  size_t p = header.find(':', k + klen);
-  if (p == std::string::npos) bad(path, "malformed header near '" + key + "'");
-  ++p;
-  int depth = 0;
-  size_t e = p;
-  for (; e < header.size(); ++e) {
-    const char c = header[e];
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (depth == 0 && (c == ',' || c == '}')) break;
-  }
-  std::string v = header.substr(p, e - p);
-  const auto first = v.find_first_not_of(" \t");
-  const auto last = v.find_last_not_of(" \t");
-  return first == std::string::npos ? "" : v.substr(first, last - first + 1);
 }
 
 }  // namespace
@@ -88,63 +66,100 @@ void save_npy(const std::string& path, const Shape& shape, const float* data) {
   }
 }
 
+namespace {
+
+// An open file descriptor, closed on every path out.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads up to n bytes (fewer only at the end of the file); returns how many were read.
+size_t read_fully(int fd, void* dst, size_t n, const std::string& path) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, static_cast<char*>(dst) + got, n - got);
+    if (r == 0) break;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      detail::fail(Status::io_error, "reading '" + path + "' failed: " + std::strerror(errno));
+    }
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+std::string file_type(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
 NpyArray load_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  CORUN_CHECK(in.good(), Status::io_error, "cannot open '" << path << "': " << std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
+  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  CORUN_CHECK(f.fd >= 0, Status::io_error, "cannot open '" << path << "': " << std::strerror(errno));
+  struct stat st {};
+  CORUN_CHECK(::fstat(f.fd, &st) == 0, Status::io_error, "cannot stat '" << path << "': " << std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) bad(path, "it is " + file_type(st.st_mode) + ", not a regular file");
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+
   char magic[8] = {};
-  in.read(magic, 8);
-  if (in.gcount() != 8 || std::memcmp(magic, kMagic, 6) != 0) bad(path, "missing the \\x93NUMPY magic string");
+  if (read_fully(f.fd, magic, 8, path) != 8 || std::memcmp(magic, kMagic, 6) != 0)
+    bad(path, "missing the \\x93NUMPY magic string");
   const int major = static_cast<unsigned char>(magic[6]);
   uint32_t hlen = 0;
+  size_t prefix = 10;
   if (major == 1) {
     unsigned char b[2];
-    in.read(reinterpret_cast<char*>(b), 2);
-    if (in.gcount() != 2) bad(path, "truncated header");
+    if (read_fully(f.fd, b, 2, path) != 2) bad(path, "truncated header");
     hlen = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
-    in.read(reinterpret_cast<char*>(b), 4);
-    if (in.gcount() != 4) bad(path, "truncated header");
+    if (read_fully(f.fd, b, 4, path) != 4) bad(path, "truncated header");
     hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    prefix = 12;
   } else {
     bad(path, "unsupported format version " + std::to_string(major));
   }
   if (hlen > (1u << 20)) bad(path, "header length " + std::to_string(hlen) + " is implausible");
   std::string header(hlen, '\0');
-  in.read(header.data(), hlen);
-  if (static_cast<uint32_t>(in.gcount()) != hlen) bad(path, "truncated header");
+  if (read_fully(f.fd, header.data(), hlen, path) != hlen) bad(path, "truncated header");
 
-  std::string descr = dict_value(header, "descr", path);
-  if (descr != "'<f4'" && descr != "\"<f4\"")
-    bad(path, "dtype " + descr + " is not little-endian float32 ('<f4'); convert with a.astype('<f4')");
-  if (dict_value(header, "fortran_order", path) != "False")
-    bad(path, "Fortran order is not supported; save np.ascontiguousarray(a)");
-  std::string shape_text = dict_value(header, "shape", path);
-  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') bad(path, "malformed shape " + shape_text);
-  std::vector<int64_t> dims;
-  std::stringstream ss(shape_text.substr(1, shape_text.size() - 2));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(" \t") == std::string::npos) continue;
-    char* end = nullptr;
-    const long long d = std::strtoll(item.c_str(), &end, 10);
-    if (end == item.c_str() || d <= 0) bad(path, "bad extent '" + item + "' in shape " + shape_text);
-    dims.push_back(d);
-  }
+  const detail::NpyHeader h = detail::parse_npy_header(header, path);
+  if (h.descr != "<f4")
+    bad(path, "dtype '" + h.descr + "' is not little-endian float32 ('<f4'); convert with a.astype('<f4')");
+  if (h.fortran_order) bad(path, "Fortran order is not supported; save np.ascontiguousarray(a)");
+  std::vector<int64_t> dims = h.shape;
   if (dims.empty()) dims.push_back(1);  // a NumPy scalar: one element
   if (dims.size() > static_cast<size_t>(kMaxDims))
-    bad(path, "shape " + shape_text + " has more than " + std::to_string(kMaxDims) + " dimensions");
+    bad(path, "shape " + h.shape_text + " has more than " + std::to_string(kMaxDims) + " dimensions");
+  uint64_t count = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) bad(path, "shape " + h.shape_text + " has an empty extent; corun tensors hold at least one element");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) || count > (uint64_t{1} << 60))
+      bad(path, "shape " + h.shape_text + " holds more elements than any file can");
+  }
 
+  // Sizes are checked against the file before anything is allocated: a corrupt header cannot ask for more
+  // memory than the file holds.
   NpyArray a;
   a.shape = Shape::of(dims.data(), static_cast<int>(dims.size()));
-  a.data.resize(static_cast<size_t>(a.shape.numel()));
-  const auto bytes = static_cast<std::streamsize>(a.data.size() * sizeof(float));
-  in.read(reinterpret_cast<char*>(a.data.data()), bytes);
-  if (in.gcount() != bytes)
+  const uint64_t bytes = count * sizeof(float);
+  const uint64_t data_size = file_size - std::min<uint64_t>(file_size, prefix + hlen);
+  if (data_size < bytes)
     bad(path, "truncated data: expected " + std::to_string(bytes) + " bytes for shape " + a.shape.str() + ", found " +
-                  std::to_string(in.gcount()));
-  in.peek();
-  if (!in.eof()) bad(path, "trailing bytes after the data of shape " + a.shape.str());
+                  std::to_string(data_size));
+  if (data_size > bytes) bad(path, "trailing bytes after the data of shape " + a.shape.str());
+  a.data.resize(static_cast<size_t>(count));
+  if (read_fully(f.fd, a.data.data(), bytes, path) != bytes)
+    bad(path, "the file shrank while it was read (expected " + std::to_string(bytes) + " bytes of data)");
   return a;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -240,6 +241,59 @@ TEST_F(NpyTest, BadShapes) {
   write_bytes(path("word.npy"),
               npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (two,), }", floats({1, 2})));
   EXPECT_CORUN_ERROR(corun::load_npy(path("word.npy")), Status::io_error, path("word.npy"), "two");
+}
+
+// NumPy's header grammar (a Python dict literal, integer extents only): what literal_eval plus NumPy's key
+// check refuse is refused here too, with the file's name, instead of being read as some other shape.
+TEST_F(NpyTest, HeaderGrammarIsNumpys) {
+  struct Case {
+    const char* file;
+    const char* dict;
+    const char* expected;  // a word of the message
+  };
+  const Case cases[] = {
+      {"float.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (16.9, 32), }", "integers"},
+      {"glued.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 32garbage), }", "integers"},
+      {"negative.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", "non-negative"},
+      {"notuple.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (5), }", "(n,)"},
+      {"leading0.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (012,), }", "leading zero"},
+      {"dupkey.npy", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", "twice"},
+      {"extrakey.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1, }", "unexpected key 'x'"},
+      {"noshape.npy", "{'descr': '<f4', 'fortran_order': False, }", "'shape'"},
+      {"notdict.npy", "['<f4', False, (2,)]", "dict"},
+      {"after.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } junk", "after the header"},
+      {"fortran.npy", "{'descr': '<f4', 'fortran_order': 0, 'shape': (2,), }", "True or False"},
+      {"unquoted.npy", "{descr: '<f4', 'fortran_order': False, 'shape': (2,), }", "quoted key"},
+      {"nocomma.npy", "{'descr': '<f4' 'fortran_order': False, 'shape': (2,), }", "','"},
+  };
+  for (const Case& c : cases) {
+    write_bytes(path(c.file), npy_bytes(c.dict, floats({1, 2})));
+    EXPECT_CORUN_ERROR(corun::load_npy(path(c.file)), Status::io_error, path(c.file), c.expected);
+  }
+}
+
+// Extents that overflow 64 bits, or a product no file can hold, are refused before any allocation; a
+// header promising more data than the file has is "truncated data", again before allocating.
+TEST_F(NpyTest, HugeShapesAreRefusedBeforeAllocation) {
+  write_bytes(path("ovf.npy"),
+              npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", floats({1})));
+  EXPECT_CORUN_ERROR(corun::load_npy(path("ovf.npy")), Status::io_error, path("ovf.npy"), "overflows 64 bits");
+  write_bytes(path("prod.npy"), npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
+                                          "4294967296, 4294967296), }",
+                                          floats({1})));
+  EXPECT_CORUN_ERROR(corun::load_npy(path("prod.npy")), Status::io_error, path("prod.npy"), "more elements");
+  write_bytes(path("big.npy"),
+              npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }", floats({1, 2})));
+  EXPECT_CORUN_ERROR(corun::load_npy(path("big.npy")), Status::io_error, path("big.npy"), "truncated data",
+                     "4000000000000 bytes", "found 8");
+}
+
+// Only regular files are read: a FIFO is refused at once (no wait for a writer), like a directory.
+TEST_F(NpyTest, FifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(path("pipe.npy").c_str(), 0600), 0);
+  EXPECT_CORUN_ERROR(corun::load_npy(path("pipe.npy")), Status::io_error, path("pipe.npy"), "a FIFO",
+                     "not a regular file");
+  EXPECT_CORUN_ERROR(corun::load_npy(dir_), Status::io_error, dir_, "a directory");
 }
 
 TEST_F(NpyTest, SaveLeavesNoTemporaryAndOverwrites) {
