@@ -40,7 +40,6 @@ constexpr double kLeft = 118, kRight = 28, kMargin = 18;
 constexpr double kMinBoxPx = 1.0;    // narrower tasks are merged per row
 constexpr double kMaxMergePx = 3.0;  // a merged run is at most this wide, so colour changes stay visible
 
-
 // "12.3 ms" with a precision that suits the magnitude.
 std::string ms(double us) {
   char b[48];
@@ -81,9 +80,9 @@ Selection select_tasks(const TraceFile& trace, const GanttOptions& opt) {
   }
   CORUN_CHECK(opt.iteration < 0 || !sel.tasks.empty(), Status::invalid_argument,
               "'" << opt.source << "' has no tasks of iteration " << opt.iteration << " (iterations "
-                  << (sel.iterations.empty() ? std::string("none")
-                                             : std::to_string(*sel.iterations.begin()) + ".." +
-                                                   std::to_string(*sel.iterations.rbegin()))
+                  << (sel.iterations.empty()
+                          ? std::string("none")
+                          : std::to_string(*sel.iterations.begin()) + ".." + std::to_string(*sel.iterations.rbegin()))
                   << ")");
   sel.rows = std::max(trace.meta.workers, 1);
   for (const TraceTask* t : sel.tasks) {
@@ -162,9 +161,8 @@ double lay_out_header(const TraceMeta& meta, const GanttOptions& opt, const Sele
     const char* style;
   };
   double y = 10;
-  for (const Line& line :
-       {Line{title, ", ", 19, "font-weight=\"bold\" fill=\"#222\""}, Line{stats, "   |   ", 14, "fill=\"#222\""},
-        Line{source, "   |   ", 12, "fill=\"#666\""}}) {
+  for (const Line& line : {Line{title, ", ", 19, "font-weight=\"bold\" fill=\"#222\""},
+                           Line{stats, "   |   ", 14, "fill=\"#222\""}, Line{source, "   |   ", 12, "fill=\"#666\""}}) {
     std::string text;
     for (size_t i = 0; i < line.parts.size(); ++i) {
       const std::string next = text.empty() ? line.parts[i] : text + line.sep + line.parts[i];
@@ -202,8 +200,9 @@ double lay_out_legend(const Selection& sel, const std::vector<size_t>& by_time, 
       ++critical_tasks;
       critical_us += t->end_us - t->start_us;
     }
-  g.legend.push_back(
-      {"#ffffff", "critical path: " + std::to_string(critical_tasks) + " tasks, " + ms(critical_us) + " run time", true});
+  g.legend.push_back({"#ffffff",
+                      "critical path: " + std::to_string(critical_tasks) + " tasks, " + ms(critical_us) + " run time",
+                      true});
   g.legend.push_back({"", "a box across rows is one task run by a team of cores"});
   const double legend_top = g.chart.bottom + 58, legend_line = 20;
   double x = kMargin, y = legend_top;
@@ -283,8 +282,9 @@ void lay_out_tasks(const Selection& sel, const std::map<std::string, int>& op_in
       }
       const double font = std::min(11.0, h - 4 - (t->critical ? bar_h : 0));
       if (font >= 8 && text_px(t->op, font) + 6 <= x1 - x0)
-        g.labels.push_back({(x0 + x1) / 2, y + (t->critical ? bar_h : 0) + (h - (t->critical ? bar_h : 0)) / 2 + font * 0.35,
-                            font, op, t->op});
+        g.labels.push_back({(x0 + x1) / 2,
+                            y + (t->critical ? bar_h : 0) + (h - (t->critical ? bar_h : 0)) / 2 + font * 0.35, font, op,
+                            t->op});
     }
   }
 }

@@ -133,8 +133,8 @@ void emit_tasks(const GanttLayout& g, std::string& out) {
       put(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", b.x, b.y, b.w, b.h, fill);
   }
   for (const Bar& b : g.bars)
-    put(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", b.x, b.y, b.w,
-        g.chart.bar_h, kCriticalStroke);
+    put(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", b.x, b.y, b.w, g.chart.bar_h,
+        kCriticalStroke);
   for (const Outline& o : g.outlines)
     put(out,
         "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke=\"%s\" "

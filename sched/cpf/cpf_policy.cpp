@@ -168,7 +168,7 @@ class CpfPolicy final : public TeamPolicy {
   // Per executor: finished, but not yet handed back to the planner (one-core executors only).
   std::unique_ptr<std::atomic<bool>[]> waiting_;
   std::atomic<int> nwaiting_{0};
-  std::atomic<size_t> ready_{0};        // planner's ready count, readable without the mutex
+  std::atomic<size_t> ready_{0};         // planner's ready count, readable without the mutex
   std::vector<Assignment> assignments_;  // scratch, reused under the mutex
 };
 

@@ -11,7 +11,9 @@ TeamPolicy::TeamPolicy(const char* name, const char* one_context_error)
   STARPU_PTHREAD_MUTEX_INIT(&mutex_, nullptr);
 }
 
-TeamPolicy::~TeamPolicy() { STARPU_PTHREAD_MUTEX_DESTROY(&mutex_); }
+TeamPolicy::~TeamPolicy() {
+  STARPU_PTHREAD_MUTEX_DESTROY(&mutex_);
+}
 
 void TeamPolicy::add_workers(const int* ids, unsigned n) {
   CORUN_CHECK(!started_, Status::runtime_error, one_context_error_);
@@ -31,7 +33,9 @@ void TeamPolicy::add_team(int first, int width, const char* context) {
   team_id_[{first, width}] = create_team(members, context);
 }
 
-int TeamPolicy::team_for(int first, int width) const { return team_id_.at({shared_teams_ ? 0 : first, width}); }
+int TeamPolicy::team_for(int first, int width) const {
+  return team_id_.at({shared_teams_ ? 0 : first, width});
+}
 
 void TeamPolicy::lock() {
   starpu_worker_relax_on();
@@ -39,7 +43,9 @@ void TeamPolicy::lock() {
   starpu_worker_relax_off();
 }
 
-void TeamPolicy::unlock() { STARPU_PTHREAD_MUTEX_UNLOCK(&mutex_); }
+void TeamPolicy::unlock() {
+  STARPU_PTHREAD_MUTEX_UNLOCK(&mutex_);
+}
 
 void TeamPolicy::record(const Placement& p) const {
   if (auto* h = static_cast<TaskHint*>(p.task->sched_data)) {
@@ -103,17 +109,29 @@ void TeamPolicy::post_exec(starpu_task* task) {
 namespace detail {
 namespace {
 
-TeamPolicy* policy_of(unsigned ctx) { return static_cast<TeamPolicy*>(starpu_sched_ctx_get_policy_data(ctx)); }
+TeamPolicy* policy_of(unsigned ctx) {
+  return static_cast<TeamPolicy*>(starpu_sched_ctx_get_policy_data(ctx));
+}
 
-void deinit(unsigned ctx) { delete policy_of(ctx); }
-void add_workers(unsigned ctx, int* ids, unsigned n) { policy_of(ctx)->add_workers(ids, n); }
+void deinit(unsigned ctx) {
+  delete policy_of(ctx);
+}
+void add_workers(unsigned ctx, int* ids, unsigned n) {
+  policy_of(ctx)->add_workers(ids, n);
+}
 int push_task(starpu_task* task) {
   policy_of(task->sched_ctx)->push(task);
   return 0;
 }
-starpu_task* pop_task(unsigned ctx) { return policy_of(ctx)->pop(); }
-void pre_exec_hook(starpu_task* task, unsigned ctx) { policy_of(ctx)->pre_exec(task); }
-void post_exec_hook(starpu_task* task, unsigned ctx) { policy_of(ctx)->post_exec(task); }
+starpu_task* pop_task(unsigned ctx) {
+  return policy_of(ctx)->pop();
+}
+void pre_exec_hook(starpu_task* task, unsigned ctx) {
+  policy_of(ctx)->pre_exec(task);
+}
+void post_exec_hook(starpu_task* task, unsigned ctx) {
+  policy_of(ctx)->post_exec(task);
+}
 
 }  // namespace
 

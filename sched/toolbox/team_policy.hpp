@@ -34,10 +34,10 @@ namespace corun::sched {
 /// Where a planner put a task: `width` cores from `first_core` of the policy's ordered cores.
 struct Placement {
   starpu_task* task = nullptr;
-  int executor = 0;        ///< recorded on the hint (traces); 0 for policies without executors
+  int executor = 0;  ///< recorded on the hint (traces); 0 for policies without executors
   int first_core = 0;
   int width = 1;
-  double predicted = NAN;  ///< µs at `width` (NaN unknown: StarPU gets 0)
+  double predicted = NAN;               ///< µs at `width` (NaN unknown: StarPU gets 0)
   const std::string* reason = nullptr;  ///< stored on the hint when it asks for one (want_reason)
 };
 
@@ -117,8 +117,8 @@ class TeamPolicy {
   const char* one_context_error_;
   bool started_ = false;
   starpu_pthread_mutex_t mutex_;
-  std::vector<int> workers_;      // basic worker ids, in core order
-  std::vector<int> worker_core_;  // worker id -> core index (-1: not ours)
+  std::vector<int> workers_;                    // basic worker ids, in core order
+  std::vector<int> worker_core_;                // worker id -> core index (-1: not ours)
   std::map<std::pair<int, int>, int> team_id_;  // (first core, width) -> combined worker id
   bool shared_teams_ = false;
   // Per core: the task (or alias) it was given. Matching by pointer, never through the job: a member may

@@ -20,14 +20,14 @@ namespace {
 namespace fs = std::filesystem;
 
 using corun::testing::Cli;
+using corun::testing::column;
 using corun::testing::contains;
+using corun::testing::Json;
+using corun::testing::JsonParser;
 using corun::testing::kTiny;
 using corun::testing::read_file;
 using corun::testing::Result;
-using corun::testing::column;
 using corun::testing::shell_quote;
-using corun::testing::Json;
-using corun::testing::JsonParser;
 using corun::testing::table_data_row;
 using corun::testing::table_row;
 
