@@ -37,6 +37,8 @@ int TeamPolicy::team_for(int first, int width) const {
   return team_id_.at({shared_teams_ ? 0 : first, width});
 }
 
+// Relaxed while it waits: StarPU may need to block this worker meanwhile (context changes, pausing), which
+// it can only do to a relaxed worker.
 void TeamPolicy::lock() {
   starpu_worker_relax_on();
   STARPU_PTHREAD_MUTEX_LOCK(&mutex_);

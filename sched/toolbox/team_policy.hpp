@@ -92,9 +92,9 @@ class TeamPolicy {
   int cores() const { return static_cast<int>(workers_.size()); }
   /// A combined worker for `width` >= 2 cores from `first` (creation errors name `context`).
   void add_team(int first, int width, const char* context);
-  /// Runs placements of `width` on the team created for block (team_first, width) whatever their first
-  /// core (corun's shared teams: for SPMD codelets a team only sizes the barrier and the perfmodel arch).
-  /// Default: each block on its own team.
+  /// true: a placement of width w runs on the team created for the block (0, w), whatever its first core
+  /// (corun's shared teams when StarPU's id space cannot hold one per block: for SPMD codelets a team only
+  /// sizes the barrier and the perfmodel arch). Default false: each block on its own team.
   void share_teams_by_width(bool shared) { shared_teams_ = shared; }
   /// Records `p` on its task (hint, predicted time) and pushes it to its idle workers, which wakes them.
   /// With the mutex held.
@@ -103,11 +103,9 @@ class TeamPolicy {
   /// which runs it on `p.first_core` (pop_task must not push to its own queue). With the mutex held.
   starpu_task* hand_to_caller(const Placement& p);
 
-  // Lock helpers for a subclass that works outside the *_locked hooks.
+ private:
   void lock();
   void unlock();
-
- private:
   void record(const Placement& p) const;
   int team_for(int first, int width) const;
   // The core of worker `worker`, -1 when it is not one of ours.
