@@ -37,8 +37,9 @@ int TeamPolicy::team_for(int first, int width) const {
   return team_id_.at({shared_teams_ ? 0 : first, width});
 }
 
-// Relaxed while it waits: StarPU may need to block this worker meanwhile (context changes, pausing), which
-// it can only do to a relaxed worker.
+// Relaxed while it waits: StarPU requires it before a worker blocks on a mutex other than its own sched
+// mutex, so that other threads may observe and change the worker's state meanwhile (no deadlock with a
+// thread that holds our mutex and wakes this worker).
 void TeamPolicy::lock() {
   starpu_worker_relax_on();
   STARPU_PTHREAD_MUTEX_LOCK(&mutex_);
