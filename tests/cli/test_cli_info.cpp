@@ -1,0 +1,201 @@
+// The corun executable end to end, part 3: `corun info`, `corun profile` and the profile it writes, the
+// cpf and corun policies in `corun train`, progress output, saved models and traces.
+#include "cli_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using corun::testing::Cli;
+using corun::testing::contains;
+using corun::testing::kTiny;
+using corun::testing::read_file;
+using corun::testing::Result;
+using corun::testing::shell_quote;
+
+// ----------------------------------------------------------------------------------------------- info
+
+TEST_F(Cli, Info) {
+  const Result r = run("info");
+  ASSERT_EQ(r.code, 0) << r;
+  for (const char* part : {"cpu", "topology", "affinity", "starpu", "STARPU_MAXCPUS", "STARPU_MAXNUMANODES", "policy",
+                           "workers", "blas", "git"})
+    EXPECT_HAS(r.out, part);
+  // "workers      N CPU" followed by one binding line per worker.
+  std::istringstream in(r.out);
+  int workers = -1, bindings = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("workers", 0) == 0) workers = std::atoi(line.substr(7).c_str());
+    if (line.rfind("  worker ", 0) == 0) {
+      ++bindings;
+      EXPECT_HAS(line, "bindid");
+      EXPECT_HAS(line, "runs on cpus");
+    }
+  }
+  EXPECT_GT(workers, 0) << r;
+  EXPECT_EQ(bindings, workers) << r;
+}
+
+TEST_F(Cli, InfoWithOneWorker) {
+  const Result r = run("info", "STARPU_NCPU=1");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "workers      1 CPU");
+  EXPECT_HAS(r.out, "  worker 0 ");
+  EXPECT_FALSE(contains(r.out, "  worker 1 ")) << r;
+}
+
+TEST_F(Cli, InfoBadPolicy) {
+  const Result r = run("info", "CORUN_SCHED=nosuch");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "CORUN_SCHED='nosuch'");
+  const Result h = run("info", "CORUN_SCHED=eager STARPU_SCHED=dmdas");
+  EXPECT_EQ(h.code, 1) << h;
+  EXPECT_HAS(h.err, "STARPU_SCHED=dmdas");
+}
+
+TEST_F(Cli, InfoPolicyHelp) {
+  const Result r = run("info", "CORUN_SCHED=help");
+  EXPECT_EQ(r.code, 0) << r;
+  for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.out, std::string("  ") + name + "\t");
+}
+
+// A tiny LSTM keeps the profiler quick, even oversubscribed (STARPU_NCPU=8 tries 4 layouts there).
+const char* kTinyLstm = "--model lstm --layers 1 --seq 2 --hidden 16 --batch 8";
+
+TEST_F(Cli, ProfileWritesAProfileThatTrainLoads) {
+  const std::string home = "STARPU_HOME=" + shell_quote(dir_);
+  const Result p = run(std::string("profile ") + kTinyLstm + " --iters 1 --rounds 1 --calibration-iters 2 -o prof.txt",
+                       home);
+  ASSERT_EQ(p.code, 0) << p;
+  EXPECT_HAS(p.out, "| layout | executors |");
+  EXPECT_HAS(p.out, "(chosen)");
+  EXPECT_HAS(p.out, "CORUN_PROFILE=prof.txt");
+  const std::string prof = read_file(path("prof.txt"));
+  EXPECT_HAS(prof, "# corun profile v1");
+  EXPECT_HAS(prof, "layout=");
+  EXPECT_HAS(prof, "config=");
+  EXPECT_FALSE(fs::exists(path("prof.txt.tmp")));
+
+  const Result t = run(std::string("train ") + kTinyLstm + " --iters 2", home + " CORUN_SCHED=cpf CORUN_PROFILE=prof.txt");
+  ASSERT_EQ(t.code, 0) << t;
+  EXPECT_HAS(t.err, "(CORUN_PROFILE)");
+  EXPECT_HAS(t.out, "| cpf |");
+}
+
+TEST_F(Cli, ProfileUsageErrors) {
+  EXPECT_EQ(run("profile").code, 2);
+  const Result r = run(std::string("profile ") + kTinyLstm + " --policy lws");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "--policy must be one of corun's policies");
+  EXPECT_EQ(run(std::string("profile ") + kTinyLstm + " --rounds 0").code, 2);
+}
+
+TEST_F(Cli, TrainRejectsABadProfileOrLayout) {
+  std::ofstream(path("bad.txt")) << "not a profile\n";
+  const Result r = run(std::string("train ") + kTinyLstm + " --iters 1", "CORUN_SCHED=cpf CORUN_PROFILE=bad.txt");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, "bad.txt");
+  EXPECT_HAS(r.err, "not a corun profile");
+  const Result b = run(std::string("train ") + kTinyLstm + " --iters 1", "CORUN_SCHED=lws CORUN_EXECUTORS=1x1");
+  EXPECT_EQ(b.code, 1) << b;
+  EXPECT_HAS(b.err, "CORUN_EXECUTORS");
+}
+
+TEST_F(Cli, TrainWithCpfPrintsTheLowerBound) {
+  const Result r = run(std::string("train ") + kTinyLstm + " --iters 14",
+                       "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=cpf");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.out, "lower bound");
+}
+
+TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
+  const std::string env = "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=corun";
+  const Result v = run(std::string("train ") + kTinyLstm + " --iters 4 --trace c.trace.json", env + " CORUN_VERBOSE=sched");
+  ASSERT_EQ(v.code, 0) << v;
+  EXPECT_HAS(v.err, "corun sched: ");      // every placement, with its reason
+  EXPECT_HAS(v.err, "fixed [0,");          // the width search pins the first runs to the first cores
+  EXPECT_HAS(read_file(path("c.trace.json")), "\"reason\":");
+  const std::string det = env + " CORUN_DETERMINISTIC=1 CORUN_SCHEDULE=" + shell_quote(path("s.sched"));
+  const Result d = run(std::string("train ") + kTinyLstm + " --iters 14", det);
+  ASSERT_EQ(d.code, 0) << d;
+  EXPECT_HAS(read_file(path("s.sched")), "# corun schedule v1");
+  const Result bad = run(std::string("train ") + kTinyLstm + " --iters 1", env + " CORUN_DETERMINISTIC=yes");
+  EXPECT_EQ(bad.code, 1) << bad;
+  EXPECT_HAS(bad.err, "CORUN_DETERMINISTIC");
+}
+
+TEST_F(Cli, TrainReportsProgressAsLinesInBatchAndOneRedrawnLineOnATerminal) {
+  const std::string args = std::string("train ") + kTinyLstm + " --iters 6";
+  const Result batch = run(args + " --progress-every 2");  // stderr is a file here: batch mode
+  ASSERT_EQ(batch.code, 0) << batch;
+  EXPECT_HAS(batch.err, "corun: iteration 2/6 ");
+  EXPECT_HAS(batch.err, "corun: iteration 4/6 ");
+  EXPECT_HAS(batch.err, "corun: iteration 6/6 ");
+  EXPECT_FALSE(contains(batch.err, "iteration 3/6")) << batch;
+  EXPECT_HAS(batch.err, " ms/iter  loss ");
+  EXPECT_HAS(batch.err, "ETA ");
+  EXPECT_EQ(run(args + " --progress-every 0").code, 2);
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script (util-linux) is missing";
+  // On a terminal (script(1) gives it one): every iteration redraws one line with \r.
+  const Result tty = corun::testing::run_command(
+      dir_, "env -u CORUN_SCHED -u STARPU_SCHED script -qec " +
+                shell_quote(shell_quote(CORUN_EXE) + " " + args) + " /dev/null");
+  ASSERT_EQ(tty.code, 0) << tty;
+  EXPECT_HAS(tty.out, "\riteration 3/6 ");
+  EXPECT_FALSE(contains(tty.out, "corun: iteration")) << tty;
+}
+
+// Nodes still without a prediction after a cpf run, from its "lower bound" line (0 when it has a ratio).
+int uncalibrated_nodes(const std::string& out) {
+  const auto at = out.find("lower bound: n/a (");
+  if (at == std::string::npos) return contains(out, "ratio") ? 0 : -1;
+  return std::atoi(out.c_str() + at + std::strlen("lower bound: n/a ("));
+}
+
+TEST_F(Cli, ModelsAreSavedAndReusedByTheNextRun) {
+  const std::string env = "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=cpf";
+  const Result first = run(std::string("train ") + kTinyLstm + " --iters 1", env);
+  ASSERT_EQ(first.code, 0) << first;
+  const int before = uncalibrated_nodes(first.out);
+  EXPECT_GT(before, 10) << first;  // nothing measured yet
+  const Result calibrate = run(std::string("train ") + kTinyLstm + " --iters 15", env);
+  ASSERT_EQ(calibrate.code, 0) << calibrate;
+  // A new process predicts the nodes from its first iteration on: the models were saved under the machine
+  // key at shutdown and loaded again. (StarPU may still flush the odd sub-µs op whose samples scatter on a
+  // loaded machine, so "almost all" rather than "all".)
+  const Result again = run(std::string("train ") + kTinyLstm + " --iters 1", env);
+  ASSERT_EQ(again.code, 0) << again;
+  const int after = uncalibrated_nodes(again.out);
+  EXPECT_GE(after, 0) << again;
+  EXPECT_LE(after, before / 5) << again;
+  bool saved = false;
+  for (const auto& f : fs::recursive_directory_iterator(dir_))
+    saved = saved || f.path().filename().string().rfind("corun_matmul.corun-", 0) == 0;
+  EXPECT_TRUE(saved) << "no corun_matmul.<machine key> model file under " << dir_;
+}
+
+TEST_F(Cli, TrainTraceIsATimelinePlotTraceDraws) {
+  for (const char* policy : {"cpf", "lws"}) {
+    SCOPED_TRACE(policy);
+    const Result t = run(std::string("train ") + kTinyLstm + " --iters 2 --trace run.trace.json",
+                         "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=" + policy);
+    ASSERT_EQ(t.code, 0) << t;
+    EXPECT_HAS(t.out, "trace of the last iteration: run.trace.json");
+    const std::string trace = read_file(path("run.trace.json"));
+    EXPECT_HAS(trace, "\"traceEvents\"");
+    EXPECT_HAS(trace, std::string("\"policy\":\"") + policy + "\"");
+    const Result p = run("plot-trace run.trace.json -o run.svg");
+    ASSERT_EQ(p.code, 0) << p;
+    EXPECT_HAS(read_file(path("run.svg")), "<svg");
+  }
+}
+
+}  // namespace

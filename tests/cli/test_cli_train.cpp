@@ -1,0 +1,252 @@
+// The corun executable end to end, part 2: training runs with JSON / .npy output and --load, the results
+// table, the policy variables of a run.
+#include <corun/error.hpp>
+#include <corun/npy.hpp>
+
+#include "cli_fixture.hpp"
+#include "cli_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using corun::testing::Cli;
+using corun::testing::column;
+using corun::testing::contains;
+using corun::testing::Json;
+using corun::testing::JsonParser;
+using corun::testing::kTiny;
+using corun::testing::read_file;
+using corun::testing::Result;
+using corun::testing::shell_quote;
+using corun::testing::table_data_row;
+using corun::testing::table_row;
+
+TEST(CliJsonParser, SelfCheck) {
+  JsonParser ok(R"({"a":[1,-2.5e3,0.25],"b":{"c":"x\"y\u0041"},"d":true,"e":null})");
+  const Json j = ok.parse();
+  ASSERT_TRUE(ok.error().empty()) << ok.error();
+  ASSERT_NE(j.get("b"), nullptr);
+  EXPECT_EQ(j.get("b")->get("c")->str, "x\"yA");
+  EXPECT_EQ(j.get("a")->items[1].num, -2500.0);
+  EXPECT_TRUE(j.get("d")->b);
+  for (const char* bad : {"{\"a\":1,}", "{\"a\" 1}", "[01]", "{\"a\":nan}", "[1] x", "{\"a\":\"x"}) {
+    JsonParser p(bad);
+    p.parse();
+    EXPECT_FALSE(p.error().empty()) << bad;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ full runs
+
+TEST_F(Cli, TinyTrainingRunWithOutputs) {
+  const std::string json = path("run.json"), save = path("params"), grads = path("grads");
+  const Result r = run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3 --json " +
+                           shell_quote(json) + " --save " + shell_quote(save) + " --dump-grads " + shell_quote(grads),
+                       "CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+
+  // Results table.
+  const auto header = table_row(r.out, "iterations");
+  ASSERT_FALSE(header.empty()) << r;
+  for (const char* col :
+       {"iterations", "median ms/iter", "min ms/iter", "tasks/iter", "policy", "workers", "final loss"})
+    EXPECT_GE(column(header, col), 0) << "column '" << col << "' missing\n" << r;
+  const auto row = table_data_row(r.out);
+  ASSERT_EQ(row.size(), header.size()) << r;
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "iterations"))], "3");
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "policy"))], "lws");
+  EXPECT_GT(std::stoi(row[static_cast<size_t>(column(header, "workers"))]), 0);
+  EXPECT_GT(std::stoi(row[static_cast<size_t>(column(header, "tasks/iter"))]), 0);
+  const double med = std::stod(row[static_cast<size_t>(column(header, "median ms/iter"))]);
+  const double best = std::stod(row[static_cast<size_t>(column(header, "min ms/iter"))]);
+  EXPECT_GE(med, best);
+  const double final_loss = std::stod(row[static_cast<size_t>(column(header, "final loss"))]);
+  EXPECT_TRUE(std::isfinite(final_loss) && final_loss > 0.0) << final_loss;
+  // CORUN_QUIET=1: no configuration line.
+  EXPECT_FALSE(contains(r.err, "policy=")) << r;
+
+  // JSON result file: valid, with every section; no temporary left behind.
+  ASSERT_TRUE(fs::exists(json)) << r;
+  EXPECT_FALSE(fs::exists(json + ".tmp"));
+  const std::string text = read_file(json);
+  JsonParser parser(text);
+  const Json j = parser.parse();
+  ASSERT_TRUE(parser.error().empty()) << parser.error() << "\n" << text;
+  ASSERT_EQ(j.type, Json::Type::object);
+  for (const char* key : {"config", "machine", "engine", "ms_per_iter", "loss", "summary"})
+    ASSERT_NE(j.get(key), nullptr) << "key '" << key << "' missing: " << text;
+  const Json& cfg = *j.get("config");
+  EXPECT_EQ(cfg.get("model")->str, "lstm");
+  EXPECT_EQ(cfg.get("layers")->num, 1);
+  EXPECT_EQ(cfg.get("seq")->num, 3);
+  EXPECT_EQ(cfg.get("hidden")->num, 8);
+  EXPECT_EQ(cfg.get("batch")->num, 4);
+  EXPECT_EQ(cfg.get("iters")->num, 3);
+  EXPECT_EQ(cfg.get("cell")->str, "fused");
+  EXPECT_EQ(cfg.get("fuse_elementwise")->type, Json::Type::boolean);
+  EXPECT_EQ(j.get("engine")->get("policy")->str, "lws");
+  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "default");
+  EXPECT_GT(j.get("engine")->get("workers")->num, 0);
+  EXPECT_GT(j.get("machine")->get("nproc")->num, 0);
+  const Json& ms = *j.get("ms_per_iter");
+  const Json& loss = *j.get("loss");
+  ASSERT_EQ(ms.type, Json::Type::array);
+  ASSERT_EQ(ms.items.size(), 3u);
+  ASSERT_EQ(loss.items.size(), 3u);
+  for (const auto& v : ms.items) EXPECT_GT(v.num, 0.0);
+  for (const auto& v : loss.items) {
+    EXPECT_EQ(v.type, Json::Type::number);
+    EXPECT_TRUE(std::isfinite(v.num) && v.num > 0.0);
+  }
+  EXPECT_DOUBLE_EQ(j.get("summary")->get("final_loss")->num, loss.items[2].num);
+  EXPECT_NEAR(final_loss, loss.items[2].num, 1e-4);
+  EXPECT_EQ(j.get("summary")->get("tasks_per_iter")->num,
+            std::stod(row[static_cast<size_t>(column(header, "tasks/iter"))]));
+
+  // Saved parameters and gradients: loadable, with the parameter shapes (W_l is [input + hidden, 4 hidden]).
+  const std::map<std::string, corun::Shape> shapes{{"w0", corun::Shape{16, 32}},
+                                                   {"b0", corun::Shape{32}},
+                                                   {"w_out", corun::Shape{8, 10}},
+                                                   {"b_out", corun::Shape{10}}};
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(save)) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".npy") << e.path();
+  }
+  EXPECT_EQ(files, shapes.size());
+  for (const auto& [name, shape] : shapes) {
+    SCOPED_TRACE(name);
+    const corun::NpyArray p = corun::load_npy(save + "/" + name + ".npy");
+    EXPECT_EQ(p.shape, shape);
+    const corun::NpyArray g = corun::load_npy(grads + "/" + name + ".grad.npy");
+    EXPECT_EQ(g.shape, shape);
+    bool all_finite = true, any_nonzero = false;
+    for (float v : g.data) {
+      all_finite = all_finite && std::isfinite(v);
+      any_nonzero = any_nonzero || v != 0.0f;
+    }
+    EXPECT_TRUE(all_finite);
+    EXPECT_TRUE(any_nonzero) << "gradient is all zeros";
+  }
+
+  // --load of the saved parameters: a run starting from them works (and starts from a lower loss than the
+  // fresh initialisation did on the same first batch, since they were trained on it).
+  const Result l =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(save),
+          "CORUN_QUIET=1");
+  ASSERT_EQ(l.code, 0) << l;
+  const auto lheader = table_row(l.out, "iterations");
+  const auto lrow = table_data_row(l.out);
+  ASSERT_EQ(lrow.size(), lheader.size()) << l;
+  const int first_col = column(lheader, "first loss");
+  ASSERT_GE(first_col, 0) << l;
+  EXPECT_NE(std::stod(lrow[static_cast<size_t>(first_col)]),
+            std::stod(row[static_cast<size_t>(column(header, "first loss"))]))
+      << "--load did not change the starting parameters\n"
+      << l;
+
+  // --load with a corrupt file: exit 1 naming the file.
+  const std::string bad = path("bad");
+  fs::create_directories(bad);
+  for (const auto& [name, shape] : shapes) fs::copy_file(save + "/" + name + ".npy", bad + "/" + name + ".npy");
+  {
+    std::ofstream out(bad + "/b0.npy", std::ios::binary | std::ios::trunc);
+    out << "garbage, not an npy file";
+  }
+  const Result c =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(c.code, 1) << c;
+  EXPECT_HAS(c.err, bad + "/b0.npy");
+  EXPECT_HAS(c.err, "not a usable .npy file");
+
+  // --load with a file of the wrong shape: exit 1 naming the parameter and both shapes.
+  const std::vector<float> zeros(20, 0.0f);
+  corun::save_npy(bad + "/b0.npy", corun::Shape{20}, zeros.data());
+  const Result s =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(s.code, 1) << s;
+  EXPECT_HAS(s.err, "'b0'");
+  EXPECT_HAS(s.err, "[32]");
+  EXPECT_HAS(s.err, "[20]");
+
+  // --load from a directory missing a file: exit 1 naming it.
+  fs::remove(bad + "/w_out.npy");
+  corun::save_npy(bad + "/b0.npy", corun::Shape{32}, std::vector<float>(32, 0.0f).data());
+  const Result m =
+      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+          "CORUN_QUIET=1");
+  EXPECT_EQ(m.code, 1) << m;
+  EXPECT_HAS(m.err, bad + "/w_out.npy");
+}
+
+// The unfused cell needs more tasks per iteration, and the elementwise fusion pass fewer; all three graphs
+// train to the same loss (the same numbers; the table prints 4 decimals).
+TEST_F(Cli, CellAndElementwiseFusionChangeTasksNotLoss) {
+  struct Row {
+    int tasks = 0;
+    double loss = 0.0;
+  };
+  auto train = [&](const std::string& extra) {
+    const Result r = run("train --model lstm --layers 2 --seq 4 --hidden 8 --batch 4 --iters 2 " + extra, "CORUN_QUIET=1");
+    EXPECT_EQ(r.code, 0) << r;
+    const auto header = table_row(r.out, "iterations");
+    const auto row = table_data_row(r.out);
+    Row out;
+    if (header.empty() || row.size() != header.size()) {
+      ADD_FAILURE() << "no results table\n" << r;
+      return out;
+    }
+    out.tasks = std::stoi(row[static_cast<size_t>(column(header, "tasks/iter"))]);
+    out.loss = std::stod(row[static_cast<size_t>(column(header, "final loss"))]);
+    return out;
+  };
+  const Row fused = train("");
+  const Row unfused = train("--cell unfused");
+  const Row unfused_ew = train("--cell unfused --fuse-elementwise");
+  EXPECT_LT(fused.tasks, unfused.tasks);
+  EXPECT_LT(unfused_ew.tasks, unfused.tasks);
+  EXPECT_NEAR(unfused.loss, fused.loss, 1.5e-4);
+  EXPECT_NEAR(unfused_ew.loss, unfused.loss, 1.5e-4);
+}
+
+TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {
+  const Result r = run("train " + kTiny, "CORUN_SCHED=eager");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.err, "policy=eager");
+  EXPECT_HAS(r.err, "from CORUN_SCHED");
+  const auto header = table_row(r.out, "iterations");
+  const auto row = table_data_row(r.out);
+  ASSERT_EQ(row.size(), header.size()) << r;
+  EXPECT_EQ(row[static_cast<size_t>(column(header, "policy"))], "eager");
+}
+
+TEST_F(Cli, StarpuSchedAloneIsUsed) {
+  const Result r = run("train " + kTiny + " --json " + shell_quote(path("r.json")), "STARPU_SCHED=eager CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+  JsonParser p(read_file(path("r.json")));
+  const Json j = p.parse();
+  ASSERT_TRUE(p.error().empty()) << p.error();
+  EXPECT_EQ(j.get("engine")->get("policy")->str, "eager");
+  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "STARPU_SCHED");
+}
+
+TEST_F(Cli, UnwritableOutputIsRuntimeError) {
+  // A --save target that is a regular file cannot become a directory: exit 1 with the path.
+  { std::ofstream(path("file")) << "x"; }
+  const Result r = run("train " + kTiny + " --save " + shell_quote(path("file") + "/sub"), "CORUN_QUIET=1");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_HAS(r.err, path("file"));
+}
+}  // namespace
