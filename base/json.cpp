@@ -188,8 +188,15 @@ std::string with_article(const Value& v) {
   return std::string(v.is_array() || v.is_object() ? "an " : "a ") + v.type_name();
 }
 
+// A prefix name ("'p.json': ") stands for the whole document in messages about it.
+std::string shown(const std::string& name) {
+  size_t end = name.size();
+  while (end > 0 && (name[end - 1] == ' ' || name[end - 1] == ':')) --end;
+  return name.substr(0, end);
+}
+
 [[noreturn]] void wrong_type(const Node& n, const char* want) {
-  detail::fail(Status::io_error, n.name() + " must be " + want + ", not " + with_article(n.value()));
+  detail::fail(Status::io_error, shown(n.name()) + " must be " + want + ", not " + with_article(n.value()));
 }
 
 }  // namespace
@@ -237,7 +244,7 @@ long Node::integer(long lo, long hi) const {
     ok = v_->get<int64_t>() >= lo && v_->get<int64_t>() <= hi;
   else
     ok = v == std::floor(v) && v >= static_cast<double>(lo) && v <= static_cast<double>(hi);
-  CORUN_CHECK(ok, Status::io_error, name_ << " must be an integer in [" << lo << ", " << hi << "], not " << v);
+  CORUN_CHECK(ok, Status::io_error, shown(name_) << " must be an integer in [" << lo << ", " << hi << "], not " << v);
   return v_->is_number_float() ? static_cast<long>(v) : v_->get<long>();
 }
 
@@ -269,7 +276,7 @@ std::string Node::member_name(std::string_view key) const {
 Node Node::at(std::string_view key) const {
   if (!v_->is_object()) wrong_type(*this, "an object");
   const std::optional<Node> m = find(key);
-  CORUN_CHECK(m.has_value(), Status::io_error, name_ << " has no '" << key << "'");
+  CORUN_CHECK(m.has_value(), Status::io_error, shown(name_) << " has no '" << key << "'");
   return *m;
 }
 
