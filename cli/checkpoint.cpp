@@ -206,7 +206,6 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
     const std::vector<float> v = engine.read(g, p);
     const std::string file = p.name() + ".npy";
     save_npy(tmp + "/" + file, p.shape(), v.data());
-    sync_path(tmp + "/" + file, false);
     params.push_back({{"name", p.name()}, {"file", file}, {"fnv1a64", fnv1a64(v.data(), v.size())}});
   }
   const json::Value manifest = {

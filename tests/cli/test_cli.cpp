@@ -3,6 +3,7 @@
 #include <corun/error.hpp>
 #include <corun/npy.hpp>
 
+#include "base/json.hpp"
 #include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
 
@@ -30,6 +31,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+namespace json = corun::json;
 
 using corun::testing::CommandResult;
 using corun::testing::read_file;
@@ -184,179 +186,6 @@ TEST_F(Cli, MalformedEnvironment) {
   EXPECT_HAS(q.err, "CORUN_QUIET='yes'");
 }
 
-// -------------------------------------------------------------------------------------- a minimal JSON
-
-// Just enough JSON to check the result file strictly (RFC 8259 syntax, no extensions).
-struct Json {
-  enum class Type { null, boolean, number, string, array, object } type = Type::null;
-  bool b = false;
-  double num = 0.0;
-  std::string str;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-
-  const Json* get(const std::string& key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(const std::string& s) : s_(s) {}
-  // Parses one value followed only by whitespace; sets error() otherwise.
-  Json parse() {
-    Json v = value();
-    ws();
-    if (err_.empty() && p_ != s_.size()) fail("trailing text");
-    return v;
-  }
-  const std::string& error() const { return err_; }
-
- private:
-  void fail(const std::string& why) {
-    if (err_.empty()) err_ = why + " at offset " + std::to_string(p_);
-    p_ = s_.size();
-  }
-  void ws() {
-    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\t' || s_[p_] == '\r')) ++p_;
-  }
-  bool eat(char c) {
-    ws();
-    if (p_ < s_.size() && s_[p_] == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  bool literal(const char* w) {
-    const std::string lit(w);
-    if (s_.compare(p_, lit.size(), lit) == 0) {
-      p_ += lit.size();
-      return true;
-    }
-    return false;
-  }
-  std::string string() {
-    std::string r;
-    if (!eat('"')) {
-      fail("expected a string");
-      return r;
-    }
-    while (p_ < s_.size() && s_[p_] != '"') {
-      const char c = s_[p_++];
-      if (static_cast<unsigned char>(c) < 0x20) {
-        fail("control character in a string");
-        return r;
-      }
-      if (c != '\\') {
-        r += c;
-        continue;
-      }
-      if (p_ >= s_.size()) break;
-      const char e = s_[p_++];
-      if (e == 'u') {
-        if (p_ + 4 > s_.size()) break;
-        r += static_cast<char>(std::stoi(s_.substr(p_, 4), nullptr, 16));
-        p_ += 4;
-      } else if (std::string("\"\\/bfnrt").find(e) != std::string::npos) {
-        r += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
-      } else {
-        fail("bad escape");
-        return r;
-      }
-    }
-    if (p_ >= s_.size()) {
-      fail("unterminated string");
-      return r;
-    }
-    ++p_;
-    return r;
-  }
-  Json value() {
-    Json v;
-    ws();
-    if (p_ >= s_.size()) {
-      fail("unexpected end");
-      return v;
-    }
-    const char c = s_[p_];
-    if (c == '{') {
-      ++p_;
-      v.type = Json::Type::object;
-      if (eat('}')) return v;
-      do {
-        std::string k = string();
-        if (!eat(':')) fail("expected ':'");
-        v.members.emplace_back(k, value());
-      } while (err_.empty() && eat(','));
-      if (!eat('}')) fail("expected '}'");
-    } else if (c == '[') {
-      ++p_;
-      v.type = Json::Type::array;
-      if (eat(']')) return v;
-      do v.items.push_back(value());
-      while (err_.empty() && eat(','));
-      if (!eat(']')) fail("expected ']'");
-    } else if (c == '"') {
-      v.type = Json::Type::string;
-      v.str = string();
-    } else if (literal("true") || literal("false")) {
-      v.type = Json::Type::boolean;
-      v.b = s_[p_ - 1] == 'e' && s_[p_ - 2] == 'u';
-    } else if (literal("null")) {
-      v.type = Json::Type::null;
-    } else {
-      // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-      const size_t start = p_;
-      auto digits = [&] {
-        const size_t d = p_;
-        while (p_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_]))) ++p_;
-        return p_ > d;
-      };
-      if (p_ < s_.size() && s_[p_] == '-') ++p_;
-      if (p_ < s_.size() && s_[p_] == '0')
-        ++p_;
-      else if (!digits()) {
-        fail("bad value");
-        return v;
-      }
-      if (p_ < s_.size() && s_[p_] == '.') {
-        ++p_;
-        if (!digits()) fail("bad fraction");
-      }
-      if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
-        ++p_;
-        if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
-        if (!digits()) fail("bad exponent");
-      }
-      v.type = Json::Type::number;
-      v.num = std::strtod(s_.substr(start, p_ - start).c_str(), nullptr);
-    }
-    return v;
-  }
-
-  const std::string s_;
-  size_t p_ = 0;
-  std::string err_;
-};
-
-TEST(CliJsonParser, SelfCheck) {
-  JsonParser ok(R"({"a":[1,-2.5e3,0.25],"b":{"c":"x\"y\u0041"},"d":true,"e":null})");
-  const Json j = ok.parse();
-  ASSERT_TRUE(ok.error().empty()) << ok.error();
-  ASSERT_NE(j.get("b"), nullptr);
-  EXPECT_EQ(j.get("b")->get("c")->str, "x\"yA");
-  EXPECT_EQ(j.get("a")->items[1].num, -2500.0);
-  EXPECT_TRUE(j.get("d")->b);
-  for (const char* bad : {"{\"a\":1,}", "{\"a\" 1}", "[01]", "{\"a\":nan}", "[1] x", "{\"a\":\"x"}) {
-    JsonParser p(bad);
-    p.parse();
-    EXPECT_FALSE(p.error().empty()) << bad;
-  }
-}
-
 // ------------------------------------------------------------------------------------- the results table
 
 // The first markdown row whose first cell is `first_cell`, split into trimmed cells.
@@ -435,38 +264,36 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
   for (const auto& e : fs::directory_iterator(dir_))  // no temporary file left beside it
     EXPECT_EQ(e.path().filename().string().find("run.json.tmp"), std::string::npos) << e.path();
   const std::string text = read_file(json);
-  JsonParser parser(text);
-  const Json j = parser.parse();
-  ASSERT_TRUE(parser.error().empty()) << parser.error() << "\n" << text;
-  ASSERT_EQ(j.type, Json::Type::object);
+  const json::Value j = json::parse(text, "run.json");  // strict: a syntax error fails the test
+  ASSERT_TRUE(j.is_object());
   for (const char* key : {"config", "machine", "engine", "ms_per_iter", "loss", "summary"})
-    ASSERT_NE(j.get(key), nullptr) << "key '" << key << "' missing: " << text;
-  const Json& cfg = *j.get("config");
-  EXPECT_EQ(cfg.get("model")->str, "lstm");
-  EXPECT_EQ(cfg.get("layers")->num, 1);
-  EXPECT_EQ(cfg.get("seq")->num, 3);
-  EXPECT_EQ(cfg.get("hidden")->num, 8);
-  EXPECT_EQ(cfg.get("batch")->num, 4);
-  EXPECT_EQ(cfg.get("iters")->num, 3);
-  EXPECT_EQ(cfg.get("cell")->str, "fused");
-  EXPECT_EQ(cfg.get("fuse_elementwise")->type, Json::Type::boolean);
-  EXPECT_EQ(j.get("engine")->get("policy")->str, "lws");
-  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "default");
-  EXPECT_GT(j.get("engine")->get("workers")->num, 0);
-  EXPECT_GT(j.get("machine")->get("nproc")->num, 0);
-  const Json& ms = *j.get("ms_per_iter");
-  const Json& loss = *j.get("loss");
-  ASSERT_EQ(ms.type, Json::Type::array);
-  ASSERT_EQ(ms.items.size(), 3u);
-  ASSERT_EQ(loss.items.size(), 3u);
-  for (const auto& v : ms.items) EXPECT_GT(v.num, 0.0);
-  for (const auto& v : loss.items) {
-    EXPECT_EQ(v.type, Json::Type::number);
-    EXPECT_TRUE(std::isfinite(v.num) && v.num > 0.0);
+    ASSERT_TRUE(j.contains(key)) << "key '" << key << "' missing: " << text;
+  const json::Value& cfg = j.at("config");
+  EXPECT_EQ(cfg.at("model"), "lstm");
+  EXPECT_EQ(cfg.at("layers"), 1);
+  EXPECT_EQ(cfg.at("seq"), 3);
+  EXPECT_EQ(cfg.at("hidden"), 8);
+  EXPECT_EQ(cfg.at("batch"), 4);
+  EXPECT_EQ(cfg.at("iters"), 3);
+  EXPECT_EQ(cfg.at("cell"), "fused");
+  EXPECT_TRUE(cfg.at("fuse_elementwise").is_boolean());
+  EXPECT_EQ(j.at("engine").at("policy"), "lws");
+  EXPECT_EQ(j.at("engine").at("policy_source"), "default");
+  EXPECT_GT(j.at("engine").at("workers"), 0);
+  EXPECT_GT(j.at("machine").at("nproc"), 0);
+  const json::Value& ms = j.at("ms_per_iter");
+  const json::Value& loss = j.at("loss");
+  ASSERT_TRUE(ms.is_array());
+  ASSERT_EQ(ms.size(), 3u);
+  ASSERT_EQ(loss.size(), 3u);
+  for (const auto& v : ms) EXPECT_GT(v.get<double>(), 0.0);
+  for (const auto& v : loss) {
+    ASSERT_TRUE(v.is_number());
+    EXPECT_TRUE(std::isfinite(v.get<double>()) && v.get<double>() > 0.0);
   }
-  EXPECT_DOUBLE_EQ(j.get("summary")->get("final_loss")->num, loss.items[2].num);
-  EXPECT_NEAR(final_loss, loss.items[2].num, 1e-4);
-  EXPECT_EQ(j.get("summary")->get("tasks_per_iter")->num,
+  EXPECT_DOUBLE_EQ(j.at("summary").at("final_loss").get<double>(), loss[2].get<double>());
+  EXPECT_NEAR(final_loss, loss[2].get<double>(), 1e-4);
+  EXPECT_EQ(j.at("summary").at("tasks_per_iter").get<double>(),
             std::stod(row[static_cast<size_t>(column(header, "tasks/iter"))]));
 
   // Saved parameters and gradients: loadable, with the parameter shapes (W_l is [input + hidden, 4 hidden]).
@@ -591,11 +418,9 @@ TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {
 TEST_F(Cli, StarpuSchedAloneIsUsed) {
   const Result r = run("train " + kTiny + " --json " + shell_quote(path("r.json")), "STARPU_SCHED=eager CORUN_QUIET=1");
   ASSERT_EQ(r.code, 0) << r;
-  JsonParser p(read_file(path("r.json")));
-  const Json j = p.parse();
-  ASSERT_TRUE(p.error().empty()) << p.error();
-  EXPECT_EQ(j.get("engine")->get("policy")->str, "eager");
-  EXPECT_EQ(j.get("engine")->get("policy_source")->str, "STARPU_SCHED");
+  const json::Value j = json::parse_file(path("r.json"));
+  EXPECT_EQ(j.at("engine").at("policy"), "eager");
+  EXPECT_EQ(j.at("engine").at("policy_source"), "STARPU_SCHED");
 }
 
 TEST_F(Cli, UnwritableOutputIsRuntimeError) {
