@@ -37,20 +37,23 @@ std::string read_file(const std::string& path) {
 
 namespace {
 
-[[noreturn]] void write_failed(const std::string& path, const std::string& tmp, const char* step, int err) {
+[[noreturn]] void write_failed(std::string_view what, const std::string& path, const std::string& tmp, const char* step,
+                               int err) {
   if (!tmp.empty()) ::unlink(tmp.c_str());
-  detail::fail(Status::io_error, "cannot write '" + path + "' (" + step + "): " + std::strerror(err));
+  detail::fail(Status::io_error, "cannot write " + (what.empty() ? std::string() : std::string(what) + " ") + "'" +
+                                     path + "' (" + step + "): " + std::strerror(err));
 }
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::initializer_list<std::string_view> pieces) {
+void write_file_atomically(const std::string& path, std::initializer_list<std::string_view> pieces,
+                           std::string_view what) {
   // The temporary file is in the target's directory: rename() is atomic only within one file system. Its
   // name is unique to this process and call, and O_EXCL never reuses a file left by someone else.
   static std::atomic<unsigned> serial{0};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) write_failed(path, "", "creating a temporary file beside it", errno);
+  if (fd < 0) write_failed(what, path, "", "creating a temporary file beside it", errno);
   for (std::string_view piece : pieces) {
     size_t done = 0;
     while (done < piece.size()) {
@@ -59,7 +62,7 @@ void write_file_atomically(const std::string& path, std::initializer_list<std::s
       if (n <= 0) {
         const int err = n < 0 ? errno : EIO;
         ::close(fd);
-        write_failed(path, tmp, "write", err);
+        write_failed(what, path, tmp, "write", err);
       }
       done += static_cast<size_t>(n);
     }
@@ -67,14 +70,14 @@ void write_file_atomically(const std::string& path, std::initializer_list<std::s
   if (::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    write_failed(path, tmp, "fsync", err);
+    write_failed(what, path, tmp, "fsync", err);
   }
-  if (::close(fd) != 0) write_failed(path, tmp, "close", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) write_failed(path, tmp, "rename", errno);
+  if (::close(fd) != 0) write_failed(what, path, tmp, "close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) write_failed(what, path, tmp, "rename", errno);
 }
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
-  write_file_atomically(path, {contents});
+void write_file_atomically(const std::string& path, std::string_view contents, std::string_view what) {
+  write_file_atomically(path, {contents}, what);
 }
 
 }  // namespace corun

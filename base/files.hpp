@@ -13,10 +13,11 @@ std::string read_file(const std::string& path);
 
 /// Replaces `path` with `contents` so that a reader (or a crash) sees either the old file or the whole new
 /// one: writes a temporary file in the same directory, flushes and fsyncs it, closes it (checked), and
-/// renames it over `path`. On any failure the temporary file is removed and corun::Error(io_error) names
-/// `path` and the reason (strerror of errno).
-void write_file_atomically(const std::string& path, std::string_view contents);
+/// renames it over `path`. On any failure the temporary file is removed and corun::Error(io_error) says
+/// "cannot write <what> '<path>' (<step>): <strerror of errno>"; `what` ("trace") may be empty.
+void write_file_atomically(const std::string& path, std::string_view contents, std::string_view what = {});
 /// The same for a file made of several pieces (a header and a large array), written one after the other.
-void write_file_atomically(const std::string& path, std::initializer_list<std::string_view> pieces);
+void write_file_atomically(const std::string& path, std::initializer_list<std::string_view> pieces,
+                           std::string_view what = {});
 
 }  // namespace corun

@@ -224,6 +224,13 @@ std::string dump(const Value& v, int indent) {
   return v.dump(indent, ' ', false, nlohmann::detail::error_handler_t::replace);
 }
 
+Value number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  constexpr double kExact = 9007199254740992.0;  // 2^53: every integer up to here is a double
+  if (v == std::floor(v) && std::fabs(v) <= kExact && !(v == 0.0 && std::signbit(v))) return static_cast<int64_t>(v);
+  return v;
+}
+
 bool Node::boolean() const {
   if (!v_->is_boolean()) wrong_type(*this, "a boolean");
   return v_->get<bool>();

@@ -58,6 +58,10 @@ Value parse_file_streaming(const std::string& path, std::string_view key, const 
 /// UTF-8 as U+FFFD: the output always parses (strictly) again.
 std::string dump(const Value& v, int indent = -1);
 
+/// `v` as the shortest JSON number that reads back to it: an integral value as an integer ("12", where
+/// nlohmann writes a double as "12.0"), NaN and infinities as null. For files whose text is pinned (traces).
+Value number(double v);
+
 /// A parsed value with the name error messages give it ("'run.json': otherData"). Members are named
 /// "<name>.<key>", elements "<name>[<i>]"; a name ending in a space is a prefix ("run.json: " names the
 /// member "run.json: format"). Typed reads throw corun::Error(io_error)

@@ -222,7 +222,7 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
       {"params", std::move(params)},
       {"losses", state.losses},
       {"ms_per_iter", state.ms}};
-  write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n");  // last: a directory with a manifest has every file
+  write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n", "the checkpoint manifest");  // last: a directory with a manifest has every file
   sync_path(tmp, true);
   CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
               "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));

@@ -126,7 +126,7 @@ void write_schedule(const std::string& path, const FrozenSchedule& s) {
   for (size_t i = 0; i < s.first.size(); ++i) blocks.push_back({s.first[i], s.width[i]});
   const json::Value doc = {{"format", kFormat}, {"version", kVersion},         {"graph", hash},
                            {"nodes", s.first.size()}, {"cores", s.cores}, {"blocks", std::move(blocks)}};
-  write_file_atomically(path, json::dump(doc) + "\n");
+  write_file_atomically(path, json::dump(doc) + "\n", "CORUN_SCHEDULE");
 }
 
 }  // namespace corun::engine

@@ -62,8 +62,8 @@ json::Value task_event(const TraceTask& t, int rank) {
   e["ph"] = "X";
   e["pid"] = kPid;
   e["tid"] = t.cores[static_cast<size_t>(rank)];
-  e["ts"] = t.start_us;
-  e["dur"] = t.end_us - t.start_us;
+  e["ts"] = json::number(t.start_us);
+  e["dur"] = json::number(t.end_us - t.start_us);
   json::Value args = {{"node", t.node},
                       {"op", t.op},
                       {"width", t.width},
@@ -71,9 +71,9 @@ json::Value task_event(const TraceTask& t, int rank) {
                       {"team_rank", rank},
                       {"executor", t.executor},
                       {"iteration", t.iteration},
-                      {"predicted_us", t.predicted_us},
-                      {"actual_us", t.end_us - t.start_us},
-                      {"level_us", t.level_us},
+                      {"predicted_us", json::number(t.predicted_us)},
+                      {"actual_us", json::number(t.end_us - t.start_us)},
+                      {"level_us", json::number(t.level_us)},
                       {"critical", t.critical}};
   if (!t.reason.empty()) args["reason"] = t.reason;
   e["args"] = std::move(args);
@@ -84,7 +84,8 @@ json::Value metadata_event(const char* name, int tid, json::Value args) {
   return {{"name", name}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", std::move(args)}};
 }
 
-// One event per line, each dumped on its own: a trace of 100,000 tasks is never one document in memory
+// Times go through json::number: the text of a trace is pinned (tests/data/trace_v1.json), and 12 must stay
+// "12". One event per line, each dumped on its own: a trace of 100,000 tasks is never one document in memory
 // (the text is a third of the size), and a person or a diff reads it line by line.
 std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
   std::string out;
@@ -107,10 +108,10 @@ std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
                              {"machine", meta.machine},
                              {"workers", meta.workers},
                              {"tasks", tasks.size()},
-                             {"makespan_us", meta.makespan_us},
-                             {"critical_path_us", meta.critical_path_us},
-                             {"total_work_us", meta.total_work_us},
-                             {"lower_bound_us", meta.lower_bound_us}};
+                             {"makespan_us", json::number(meta.makespan_us)},
+                             {"critical_path_us", json::number(meta.critical_path_us)},
+                             {"total_work_us", json::number(meta.total_work_us)},
+                             {"lower_bound_us", json::number(meta.lower_bound_us)}};
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + json::dump(other) + "}\n";
   return out;
 }
@@ -119,7 +120,7 @@ std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
 
 void write_chrome_trace(const std::string& path, const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
   validate(meta, tasks);
-  write_file_atomically(path, render(meta, tasks));
+  write_file_atomically(path, render(meta, tasks), "trace");
 }
 
 // ---------------------------------------------------------------------------------------------- reading

@@ -113,7 +113,7 @@ void write_profile(const std::string& path, const Profile& p) {
   const json::Value doc = {{"format", kFormat},    {"version", kVersion},         {"machine_key", p.machine_key},
                            {"cpu", p.cpu},         {"workers", p.workers},        {"model", p.model},
                            {"size", p.size},       {"layout", p.layout.str()},    {"tried", std::move(tried)}};
-  write_file_atomically(path, json::dump(doc, 2) + "\n");
+  write_file_atomically(path, json::dump(doc, 2) + "\n", "the profile");
 }
 
 Profile read_profile(const std::string& path) {

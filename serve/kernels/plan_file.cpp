@@ -154,7 +154,7 @@ void save_plan(const std::string& path, const std::string& key, const Plan& plan
                            {"xj", plan.xj},
                            {"mode", exec_mode_name(plan.mode)},
                            {"calibrated_ms", plan.calibrated_ms}};
-  write_file_atomically(path, json::dump(doc, 2) + "\n");
+  write_file_atomically(path, json::dump(doc, 2) + "\n", "the serving plan");
 }
 
 std::optional<Plan> load_plan(const std::string& path, const std::string& key, Cell cell) {

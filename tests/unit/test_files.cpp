@@ -55,6 +55,8 @@ TEST_F(AtomicWrite, CreatesAndReplacesWholeFiles) {
 TEST_F(AtomicWrite, MissingDirectoryNamesThePathAndTheReason) {
   EXPECT_CORUN_ERROR(corun::write_file_atomically(path("no/such/dir/a.json"), "x"), Status::io_error,
                      "cannot write '" + path("no/such/dir/a.json") + "'", "No such file or directory");
+  EXPECT_CORUN_ERROR(corun::write_file_atomically(path("no/a.json"), "x", "the profile"), Status::io_error,
+                     "cannot write the profile '" + path("no/a.json") + "' (creating a temporary file beside it)");
   EXPECT_TRUE(entries().empty());
 }
 

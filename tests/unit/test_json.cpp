@@ -246,8 +246,16 @@ TEST(JsonWrite, NumbersReadBackExactly) {
     const std::string out = json::dump(json::Value(v));
     EXPECT_EQ(json::Node(json::parse(out), "x").number(), v) << out;
   }
-  // The shortest form that still reads as a double; integers stay integers.
+  // nlohmann keeps a double a double ("12.0"); json::number writes the shortest form ("12"), as the trace
+  // format pins it, and reads back to the same double.
   EXPECT_EQ(json::dump(json::Value(12.0)), "12.0");
+  EXPECT_EQ(json::dump(json::number(12.0)), "12");  // shortest form
+  for (double v : {0.0, -0.0, 12.0, -3.0, 0.1, 40.25, 1e300, 9007199254740993.0, 5e-324}) {
+    const std::string out = json::dump(json::number(v));
+    EXPECT_EQ(json::Node(json::parse(out), "x").number(), v) << out;
+    EXPECT_EQ(std::signbit(json::Node(json::parse(out), "x").number()), std::signbit(v)) << out;
+  }
+  for (double v : {NAN, INFINITY, -INFINITY}) EXPECT_EQ(json::dump(json::number(v)), "null");
   EXPECT_EQ(json::dump(json::Value(0.1)), "0.1");
   EXPECT_EQ(json::dump(json::Value(12)), "12");
   for (double v : {NAN, INFINITY, -INFINITY}) EXPECT_EQ(json::dump(json::Value(v)), "null");

@@ -197,6 +197,85 @@ TEST_F(Trace, ChromeTraceStructure) {
   const json::Value& other = doc.at("otherData");
   EXPECT_EQ(other.at("format"), "corun-trace");
   EXPECT_EQ(other.at("version"), 1);
+  EXPECT_EQ(other.at("tasks"), 4);
+  EXPECT_EQ(other.at("lower_bound_us"), 80);
+}
+
+// The checked-in file pins format version 1: the writer must produce it byte for byte, and the reader must
+// keep reading it. A deliberate format change bumps the version and replaces the fixture.
+TEST_F(Trace, Version1Fixture) {
+  const std::string fixture = std::string(CORUN_TEST_DATA) + "/trace_v1.json";
+  const std::string p = path("t.json");
+  corun::write_chrome_trace(p, small_meta(), small_tasks());
+  ASSERT_EQ(slurp(p), slurp(fixture)) << "the writer's output changed (new output: " << p
+                                      << "); if on purpose, bump the format version and replace the fixture";
+  const corun::TraceFile f = corun::read_chrome_trace(fixture);
+  expect_same(f.meta, small_meta());
+  expect_same(f.tasks, small_tasks());
+}
+
+TEST_F(Trace, MalformedTasksAreRejectedAndNothingIsWritten) {
+  const std::string p = path("t.json");
+  struct Case {
+    const char* what;
+    std::function<void(TraceTask&)> edit;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"no cores", [](TraceTask& t) { t.cores.clear(); }, "no cores"},
+      {"width", [](TraceTask& t) { t.width = 3; }, "width 3 but 2 cores"},
+      {"core range",
+       [](TraceTask& t) {
+         t.cores = {0, 2};
+       },
+       "core 2 is outside [0, 2)"},
+      {"negative core",
+       [](TraceTask& t) {
+         t.cores = {-1, 0};
+       },
+       "core -1 is outside [0, 2)"},
+      {"duplicate",
+       [](TraceTask& t) {
+         t.cores = {1, 1};
+       },
+       "core 1 listed twice"},
+      {"reversed", [](TraceTask& t) { t.end_us = 0.25; }, "must be finite with end >= start"},
+      {"nan", [](TraceTask& t) { t.start_us = NAN; }, "must be finite with end >= start"},
+      {"empty op", [](TraceTask& t) { t.op.clear(); }, "empty op name"},
+      {"executor", [](TraceTask& t) { t.executor = -2; }, "executor -2 < -1"},
+      {"iteration", [](TraceTask& t) { t.iteration = -1; }, "iteration -1 < 0"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto tasks = small_tasks();
+    c.edit(tasks[0]);
+    EXPECT_CORUN_ERROR(corun::write_chrome_trace(p, small_meta(), tasks), Status::invalid_argument,
+                       "trace task 0 (op '" + tasks[0].op + "', node 'l0.t0.gates')", c.message);
+    EXPECT_FALSE(fs::exists(p));
+    EXPECT_FALSE(fs::exists(p + ".tmp"));
+  }
+  TraceMeta m = small_meta();
+  m.makespan_us = NAN;
+  EXPECT_CORUN_ERROR(corun::write_chrome_trace(p, m, small_tasks()), Status::invalid_argument, "makespan_us");
+}
+
+TEST_F(Trace, UnwritablePathNamesItAndKeepsTheOldFile) {
+  const std::string missing_dir = path("no/such/dir/t.json");
+  EXPECT_CORUN_ERROR(corun::write_chrome_trace(missing_dir, small_meta(), small_tasks()), Status::io_error,
+                     "cannot write trace '" + missing_dir + "'", "No such file or directory");
+  // The target is a directory: the temporary file is written, the rename fails, and it is cleaned up.
+  fs::create_directories(path("adir"));
+  EXPECT_CORUN_ERROR(corun::write_chrome_trace(path("adir"), small_meta(), small_tasks()), Status::io_error,
+                     "cannot write trace '" + path("adir") + "'");
+  EXPECT_FALSE(fs::exists(path("adir.tmp")));
+  // A failed write leaves an existing trace untouched.
+  const std::string p = path("t.json");
+  corun::write_chrome_trace(p, small_meta(), small_tasks());
+  const std::string before = slurp(p);
+  auto bad = small_tasks();
+  bad[1].cores = {5};
+  EXPECT_THROW(corun::write_chrome_trace(p, small_meta(), bad), corun::Error);
+  EXPECT_EQ(slurp(p), before);
 }
 
 TEST_F(Trace, ReadErrorsNameTheFileAndTheProblem) {
