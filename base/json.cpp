@@ -173,9 +173,9 @@ class Builder final : public nlohmann::json_sax<Value> {
   const std::string& source_;
   const char* consumed_;
   Value root_;
-  std::vector<Value*> stack_;  // the open arrays and objects, outermost first
+  std::vector<Value*> stack_;                                            // the open arrays and objects, outermost first
   std::vector<std::unique_ptr<std::unordered_set<std::string>>> names_;  // per open object, once it is large
-  Value* member_ = nullptr;    // the member whose name was read last
+  Value* member_ = nullptr;                                              // the member whose name was read last
   std::string last_key_;
   std::string_view stream_key_;
   const ItemCallback* on_item_ = nullptr;

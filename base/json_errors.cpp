@@ -15,11 +15,19 @@ namespace corun::json {
 
 namespace {
 
-bool starts_with(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool starts_with(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_number_char(char c) { return is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_number_char(char c) {
+  return is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+bool is_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 std::string hex(unsigned v, int digits) {
   char b[16];
@@ -122,7 +130,8 @@ std::string expected(std::string_view text, size_t tok, const std::string& conte
     if (tok < text.size() && text[tok] == '}' && previous(text, tok) == ',') return "trailing comma before '}'";
     return "expected a member name in double quotes, found " + found(text, tok);
   }
-  if (context == "object separator") return "expected ':' after member name \"" + last_key + "\", found " + found(text, tok);
+  if (context == "object separator")
+    return "expected ':' after member name \"" + last_key + "\", found " + found(text, tok);
   if (context == "object") return "expected ',' or '}' in an object, found " + found(text, tok);
   if (context == "array") return "expected ',' or ']' in an array, found " + found(text, tok);
   return "unexpected " + found(text, tok) + " while parsing " + context;
@@ -174,17 +183,18 @@ void explain_parse_error(std::string_view text, const std::string& source, size_
   if (starts_with(what, "invalid string: missing closing quote"))
     fail_at(text, source, string_start(text, at), "unterminated string");
   if (starts_with(what, "invalid string: control character"))
-    fail_at(text, source, at,
-            "control character (byte 0x" + hex(static_cast<unsigned char>(text[at]), 2) + ") in a string must be escaped");
+    fail_at(
+        text, source, at,
+        "control character (byte 0x" + hex(static_cast<unsigned char>(text[at]), 2) + ") in a string must be escaped");
   if (starts_with(what, "invalid string: forbidden character after backslash")) {
     if (at >= text.size()) fail_at(text, source, string_start(text, at), "unterminated string");
     fail_at(text, source, at,
-            "invalid escape '\\" + std::string(1, text[at]) +
-                "' (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+            "invalid escape '\\" + std::string(1, text[at]) + "' (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
   }
   if (starts_with(what, "invalid string: '\\u' must be followed by 4 hex digits"))
-    fail_at(text, source, at,
-            at >= text.size() ? "unterminated \\u escape" : "expected 4 hex digits after \\u, found " + found(text, at));
+    fail_at(
+        text, source, at,
+        at >= text.size() ? "unterminated \\u escape" : "expected 4 hex digits after \\u, found " + found(text, at));
   if (starts_with(what, "invalid string: surrogate U+D800..U+DBFF")) {
     unsigned v = 0;
     const size_t esc = surrogate_escape(text, at, 0xD800, 0xDBFF, &v);

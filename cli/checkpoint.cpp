@@ -138,7 +138,8 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
   for (const auto& [k, v] : m.at("config").members()) saved[k] = v.string();
   for (const auto& [k, v] : identity) {
     const auto it = saved.find(k);
-    CORUN_CHECK(it != saved.end(), Status::invalid_config, path << " has no '" << k << "' in its config: not a checkpoint of this run");
+    CORUN_CHECK(it != saved.end(), Status::invalid_config,
+                path << " has no '" << k << "' in its config: not a checkpoint of this run");
     CORUN_CHECK(it->second == v, Status::invalid_config,
                 path << " was written with " << k << " = " << it->second << ", this run has " << k << " = " << v
                      << ": resume with the same settings, or use another --checkpoint directory");
@@ -150,8 +151,9 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
   for (const json::Node& v : m.at("losses").items()) s.losses.push_back(v.number());
   for (const json::Node& v : m.at("ms_per_iter").items()) s.ms.push_back(v.number());
   CORUN_CHECK(static_cast<long>(s.losses.size()) == s.iteration && static_cast<long>(s.ms.size()) == s.iteration,
-              Status::io_error, manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for "
-                                         << s.iteration << " iterations" << hint);
+              Status::io_error,
+              manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for " << s.iteration
+                       << " iterations" << hint);
 
   // Parameters: every one of the graph's, with its shape and the data the hash was taken of.
   std::map<std::string, std::pair<std::string, std::string>> files;  // name -> file, hash
@@ -169,8 +171,9 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
                 manifest << ": parameter file '" << it->second.first << "' is not a plain file name");
     const std::string file = path + "/" + it->second.first;
     NpyArray a = load_npy(file);
-    CORUN_CHECK(a.shape == t.shape(), Status::io_error,
-                file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
+    CORUN_CHECK(
+        a.shape == t.shape(), Status::io_error,
+        file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
     CORUN_CHECK(fnv1a64(a.data.data(), a.data.size()) == it->second.second, Status::io_error,
                 file << " does not match the checksum in " << manifest << " (damaged)" << hint);
     loaded.push_back(std::move(a));
@@ -222,7 +225,8 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
       {"params", std::move(params)},
       {"losses", state.losses},
       {"ms_per_iter", state.ms}};
-  write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n", "the checkpoint manifest");  // last: a directory with a manifest has every file
+  write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n",
+                        "the checkpoint manifest");  // last: a directory with a manifest has every file
   sync_path(tmp, true);
   CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
               "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));

@@ -16,7 +16,9 @@ constexpr const char* kFormat = "corun-schedule";
 constexpr int kVersion = 1;
 constexpr const char* kTextHeader = "# corun schedule v1";  // the text format of earlier versions
 
-std::string where(const std::string& path) { return "CORUN_SCHEDULE '" + path + "'"; }
+std::string where(const std::string& path) {
+  return "CORUN_SCHEDULE '" + path + "'";
+}
 
 [[noreturn]] void not_a_schedule(const std::string& path, const std::string& why) {
   detail::fail(Status::invalid_config,
@@ -70,9 +72,9 @@ FrozenSchedule read_json(const std::string& path, const std::string& text) {
   s.cores = static_cast<int>(d.at("cores").integer(1, 1 << 20));
   const long nodes = d.at("nodes").integer(0, 1L << 30);
   const std::vector<json::Node> blocks = d.at("blocks").items();
-  CORUN_CHECK(static_cast<long>(blocks.size()) == nodes, Status::invalid_config,
-              where(path) << " has " << blocks.size() << " blocks for " << nodes
-                          << " nodes; remove the file to recompute it");
+  CORUN_CHECK(
+      static_cast<long>(blocks.size()) == nodes, Status::invalid_config,
+      where(path) << " has " << blocks.size() << " blocks for " << nodes << " nodes; remove the file to recompute it");
   for (const json::Node& b : blocks) {
     const std::vector<json::Node> fw = b.items();
     CORUN_CHECK(fw.size() == 2, Status::invalid_config, b.name() << " must be [first core, width]");
@@ -124,8 +126,8 @@ void write_schedule(const std::string& path, const FrozenSchedule& s) {
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(s.graph_hash));
   json::Value blocks = json::Value::array();
   for (size_t i = 0; i < s.first.size(); ++i) blocks.push_back({s.first[i], s.width[i]});
-  const json::Value doc = {{"format", kFormat}, {"version", kVersion},         {"graph", hash},
-                           {"nodes", s.first.size()}, {"cores", s.cores}, {"blocks", std::move(blocks)}};
+  const json::Value doc = {{"format", kFormat},       {"version", kVersion}, {"graph", hash},
+                           {"nodes", s.first.size()}, {"cores", s.cores},    {"blocks", std::move(blocks)}};
   write_file_atomically(path, json::dump(doc) + "\n", "CORUN_SCHEDULE");
 }
 

@@ -110,9 +110,9 @@ void write_profile(const std::string& path, const Profile& p) {
   json::Value tried = json::Value::array();
   for (const ProfiledConfig& c : p.tried)
     tried.push_back({{"layout", c.layout.str()}, {"median_ms", c.median_ms}, {"min_ms", c.min_ms}, {"runs", c.runs}});
-  const json::Value doc = {{"format", kFormat},    {"version", kVersion},         {"machine_key", p.machine_key},
-                           {"cpu", p.cpu},         {"workers", p.workers},        {"model", p.model},
-                           {"size", p.size},       {"layout", p.layout.str()},    {"tried", std::move(tried)}};
+  const json::Value doc = {{"format", kFormat}, {"version", kVersion},      {"machine_key", p.machine_key},
+                           {"cpu", p.cpu},      {"workers", p.workers},     {"model", p.model},
+                           {"size", p.size},    {"layout", p.layout.str()}, {"tried", std::move(tried)}};
   write_file_atomically(path, json::dump(doc, 2) + "\n", "the profile");
 }
 
@@ -134,7 +134,8 @@ Profile read_profile(const std::string& path) {
   }
   const std::string text = read_file(path);
   const size_t start = text.find_first_not_of(" \t\r\n");
-  CORUN_CHECK(start != std::string::npos, Status::invalid_config, "profile '" << path << "': empty file" << kRegenerate);
+  CORUN_CHECK(start != std::string::npos, Status::invalid_config,
+              "profile '" << path << "': empty file" << kRegenerate);
   CORUN_CHECK(text[start] == '{', Status::invalid_config,
               "'" << path << "' is not a corun profile (expected a JSON object with \"format\": \"" << kFormat << "\")"
                   << kRegenerate);

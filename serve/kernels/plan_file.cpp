@@ -59,7 +59,9 @@ constexpr const char* kFormat = "corun-serve-plan";
 constexpr int kVersion = 1;
 constexpr const char* kReplan = " (delete the file to re-plan)";
 
-std::string where(const std::string& path) { return "serve: plan file " + path; }
+std::string where(const std::string& path) {
+  return "serve: plan file " + path;
+}
 
 std::optional<Plan> read_json(const std::string& path, const std::string& text, const std::string& key, Cell cell) {
   const json::Value doc = json::parse(text, where(path));
@@ -105,8 +107,8 @@ std::optional<Plan> read_text(const std::string& path, std::istream& f, const st
       char* end = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
       CORUN_CHECK(end != value.c_str() && *end == '\0' && v >= lo && v <= hi, Status::io_error,
-                  where(path) << " line " << lineno << ": " << name << " '" << value << "' is not an integer in ["
-                              << lo << ", " << hi << "]" << kReplan);
+                  where(path) << " line " << lineno << ": " << name << " '" << value << "' is not an integer in [" << lo
+                              << ", " << hi << "]" << kReplan);
       ++fields;
       return static_cast<int>(v);
     };
@@ -121,17 +123,20 @@ std::optional<Plan> read_text(const std::string& path, std::istream& f, const st
     } else if (name == "xj") {
       p.xj = num(1, 1 << 20);
     } else if (name == "mode") {
-      CORUN_CHECK(parse_exec_mode(value, &p.mode), Status::io_error,
-                  where(path) << " line " << lineno << ": mode '" << value << "' is not wcs, per-step, inline or resident");
+      CORUN_CHECK(
+          parse_exec_mode(value, &p.mode), Status::io_error,
+          where(path) << " line " << lineno << ": mode '" << value << "' is not wcs, per-step, inline or resident");
       ++fields;
     } else if (name == "calibrated_ms") {
       p.calibrated_ms = std::strtod(value.c_str(), nullptr);
     } else {
-      CORUN_CHECK(false, Status::io_error, where(path) << " line " << lineno << ": unknown field '" << name << "'" << kReplan);
+      CORUN_CHECK(false, Status::io_error,
+                  where(path) << " line " << lineno << ": unknown field '" << name << "'" << kReplan);
     }
   }
   if (!key_ok) return std::nullopt;
-  CORUN_CHECK(fields == 6, Status::io_error, where(path) << " lacks fields (" << fields << " of 6); delete it to re-plan");
+  CORUN_CHECK(fields == 6, Status::io_error,
+              where(path) << " lacks fields (" << fields << " of 6); delete it to re-plan");
   return p;
 }
 

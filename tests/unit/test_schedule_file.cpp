@@ -57,8 +57,9 @@ TEST_F(ScheduleFile, OldTextFormatIsReadWithAWarning) {
   EXPECT_EQ(s->first, (std::vector<int>{0, 2}));
   EXPECT_EQ(s->width, (std::vector<int>{2, 2}));
   ::testing::internal::CaptureStderr();
-  EXPECT_CORUN_ERROR(corun::engine::read_schedule(write("short.sched", "# corun schedule v1\ngraph 1f nodes 2 cores 4\n0 2\n")),
-                     Status::invalid_config, "bad or missing block for node 1");
+  EXPECT_CORUN_ERROR(
+      corun::engine::read_schedule(write("short.sched", "# corun schedule v1\ngraph 1f nodes 2 cores 4\n0 2\n")),
+      Status::invalid_config, "bad or missing block for node 1");
   EXPECT_CORUN_ERROR(corun::engine::read_schedule(write("meta.sched", "# corun schedule v1\ngraph x\n")),
                      Status::invalid_config, "line 2 is malformed");
   ::testing::internal::GetCapturedStderr();
@@ -66,7 +67,8 @@ TEST_F(ScheduleFile, OldTextFormatIsReadWithAWarning) {
 
 TEST_F(ScheduleFile, MalformedFilesAreClearErrors) {
   EXPECT_CORUN_ERROR(corun::engine::check_schedule(write("garbage", "hello\n")), Status::invalid_config,
-                     "CORUN_SCHEDULE '" + path("garbage") + "' is not a corun schedule", "point CORUN_SCHEDULE elsewhere");
+                     "CORUN_SCHEDULE '" + path("garbage") + "' is not a corun schedule",
+                     "point CORUN_SCHEDULE elsewhere");
   const std::string head = R"({"format": "corun-schedule", "version": 1, "graph": "1f", "nodes": 2, "cores": 4, )";
   EXPECT_CORUN_ERROR(corun::engine::read_schedule(write("a", head + R"("blocks": [[0, 2], [2, 2]],})")),
                      Status::invalid_config, "invalid JSON at line 1", "trailing comma before '}'", "recompute it");
