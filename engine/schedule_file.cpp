@@ -88,14 +88,12 @@ FrozenSchedule read_json(const std::string& path, const std::string& text) {
 }  // namespace
 
 void check_schedule(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.good()) return;  // written once the schedule is frozen
-  std::string first;
-  std::getline(in, first);
-  if (first == kTextHeader) return;
-  const size_t start = first.find_first_not_of(" \t\r");
-  if (start == std::string::npos || first[start] != '{')
-    not_a_schedule(path, "first line '" + first + "', expected a JSON object");
+  if (!std::ifstream(path).good()) return;  // written once the schedule is frozen
+  const std::string text = read_file(path);
+  if (text.rfind(kTextHeader, 0) == 0) return;
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos || text[start] != '{')
+    not_a_schedule(path, "first line '" + text.substr(0, text.find('\n')) + "', expected a JSON object");
 }
 
 std::optional<FrozenSchedule> read_schedule(const std::string& path) {
