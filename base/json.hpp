@@ -1,20 +1,29 @@
-// base/json.hpp — a compact, strict JSON reader (RFC 8259) for the files corun writes itself
-// (execution traces, result files), and the two helpers that write JSON text it reads back exactly.
-// No StarPU here.
+// base/json.hpp — JSON for the files corun reads and writes (traces, result files, checkpoint manifests,
+// profiles, schedules, serving plans), on nlohmann::json (Debian's nlohmann-json3-dev). No StarPU here.
+//
+// This is the only header that includes <nlohmann/json.hpp>: documents are built with nlohmann's own API
+// through the alias json::Value, but every file is read through parse() below, which is stricter than
+// nlohmann's parser, and through Node, whose errors name the value that was wrong.
 //
 // Usage:
-//   json::Value doc = json::parse_file("run.trace.json");          // throws corun::Error(io_error)
-//   const json::Value& meta = doc.at("otherData", "run.trace.json");
-//   double ms = meta.at("makespan_us", "otherData").number("otherData.makespan_us") / 1000;
+//   const json::Value doc = json::parse_file("run.trace.json");    // throws corun::Error(io_error)
+//   const json::Node other(doc, "'run.trace.json': otherData");
+//   double ms = other.at("makespan_us").number() / 1000;            // "...otherData.makespan_us must be a number"
+//
+//   json::Value out = {{"format", "corun-profile"}, {"version", 1}};
+//   write_file_atomically(path, json::dump(out, 2));
 //
 // Strict means: exactly one value and only whitespace around it; no comments, trailing commas, single
 // quotes, NaN/Infinity, leading zeros, '+' signs, unescaped control characters, invalid UTF-8, lone
-// surrogates or duplicate object keys; nesting deeper than 256 levels is refused (no stack overflow on
-// hostile input). A syntax error names the source, the line and column, and what was expected there.
+// surrogates, byte order marks or duplicate object keys; nesting deeper than 256 levels is refused. A
+// syntax error names the source, the line and column, and what was expected there.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,47 +31,9 @@
 
 namespace corun::json {
 
-enum class Type { null, boolean, number, string, array, object };
-
-/// "null", "boolean", "number", "string", "array", "object".
-const char* type_name(Type t);
-
-/// One parsed JSON value. Objects keep their members in file order.
-class Value {
- public:
-  Value() = default;
-
-  Type type() const { return type_; }
-  bool is_null() const { return type_ == Type::null; }
-  bool is_number() const { return type_ == Type::number; }
-  bool is_string() const { return type_ == Type::string; }
-  bool is_array() const { return type_ == Type::array; }
-  bool is_object() const { return type_ == Type::object; }
-
-  // Typed access. `what` names the value in the error message ("otherData.workers", "traceEvents[3].ts");
-  // a value of another type throws corun::Error(io_error) "<what> must be a <type>, not a <type>".
-  bool boolean(const std::string& what) const;
-  double number(const std::string& what) const;
-  /// A number that is an integer within [lo, hi].
-  long integer(const std::string& what, long lo, long hi) const;
-  const std::string& string(const std::string& what) const;
-  const std::vector<Value>& array(const std::string& what) const;
-  const std::vector<std::pair<std::string, Value>>& object(const std::string& what) const;
-
-  /// The member `key` of an object, or nullptr when absent (or when this is not an object).
-  const Value* find(std::string_view key) const;
-  /// The member `key`; throws corun::Error(io_error) "<what> has no '<key>'" when absent or not an object.
-  const Value& at(std::string_view key, const std::string& what) const;
-
- private:
-  friend class Parser;
-  Type type_ = Type::null;
-  bool bool_ = false;
-  double number_ = 0.0;
-  std::string string_;
-  std::vector<Value> items_;
-  std::vector<std::pair<std::string, Value>> members_;
-};
+/// A JSON document. Objects keep their members in insertion order: a file we write lists its fields in
+/// the order the code builds them, and a document read back lists its members as the file did.
+using Value = nlohmann::ordered_json;
 
 /// Parses `text`; `source` names it in error messages (a file name, "<string>").
 /// Throws corun::Error(io_error): "corun: <source>: invalid JSON at line L, column C: <what was wrong>".
@@ -82,14 +53,46 @@ Value parse_streaming(std::string_view text, const std::string& source, std::str
                       const ItemCallback& on_item);
 Value parse_file_streaming(const std::string& path, std::string_view key, const ItemCallback& on_item);
 
-// ---------------------------------------------------------------------------------------------- writing
+/// The text of `v`: on one line (indent < 0) or indented. Numbers in the shortest form that reads back to
+/// the same double, NaN and infinities (which JSON cannot represent) as null, bytes that are not valid
+/// UTF-8 as U+FFFD: the output always parses (strictly) again.
+std::string dump(const Value& v, int indent = -1);
 
-/// Appends `s` as a JSON string literal. Control characters are escaped; bytes that are not valid UTF-8
-/// become U+FFFD, so the output always parses (strictly) again.
-void append_string(std::string& out, std::string_view s);
+/// `v` as the shortest JSON number that reads back to it: an integral value as an integer ("12", where
+/// nlohmann writes a double as "12.0"), NaN and infinities as null. For files whose text is pinned (traces).
+Value number(double v);
 
-/// Appends `v` in the shortest form that reads back to exactly the same double; NaN and infinities
-/// (which JSON cannot represent) become null.
-void append_number(std::string& out, double v);
+/// A parsed value with the name error messages give it ("'run.json': otherData"). Members are named
+/// "<name>.<key>", elements "<name>[<i>]"; a name ending in a space is a prefix ("run.json: " names the
+/// member "run.json: format"). Typed reads throw corun::Error(io_error)
+/// "<name> must be a <type>, not a <type>". A Node refers into its document, which must outlive it.
+class Node {
+ public:
+  Node(const Value& v, std::string name) : v_(&v), name_(std::move(name)) {}
+
+  const Value& value() const { return *v_; }
+  const std::string& name() const { return name_; }
+
+  bool boolean() const;
+  double number() const;
+  /// A number that is an integer within [lo, hi].
+  long integer(long lo, long hi) const;
+  const std::string& string() const;
+  /// The elements of an array.
+  std::vector<Node> items() const;
+  /// The members of an object, in file order.
+  std::vector<std::pair<std::string, Node>> members() const;
+
+  /// The member `key`; "<name> has no '<key>'" when absent.
+  Node at(std::string_view key) const;
+  /// The member `key`, or nothing when absent or when this is not an object.
+  std::optional<Node> find(std::string_view key) const;
+
+ private:
+  std::string member_name(std::string_view key) const;
+
+  const Value* v_;
+  std::string name_;
+};
 
 }  // namespace corun::json

@@ -3,13 +3,13 @@
 #include <corun/npy.hpp>
 
 #include "base/check.hpp"
+#include "base/files.hpp"
 #include "base/npy_header.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include <fcntl.h>
@@ -41,29 +41,12 @@ void save_npy(const std::string& path, const Shape& shape, const float* data) {
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
 
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    CORUN_CHECK(out.good(), Status::io_error, "cannot create '" << tmp << "': " << std::strerror(errno));
-    out.write(kMagic, 6);
-    const char version[2] = {1, 0};
-    out.write(version, 2);
-    const uint16_t hlen = static_cast<uint16_t>(header.size());
-    const char hl[2] = {static_cast<char>(hlen & 0xff), static_cast<char>(hlen >> 8)};
-    out.write(hl, 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(shape.numel() * sizeof(float)));
-    out.flush();
-    if (!out.good()) {
-      std::remove(tmp.c_str());
-      detail::fail(Status::io_error, "writing '" + tmp + "' failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    detail::fail(Status::io_error, "cannot rename '" + tmp + "' to '" + path + "': " + why);
-  }
+  const char version[2] = {1, 0};
+  const uint16_t hlen = static_cast<uint16_t>(header.size());
+  const char hl[2] = {static_cast<char>(hlen & 0xff), static_cast<char>(hlen >> 8)};
+  write_file_atomically(path, {std::string_view(kMagic, 6), std::string_view(version, 2), std::string_view(hl, 2),
+                               header,
+                               std::string_view(reinterpret_cast<const char*>(data), static_cast<size_t>(shape.numel()) * sizeof(float))});
 }
 
 namespace {

@@ -14,7 +14,8 @@
 #include <corun/error.hpp>
 #include <corun/machine.hpp>
 
-#include "cli/json.hpp"
+#include "base/files.hpp"
+#include "base/json.hpp"
 #include "base/parse.hpp"
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
@@ -170,43 +171,44 @@ int main(int argc, char** argv) {
                 *std::max_element(us.begin(), us.end()), median(submit_us), widths.c_str());
 
     if (!json_path.empty()) {
-      const std::string tmp = json_path + ".tmp";
-      {
-        std::ofstream out(tmp, std::ios::trunc);
-        if (!out.good()) {
-          std::fprintf(stderr, "task_overhead: cannot write '%s'\n", tmp.c_str());
-          return 1;
-        }
-        corun::cli::Json j(out);
-        j.open();
-        j.open("config").field("tasks", ntasks).field("width", width).field("runs", runs).field("model", model)
-            .field("hints", hints).field("executors", layout.count > 0 ? layout.str() : std::string()).close();
-        j.open("machine").field("nproc", corun::machine::nproc()).field("cpu_model", corun::machine::cpu_model())
-            .field("topology", corun::machine::topology_summary()).field("affinity", corun::machine::affinity_list())
-            .field("git_sha", corun::machine::git_sha()).close();
-        j.open("engine").field("policy", info.policy).field("policy_source", info.policy_source)
-            .field("own_policy", info.own_policy).field("workers", info.workers)
-            .field("combined_workers", static_cast<int>(starpu_combined_worker_get_count()))
-            .field("starpu_version", info.starpu_version)
-            .field("starpu_maxcpus", info.starpu_maxcpus).field("starpu_maxnumanodes", info.starpu_maxnumanodes)
-            .field("blas", info.blas).field("blas_core", info.blas_core).field("blas_threads", info.blas_threads)
-            .close();
-        j.array("us_per_task", us).array("submit_us_per_task", submit_us);
-        std::vector<double> sizes;  // up to the widest team used
-        for (size_t s = 0; s < g_sizes.size(); ++s) sizes.push_back(static_cast<double>(g_sizes[s]));
-        while (sizes.size() > 2 && sizes.back() == 0.0) sizes.pop_back();
-        j.array("tasks_per_team_width", sizes);  // index = team width
-        j.open("summary").field("median_us", median(us)).field("min_us", *std::min_element(us.begin(), us.end()))
-            .field("max_us", *std::max_element(us.begin(), us.end())).field("median_submit_us", median(submit_us))
-            .close();
-        j.close();
-        out << "\n";
-        if (!out.good()) {
-          std::fprintf(stderr, "task_overhead: writing '%s' failed\n", tmp.c_str());
-          return 1;
-        }
-      }
-      std::filesystem::rename(tmp, json_path);
+      std::vector<double> sizes;  // up to the widest team used
+      for (size_t s = 0; s < g_sizes.size(); ++s) sizes.push_back(static_cast<double>(g_sizes[s]));
+      while (sizes.size() > 2 && sizes.back() == 0.0) sizes.pop_back();
+      const corun::json::Value result = {
+          {"config",
+           {{"tasks", ntasks},
+            {"width", width},
+            {"runs", runs},
+            {"model", model},
+            {"hints", hints},
+            {"executors", layout.count > 0 ? layout.str() : std::string()}}},
+          {"machine",
+           {{"nproc", corun::machine::nproc()},
+            {"cpu_model", corun::machine::cpu_model()},
+            {"topology", corun::machine::topology_summary()},
+            {"affinity", corun::machine::affinity_list()},
+            {"git_sha", corun::machine::git_sha()}}},
+          {"engine",
+           {{"policy", info.policy},
+            {"policy_source", info.policy_source},
+            {"own_policy", info.own_policy},
+            {"workers", info.workers},
+            {"combined_workers", static_cast<int>(starpu_combined_worker_get_count())},
+            {"starpu_version", info.starpu_version},
+            {"starpu_maxcpus", info.starpu_maxcpus},
+            {"starpu_maxnumanodes", info.starpu_maxnumanodes},
+            {"blas", info.blas},
+            {"blas_core", info.blas_core},
+            {"blas_threads", info.blas_threads}}},
+          {"us_per_task", us},
+          {"submit_us_per_task", submit_us},
+          {"tasks_per_team_width", sizes},  // index = team width
+          {"summary",
+           {{"median_us", median(us)},
+            {"min_us", *std::min_element(us.begin(), us.end())},
+            {"max_us", *std::max_element(us.begin(), us.end())},
+            {"median_submit_us", median(submit_us)}}}};
+      corun::write_file_atomically(json_path, corun::json::dump(result) + "\n");
     }
   } catch (const corun::Error& e) {
     std::fprintf(stderr, "task_overhead: %s\n", e.what());

@@ -3,6 +3,7 @@
 #include <corun/npy.hpp>
 
 #include "base/check.hpp"
+#include "base/files.hpp"
 #include "base/json.hpp"
 
 #include <fcntl.h>
@@ -65,26 +66,6 @@ void sync_path(const std::string& path, bool directory) {
   CORUN_CHECK(rc == 0, Status::io_error, "fsync of '" << path << "' failed: " << std::strerror(err));
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  CORUN_CHECK(fd >= 0, Status::io_error, "cannot create '" << path << "': " << std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      detail::fail(Status::io_error, "writing '" + path + "' failed: " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  CORUN_CHECK(rc == 0, Status::io_error, "fsync of '" << path << "' failed: " << std::strerror(err));
-}
-
 // Removes a directory tree without ever leaving a partly removed one under its own name: it is renamed
 // to a dot-name first (leftovers of a crash are cleared at the next start).
 void remove_tree(const fs::path& dir) {
@@ -100,11 +81,6 @@ std::vector<Tensor> saved_tensors(const Graph& g) {
   std::vector<Tensor> t = g.params();
   for (Tensor s : g.optimizer_state()) t.push_back(s);
   return t;
-}
-
-void append_key(std::string& out, const char* key) {
-  json::append_string(out, key);
-  out += ':';
 }
 
 }  // namespace
@@ -146,23 +122,24 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
   const std::string manifest = path + "/manifest.json";
   const std::string hint = " (to resume from an older checkpoint, move " + path + " out of " + dir_ + ")";
   const json::Value doc = json::parse_file(manifest);
-  const std::string& format = doc.at("format", manifest).string(manifest + ": format");
+  const json::Node m(doc, manifest + ": ");
+  const std::string& format = m.at("format").string();
   CORUN_CHECK(format == kFormat, Status::io_error, manifest << ": format '" << format << "' is not " << kFormat);
-  const long version = doc.at("version", manifest).integer(manifest + ": version", 1, 1000);
+  const long version = m.at("version").integer(1, 1000);
   CORUN_CHECK(version == kVersion, Status::io_error,
               manifest << ": checkpoint format version " << version << ", this corun reads version " << kVersion);
   CheckpointState s;
-  s.iteration = doc.at("iteration", manifest).integer(manifest + ": iteration", 0, 1L << 40);
+  s.iteration = m.at("iteration").integer(0, 1L << 40);
   CORUN_CHECK(s.iteration == newest, Status::io_error,
               manifest << ": iteration " << s.iteration << " does not match the directory name" << hint);
 
   // The same run: every identity entry equal, none missing or extra.
-  const json::Value& config = doc.at("config", manifest);
   std::map<std::string, std::string> saved;
-  for (const auto& [k, v] : config.object(manifest + ": config")) saved[k] = v.string(manifest + ": config." + k);
+  for (const auto& [k, v] : m.at("config").members()) saved[k] = v.string();
   for (const auto& [k, v] : identity) {
     const auto it = saved.find(k);
-    CORUN_CHECK(it != saved.end(), Status::invalid_config, path << " has no '" << k << "' in its config: not a checkpoint of this run");
+    CORUN_CHECK(it != saved.end(), Status::invalid_config,
+                path << " has no '" << k << "' in its config: not a checkpoint of this run");
     CORUN_CHECK(it->second == v, Status::invalid_config,
                 path << " was written with " << k << " = " << it->second << ", this run has " << k << " = " << v
                      << ": resume with the same settings, or use another --checkpoint directory");
@@ -171,19 +148,17 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
   CORUN_CHECK(saved.empty(), Status::invalid_config,
               path << " has config entry '" << saved.begin()->first << "' this run does not know");
 
-  for (const auto& v : doc.at("losses", manifest).array(manifest + ": losses")) s.losses.push_back(v.number(manifest + ": losses[]"));
-  for (const auto& v : doc.at("ms_per_iter", manifest).array(manifest + ": ms_per_iter")) s.ms.push_back(v.number(manifest + ": ms_per_iter[]"));
+  for (const json::Node& v : m.at("losses").items()) s.losses.push_back(v.number());
+  for (const json::Node& v : m.at("ms_per_iter").items()) s.ms.push_back(v.number());
   CORUN_CHECK(static_cast<long>(s.losses.size()) == s.iteration && static_cast<long>(s.ms.size()) == s.iteration,
-              Status::io_error, manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for "
-                                         << s.iteration << " iterations" << hint);
+              Status::io_error,
+              manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for " << s.iteration
+                       << " iterations" << hint);
 
   // Parameters: every one of the graph's, with its shape and the data the hash was taken of.
   std::map<std::string, std::pair<std::string, std::string>> files;  // name -> file, hash
-  for (const auto& p : doc.at("params", manifest).array(manifest + ": params")) {
-    const std::string& name = p.at("name", manifest + ": params[]").string(manifest + ": params[].name");
-    files[name] = {p.at("file", manifest + ": params[]").string(manifest + ": params[].file"),
-                   p.at("fnv1a64", manifest + ": params[]").string(manifest + ": params[].fnv1a64")};
-  }
+  for (const json::Node& p : m.at("params").items())
+    files[p.at("name").string()] = {p.at("file").string(), p.at("fnv1a64").string()};
   const std::vector<Tensor> params = saved_tensors(g);
   CORUN_CHECK(files.size() == params.size(), Status::io_error,
               manifest << " lists " << files.size() << " parameters and optimizer state tensors, the model has "
@@ -196,8 +171,9 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
                 manifest << ": parameter file '" << it->second.first << "' is not a plain file name");
     const std::string file = path + "/" + it->second.first;
     NpyArray a = load_npy(file);
-    CORUN_CHECK(a.shape == t.shape(), Status::io_error,
-                file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
+    CORUN_CHECK(
+        a.shape == t.shape(), Status::io_error,
+        file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
     CORUN_CHECK(fnv1a64(a.data.data(), a.data.size()) == it->second.second, Status::io_error,
                 file << " does not match the checksum in " << manifest << " (damaged)" << hint);
     loaded.push_back(std::move(a));
@@ -223,84 +199,34 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
   CORUN_CHECK(fs::create_directory(tmp, ec), Status::io_error,
               "cannot create checkpoint directory '" << tmp << "': " << ec.message());
 
-  std::string m = "{";
-  append_key(m, "format");
-  json::append_string(m, kFormat);
-  m += ",";
-  append_key(m, "version");
-  m += std::to_string(kVersion) + ",";
-  append_key(m, "iteration");
-  m += std::to_string(state.iteration) + ",";
-  append_key(m, "config");
-  m += "{";
-  for (size_t i = 0; i < identity.size(); ++i) {
-    if (i) m += ",";
-    append_key(m, identity[i].first.c_str());
-    json::append_string(m, identity[i].second);
-  }
-  m += "},";
-  // The data position and "RNG state": the generator is counter-based, batch k depends on its seed and k.
-  append_key(m, "data");
-  m += "{";
-  append_key(m, "generator");
-  json::append_string(m, data_generator);
-  m += ",";
-  append_key(m, "seed");
-  m += std::to_string(seed) + ",";
-  append_key(m, "next_batch");
-  m += std::to_string(state.iteration) + "},";
-  append_key(m, "optimizer");
-  m += "{";
-  append_key(m, "kind");
   const std::vector<Tensor> state_tensors = g.optimizer_state();
-  json::append_string(m, state_tensors.empty() ? "sgd" : "sgd_momentum");
-  m += ",";
-  append_key(m, "learning_rate");
-  json::append_number(m, learning_rate);
-  m += ",";
-  append_key(m, "state");  // names of the state tensors, saved with the parameters below (plain SGD has none)
-  m += "[";
-  for (size_t i = 0; i < state_tensors.size(); ++i) {
-    if (i) m += ",";
-    json::append_string(m, state_tensors[i].name());
-  }
-  m += "]},";
-  append_key(m, "params");
-  m += "[";
-  bool first = true;
+  json::Value config = json::Value::object();
+  for (const auto& [k, v] : identity) config[k] = v;
+  json::Value state_names = json::Value::array();  // saved with the parameters below (plain SGD has none)
+  for (Tensor t : state_tensors) state_names.push_back(t.name());
+  json::Value params = json::Value::array();
   for (Tensor p : saved_tensors(g)) {
     const std::vector<float> v = engine.read(g, p);
     const std::string file = p.name() + ".npy";
     save_npy(tmp + "/" + file, p.shape(), v.data());
-    sync_path(tmp + "/" + file, false);
-    m += first ? "{" : ",{";
-    first = false;
-    append_key(m, "name");
-    json::append_string(m, p.name());
-    m += ",";
-    append_key(m, "file");
-    json::append_string(m, file);
-    m += ",";
-    append_key(m, "fnv1a64");
-    json::append_string(m, fnv1a64(v.data(), v.size()));
-    m += "}";
+    params.push_back({{"name", p.name()}, {"file", file}, {"fnv1a64", fnv1a64(v.data(), v.size())}});
   }
-  m += "],";
-  append_key(m, "losses");
-  m += "[";
-  for (size_t i = 0; i < state.losses.size(); ++i) {
-    if (i) m += ",";
-    json::append_number(m, state.losses[i]);
-  }
-  m += "],";
-  append_key(m, "ms_per_iter");
-  m += "[";
-  for (size_t i = 0; i < state.ms.size(); ++i) {
-    if (i) m += ",";
-    json::append_number(m, state.ms[i]);
-  }
-  m += "]}\n";
-  write_text(tmp + "/manifest.json", m);  // last: a directory with a manifest has every file
+  const json::Value manifest = {
+      {"format", kFormat},
+      {"version", kVersion},
+      {"iteration", state.iteration},
+      {"config", std::move(config)},
+      // The data position and "RNG state": the generator is counter-based, batch k depends on its seed and k.
+      {"data", {{"generator", data_generator}, {"seed", seed}, {"next_batch", state.iteration}}},
+      {"optimizer",
+       {{"kind", state_tensors.empty() ? "sgd" : "sgd_momentum"},
+        {"learning_rate", learning_rate},
+        {"state", std::move(state_names)}}},
+      {"params", std::move(params)},
+      {"losses", state.losses},
+      {"ms_per_iter", state.ms}};
+  write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n",
+                        "the checkpoint manifest");  // last: a directory with a manifest has every file
   sync_path(tmp, true);
   CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
               "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));

@@ -5,6 +5,7 @@
 #include "trace/gantt.hpp"
 
 #include "base/check.hpp"
+#include "base/files.hpp"
 #include "base/parse.hpp"
 #include "trace/trace.hpp"
 
@@ -44,18 +45,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return true;
 }
 
-// Writes `text` to `file`; errors name `shown` (the path the user asked for, not our temporary).
-void write_file(const std::string& file, const std::string& text, const std::string& shown) {
-  std::FILE* f = std::fopen(file.c_str(), "wb");
-  CORUN_CHECK(f != nullptr, Status::io_error, "cannot write '" << shown << "': " << std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(file.c_str());
-    CORUN_CHECK(false, Status::io_error, "writing '" << shown << "' failed: " << std::strerror(err));
-  }
-}
-
+// rsvg-convert writes the PNG beside `path`; moving it into place makes it appear whole or not at all.
 void rename_into_place(const std::string& tmp, const std::string& path) {
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -121,7 +111,7 @@ void write_png(const std::string& svg, const std::string& out) {
                                   "not on PATH; run scripts/setup.sh to install it, or write SVG instead (-o "
                                << out.substr(0, out.size() - 4) << ".svg)");
   const std::string tmp_svg = out + ".tmp.svg", tmp_png = out + ".tmp";
-  write_file(tmp_svg, svg, out);
+  write_file_atomically(tmp_svg, svg);
   std::string err;
   const int status = run_capturing_stderr({rsvg, "--format", "png", "--output", tmp_png, tmp_svg}, err);
   std::remove(tmp_svg.c_str());
@@ -173,8 +163,7 @@ int plot_trace(int argc, char** argv) {
   opt.source = input;
   const std::string svg = gantt_svg(trace, opt);
   if (ends_with(out, ".svg")) {
-    write_file(out + ".tmp", svg, out);
-    rename_into_place(out + ".tmp", out);
+    write_file_atomically(out, svg);
   } else {
     write_png(svg, out);
   }

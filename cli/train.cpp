@@ -3,7 +3,6 @@
 #include "cli/args.hpp"
 #include "cli/checkpoint.hpp"
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
@@ -18,6 +17,8 @@
 #include <corun/npy.hpp>
 
 #include "base/check.hpp"
+#include "base/files.hpp"
+#include "base/json.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -268,47 +269,59 @@ int train(int argc, char** argv) {
     }
   }
   if (!json_path.empty()) {
-    const std::string tmp = json_path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      CORUN_CHECK(out.good(), Status::io_error, "cannot write '" << tmp << "'");
-      Json j(out);
-      j.open();
-      j.open("config");
-      session->json_config(j);
-      j.field("iters", iters).field("fuse_elementwise", fuse).field("parallel_ops", pass.enabled)
-          .field("parallel_ops_min", static_cast<long>(pass.min_size)).close();
-      j.open("machine").field("nproc", machine::nproc()).field("cpu_model", machine::cpu_model())
-          .field("topology", machine::topology_summary()).field("affinity", machine::affinity_list())
-          .field("git_sha", machine::git_sha()).close();
-      j.open("engine").field("policy", info.policy).field("policy_source", info.policy_source)
-          .field("workers", info.workers).field("workers_source", info.workers_source)
-          .field("starpu_version", info.starpu_version)
-          .field("starpu_maxcpus", info.starpu_maxcpus).field("starpu_maxnumanodes", info.starpu_maxnumanodes)
-          .field("blas", info.blas).field("blas_core", info.blas_core).field("blas_threads", info.blas_threads)
-          .field("kernels", info.kernels).field("executors", info.layout).field("machine_key", info.machine_key)
-          .field("replicas", info.replicas).field("numa_mode", info.numa_mode)
-          .field("numa_domains", info.numa_domains).close();
-      j.array("ms_per_iter", state.ms).array("loss", state.losses);
-      if (numa_accounted) j.array("remote_bytes_per_iter", remote);
-      j.open("progress").field("iterations_done", state.iteration).field("resumed_from", resumed_from)
-          .field("iterations_this_run", static_cast<long>(ms.size()))
-          .field("stopped_by", stopped ? stop::name(stop_signal) : "")
-          .field("checkpoint", ckpt ? ckpt_dir : std::string()).close();
-      j.open("summary").field("median_ms", med).field("min_ms", best).field("tasks_per_iter", tasks)
-          .field("tasks_per_iter_before_passes", static_cast<long>(tasks_before_pass))
-          .field("first_loss", first_loss).field("final_loss", final_loss)
-          .field("last_ms", last.wall_ms).field("lower_bound_ms", last.lower_bound_ms)
-          .field("critical_path_ms", last.critical_path_ms).field("total_work_ms", last.total_work_ms)
-          .field("uncalibrated_nodes", last.uncalibrated);
-      if (numa_accounted) j.field("remote_bytes_per_iter", remote_med);
-      if (accuracy >= 0.0) j.field("test_accuracy", accuracy);
-      j.close();
-      j.close();
-      out << "\n";
-      CORUN_CHECK(out.good(), Status::io_error, "writing '" << tmp << "' failed");
-    }
-    std::filesystem::rename(tmp, json_path);
+    json::Value config = session->json_config();
+    config["iters"] = iters;
+    config["fuse_elementwise"] = fuse;
+    config["parallel_ops"] = pass.enabled;
+    config["parallel_ops_min"] = pass.min_size;
+    json::Value summary = {{"median_ms", med},
+                           {"min_ms", best},
+                           {"tasks_per_iter", tasks},
+                           {"tasks_per_iter_before_passes", tasks_before_pass},
+                           {"first_loss", first_loss},
+                           {"final_loss", final_loss},
+                           {"last_ms", last.wall_ms},
+                           {"lower_bound_ms", last.lower_bound_ms},
+                           {"critical_path_ms", last.critical_path_ms},
+                           {"total_work_ms", last.total_work_ms},
+                           {"uncalibrated_nodes", last.uncalibrated}};
+    if (numa_accounted) summary["remote_bytes_per_iter"] = remote_med;
+    if (accuracy >= 0.0) summary["test_accuracy"] = accuracy;
+    json::Value result = {
+        {"config", std::move(config)},
+        {"machine",
+         {{"nproc", machine::nproc()},
+          {"cpu_model", machine::cpu_model()},
+          {"topology", machine::topology_summary()},
+          {"affinity", machine::affinity_list()},
+          {"git_sha", machine::git_sha()}}},
+        {"engine",
+         {{"policy", info.policy},
+          {"policy_source", info.policy_source},
+          {"workers", info.workers},
+          {"workers_source", info.workers_source},
+          {"starpu_version", info.starpu_version},
+          {"starpu_maxcpus", info.starpu_maxcpus},
+          {"starpu_maxnumanodes", info.starpu_maxnumanodes},
+          {"blas", info.blas},
+          {"blas_core", info.blas_core},
+          {"blas_threads", info.blas_threads},
+          {"kernels", info.kernels},
+          {"executors", info.layout},
+          {"machine_key", info.machine_key},
+          {"replicas", info.replicas},
+          {"numa_mode", info.numa_mode},
+          {"numa_domains", info.numa_domains}}},
+        {"ms_per_iter", state.ms},
+        {"loss", state.losses}};
+    if (numa_accounted) result["remote_bytes_per_iter"] = remote;
+    result["progress"] = {{"iterations_done", state.iteration},
+                          {"resumed_from", resumed_from},
+                          {"iterations_this_run", ms.size()},
+                          {"stopped_by", stopped ? stop::name(stop_signal) : ""},
+                          {"checkpoint", ckpt ? ckpt_dir : std::string()}};
+    result["summary"] = std::move(summary);
+    write_file_atomically(json_path, json::dump(result) + "\n");
   }
   for (Graph* r : graphs) engine.release(*r);
   if (stopped) {

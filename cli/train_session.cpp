@@ -102,18 +102,18 @@ class LstmTrain : public TrainSession {
                   static_cast<double>(c.learning_rate), replicas_note(replicas()).c_str());
     return buf;
   }
-  void json_config(Json& j) const override {
+  json::Value json_config() const override {
     const models::LstmConfig& c = cfg_;
-    j.field("model", c.phased ? "phased-lstm" : "lstm")
-        .field("layers", c.layers)
-        .field("batch", c.batch)
-        .field("seq", c.seq)
-        .field("hidden", c.hidden)
-        .field("input", c.input)
-        .field("classes", c.classes)
-        .field("learning_rate", static_cast<double>(c.learning_rate))
-        .field("seed", static_cast<long>(c.seed))
-        .field("cell", c.fused_cell ? "fused" : "unfused");
+    return {{"model", c.phased ? "phased-lstm" : "lstm"},
+            {"layers", c.layers},
+            {"batch", c.batch},
+            {"seq", c.seq},
+            {"hidden", c.hidden},
+            {"input", c.input},
+            {"classes", c.classes},
+            {"learning_rate", static_cast<double>(c.learning_rate)},
+            {"seed", static_cast<long>(c.seed)},
+            {"cell", c.fused_cell ? "fused" : "unfused"}};
   }
   std::string data_generator() const override { return "corun::models::SequenceTask"; }
   uint64_t seed() const override { return cfg_.seed; }
@@ -161,16 +161,16 @@ class WideDeepTrain : public TrainSession {
                   c.vocab, c.embed_dim, c.dense, static_cast<double>(c.learning_rate));
     return buf;
   }
-  void json_config(Json& j) const override {
+  json::Value json_config() const override {
     const models::WideDeepConfig& c = model_.config;
-    j.field("model", "wide-deep")
-        .field("batch", c.batch)
-        .field("categorical", c.categorical)
-        .field("vocab", c.vocab)
-        .field("embed_dim", c.embed_dim)
-        .field("dense", c.dense)
-        .field("learning_rate", static_cast<double>(c.learning_rate))
-        .field("seed", static_cast<long>(c.seed));
+    return {{"model", "wide-deep"},
+            {"batch", c.batch},
+            {"categorical", c.categorical},
+            {"vocab", c.vocab},
+            {"embed_dim", c.embed_dim},
+            {"dense", c.dense},
+            {"learning_rate", static_cast<double>(c.learning_rate)},
+            {"seed", static_cast<long>(c.seed)}};
   }
   std::string data_generator() const override { return "corun::models::TabularTask"; }
   uint64_t seed() const override { return model_.config.seed; }
@@ -251,21 +251,21 @@ class CnnTrain : public TrainSession {
                   dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(replicas()).c_str());
     return buf;
   }
-  void json_config(Json& j) const override {
+  json::Value json_config() const override {
     const models::CnnConfig& c = cfg();
-    j.field("model", models::cnn_name(c.kind))
-        .field("size", size_)
-        .field("batch", c.batch)
-        .field("image", c.image)
-        .field("channels", c.channels)
-        .field("classes", c.classes)
-        .field("filters", c.filters)
-        .field("width", c.width)
-        .field("learning_rate", static_cast<double>(c.learning_rate))
-        .field("momentum", static_cast<double>(c.momentum))
-        .field("seed", static_cast<long>(c.seed))
-        .field("epochs", dataset() ? epochs_ : 0L)
-        .field("data", dataset() ? "fashion-mnist" : "synthetic");
+    return {{"model", models::cnn_name(c.kind)},
+            {"size", size_},
+            {"batch", c.batch},
+            {"image", c.image},
+            {"channels", c.channels},
+            {"classes", c.classes},
+            {"filters", c.filters},
+            {"width", c.width},
+            {"learning_rate", static_cast<double>(c.learning_rate)},
+            {"momentum", static_cast<double>(c.momentum)},
+            {"seed", static_cast<long>(c.seed)},
+            {"epochs", dataset() ? epochs_ : 0L},
+            {"data", dataset() ? "fashion-mnist" : "synthetic"}};
   }
   std::string data_generator() const override {
     return dataset() ? "fashion-mnist, shuffled per epoch" : "corun::models::SyntheticImages";

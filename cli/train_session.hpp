@@ -5,7 +5,8 @@
 
 #include "cli/args.hpp"
 #include "cli/checkpoint.hpp"
-#include "cli/json.hpp"
+
+#include "base/json.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/graph.hpp>
@@ -35,7 +36,7 @@ class TrainSession {
   /// One line for the results header ("LSTM train: layers=4 batch=64 ...").
   virtual std::string title() const = 0;
   /// The "config" object of --json (without iters and the flags train itself adds).
-  virtual void json_config(Json& j) const = 0;
+  virtual json::Value json_config() const = 0;
   virtual std::string data_generator() const = 0;
   virtual uint64_t seed() const = 0;
   virtual float learning_rate() const = 0;

@@ -6,6 +6,9 @@ pkg_check_modules(STARPU REQUIRED IMPORTED_TARGET starpu-1.3)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
+# nlohmann-json (header-only): base/json.hpp reads and writes every JSON file with it. 3.11: base/json_errors.cpp
+# reads its error messages. Not a dependency of the installed package: no installed header includes it.
+find_package(nlohmann_json 3.11 REQUIRED)
 # zlib: only the CLI's Fashion-MNIST reader (cli/fashion_mnist.cpp) links it, not the installed libraries.
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 

@@ -2,22 +2,17 @@
 
 #include "codelets/starpu/codelets.hpp"
 #include "base/check.hpp"
+#include "engine/schedule_file.hpp"
 #include "sched/planner/corun_simulate.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 
 namespace corun::engine {
 
 namespace {
-constexpr const char* kScheduleHeader = "# corun schedule v1";
-
 uint64_t fnv(uint64_t h, uint64_t v) {
   for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
   return h;
@@ -144,62 +139,19 @@ void CorunTuning::freeze(GraphPlan& plan) {
   if (!schedule_file_.empty()) save_schedule();
 }
 
-void CorunTuning::check_schedule_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.good()) return;  // written once the schedule is frozen
-  std::string header;
-  std::getline(in, header);
-  CORUN_CHECK(header == kScheduleHeader, Status::invalid_config,
-              "CORUN_SCHEDULE '" << path << "' is not a corun schedule (first line '" << header
-                                 << "'); remove it or point CORUN_SCHEDULE elsewhere");
-}
+void CorunTuning::check_schedule_file(const std::string& path) { check_schedule(path); }
 
-// The file: header, "graph <hash> nodes <n> cores <c>", then one "<first> <width>" line per node.
 bool CorunTuning::load_schedule() {
-  std::ifstream in(schedule_file_);
-  if (!in.good()) return false;  // not written yet: the first tuned run writes it
-  check_schedule_file(schedule_file_);
-  std::string line;
-  std::getline(in, line);  // the header, checked above
-  std::getline(in, line);
-  std::istringstream meta(line);
-  std::string g, nw, cw;
-  uint64_t hash = 0;
-  size_t n = 0;
-  int cores = 0;
-  meta >> g >> std::hex >> hash >> std::dec >> nw >> n >> cw >> cores;
-  CORUN_CHECK(meta && g == "graph" && nw == "nodes" && cw == "cores", Status::invalid_config,
-              "CORUN_SCHEDULE '" << schedule_file_ << "' line 2 is malformed: '" << line << "'");
-  if (hash != graph_hash_ || n != sig_of_.size() || cores != cores_) return false;  // another graph: retune
-  std::vector<int> first(n), width(n);
-  for (size_t i = 0; i < n; ++i) {
-    CORUN_CHECK(static_cast<bool>(in >> first[i] >> width[i]) && first[i] >= 0 && width[i] >= 1 &&
-                    first[i] + width[i] <= cores_,
-                Status::invalid_config,
-                "CORUN_SCHEDULE '" << schedule_file_ << "': bad or missing block for node " << i
-                                   << "; remove the file to recompute it");
-  }
-  frozen_first_ = std::move(first);
-  frozen_width_ = std::move(width);
+  std::optional<FrozenSchedule> s = read_schedule(schedule_file_);
+  if (!s) return false;  // not written yet: the first tuned run writes it
+  if (s->graph_hash != graph_hash_ || s->first.size() != sig_of_.size() || s->cores != cores_) return false;  // retune
+  frozen_first_ = std::move(s->first);
+  frozen_width_ = std::move(s->width);
   return true;
 }
 
 void CorunTuning::save_schedule() const {
-  const std::string tmp = schedule_file_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    CORUN_CHECK(out.good(), Status::io_error, "cannot write CORUN_SCHEDULE '" << tmp << "': " << std::strerror(errno));
-    out << kScheduleHeader << "\ngraph " << std::hex << graph_hash_ << std::dec << " nodes " << sig_of_.size() << " cores "
-        << cores_ << "\n";
-    for (size_t i = 0; i < frozen_first_.size(); ++i) out << frozen_first_[i] << " " << frozen_width_[i] << "\n";
-    out.flush();
-    CORUN_CHECK(out.good(), Status::io_error, "cannot write CORUN_SCHEDULE '" << tmp << "': " << std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), schedule_file_.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    detail::fail(Status::io_error, "cannot write CORUN_SCHEDULE '" + schedule_file_ + "': " + std::strerror(err));
-  }
+  write_schedule(schedule_file_, {graph_hash_, cores_, frozen_first_, frozen_width_});
 }
 
 }  // namespace corun::engine

@@ -23,9 +23,10 @@ esac
 
 # librsvg2-bin: rsvg-convert, which `corun plot-trace -o X.png` uses to rasterise its SVG.
 # zlib1g-dev + dataset-fashion-mnist: `corun train --model cifar-quick` reads the gzip'ed IDX files.
+# nlohmann-json3-dev: the JSON library every corun file format is read and written with (base/json.hpp).
 # libdnnl-dev: oneDNN, measured against im2col + OpenBLAS for the conv kernels (bench/conv_kernels.sh).
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
-          libgtest-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev)
+          libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,12 +8,10 @@
 #include "trace/trace.hpp"
 
 #include "base/check.hpp"
+#include "base/files.hpp"
 #include "base/json.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -57,91 +55,64 @@ void validate(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
   }
 }
 
-void key(std::string& out, const char* k) {
-  out += '"';
-  out += k;
-  out += "\":";
+json::Value task_event(const TraceTask& t, int rank) {
+  json::Value e = {{"name", t.op}};
+  e["cat"] = t.critical ? "critical" : "task";
+  if (t.critical) e["cname"] = kCriticalColour;
+  e["ph"] = "X";
+  e["pid"] = kPid;
+  e["tid"] = t.cores[static_cast<size_t>(rank)];
+  e["ts"] = json::number(t.start_us);
+  e["dur"] = json::number(t.end_us - t.start_us);
+  json::Value args = {{"node", t.node},
+                      {"op", t.op},
+                      {"width", t.width},
+                      {"cores", t.cores},
+                      {"team_rank", rank},
+                      {"executor", t.executor},
+                      {"iteration", t.iteration},
+                      {"predicted_us", json::number(t.predicted_us)},
+                      {"actual_us", json::number(t.end_us - t.start_us)},
+                      {"level_us", json::number(t.level_us)},
+                      {"critical", t.critical}};
+  if (!t.reason.empty()) args["reason"] = t.reason;
+  e["args"] = std::move(args);
+  return e;
 }
 
-void append_task(std::string& out, const TraceTask& t, int rank) {
-  out += "{\"name\":";
-  json::append_string(out, t.op);
-  out += t.critical ? ",\"cat\":\"critical\",\"cname\":\"" + std::string(kCriticalColour) + "\"" : ",\"cat\":\"task\"";
-  out += ",\"ph\":\"X\",\"pid\":" + std::to_string(kPid) +
-         ",\"tid\":" + std::to_string(t.cores[static_cast<size_t>(rank)]);
-  out += ",\"ts\":";
-  json::append_number(out, t.start_us);
-  out += ",\"dur\":";
-  json::append_number(out, t.end_us - t.start_us);
-  out += ",\"args\":{";
-  key(out, "node");
-  json::append_string(out, t.node);
-  out += ',';
-  key(out, "op");
-  json::append_string(out, t.op);
-  out += ",\"width\":" + std::to_string(t.width) + ",\"cores\":[";
-  for (size_t c = 0; c < t.cores.size(); ++c) out += (c ? "," : "") + std::to_string(t.cores[c]);
-  out += "],\"team_rank\":" + std::to_string(rank) + ",\"executor\":" + std::to_string(t.executor) +
-         ",\"iteration\":" + std::to_string(t.iteration) + ",\"predicted_us\":";
-  json::append_number(out, t.predicted_us);
-  out += ",\"actual_us\":";
-  json::append_number(out, t.end_us - t.start_us);
-  out += ",\"level_us\":";
-  json::append_number(out, t.level_us);
-  out += t.critical ? ",\"critical\":true" : ",\"critical\":false";
-  if (!t.reason.empty()) {
-    out += ',';
-    key(out, "reason");
-    json::append_string(out, t.reason);
-  }
-  out += "}}";
+json::Value metadata_event(const char* name, int tid, json::Value args) {
+  return {{"name", name}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", std::move(args)}};
 }
 
+// Times go through json::number: the text of a trace is pinned (tests/data/trace_v1.json), and 12 must stay
+// "12". One event per line, each dumped on its own: a trace of 100,000 tasks is never one document in memory
+// (the text is a third of the size), and a person or a diff reads it line by line.
 std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
   std::string out;
   out.reserve(256 + 64 * static_cast<size_t>(meta.workers) + 330 * tasks.size());
-  out += "{\"traceEvents\":[\n";
   std::string process = "corun";
   if (!meta.policy.empty()) process += " " + meta.policy;
   if (!meta.layout.empty()) process += " " + meta.layout;
-  out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(kPid) + ",\"tid\":0,\"args\":{\"name\":";
-  json::append_string(out, process);
-  out += "}}";
+  out += "{\"traceEvents\":[\n";
+  out += json::dump(metadata_event("process_name", 0, {{"name", process}}));
   for (int w = 0; w < meta.workers; ++w) {
-    const std::string tid = std::to_string(w);
-    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(kPid) + ",\"tid\":" + tid +
-           ",\"args\":{\"name\":\"worker " + tid + "\"}}";
-    out += ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(kPid) + ",\"tid\":" + tid +
-           ",\"args\":{\"sort_index\":" + tid + "}}";
+    out += ",\n" + json::dump(metadata_event("thread_name", w, {{"name", "worker " + std::to_string(w)}}));
+    out += ",\n" + json::dump(metadata_event("thread_sort_index", w, {{"sort_index", w}}));
   }
   for (const TraceTask& t : tasks)
-    for (int r = 0; r < t.width; ++r) {
-      out += ",\n";
-      append_task(out, t, r);
-    }
-  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{";
-  key(out, "format");
-  json::append_string(out, kFormat);
-  out += ",\"version\":" + std::to_string(kVersion) + ",";
-  key(out, "policy");
-  json::append_string(out, meta.policy);
-  out += ',';
-  key(out, "layout");
-  json::append_string(out, meta.layout);
-  out += ',';
-  key(out, "machine");
-  json::append_string(out, meta.machine);
-  out += ",\"workers\":" + std::to_string(meta.workers) + ",\"tasks\":" + std::to_string(tasks.size());
-  const std::pair<const char*, double> numbers[] = {{"makespan_us", meta.makespan_us},
-                                                    {"critical_path_us", meta.critical_path_us},
-                                                    {"total_work_us", meta.total_work_us},
-                                                    {"lower_bound_us", meta.lower_bound_us}};
-  for (const auto& [k, v] : numbers) {
-    out += ',';
-    key(out, k);
-    json::append_number(out, v);
-  }
-  out += "}}\n";
+    for (int r = 0; r < t.width; ++r) out += ",\n" + json::dump(task_event(t, r));
+  const json::Value other = {{"format", kFormat},
+                             {"version", kVersion},
+                             {"policy", meta.policy},
+                             {"layout", meta.layout},
+                             {"machine", meta.machine},
+                             {"workers", meta.workers},
+                             {"tasks", tasks.size()},
+                             {"makespan_us", json::number(meta.makespan_us)},
+                             {"critical_path_us", json::number(meta.critical_path_us)},
+                             {"total_work_us", json::number(meta.total_work_us)},
+                             {"lower_bound_us", json::number(meta.lower_bound_us)}};
+  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + json::dump(other) + "}\n";
   return out;
 }
 
@@ -149,23 +120,7 @@ std::string render(const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
 
 void write_chrome_trace(const std::string& path, const TraceMeta& meta, const std::vector<TraceTask>& tasks) {
   validate(meta, tasks);
-  const std::string text = render(meta, tasks);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  CORUN_CHECK(f != nullptr, Status::io_error, "cannot write trace '" << path << "': " << std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int write_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    std::remove(tmp.c_str());
-    CORUN_CHECK(false, Status::io_error, "writing trace '" << path << "' failed: " << std::strerror(write_errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    CORUN_CHECK(false, Status::io_error, "cannot write trace '" << path << "': " << ec.message());
-  }
+  write_file_atomically(path, render(meta, tasks), "trace");
 }
 
 // ---------------------------------------------------------------------------------------------- reading
@@ -173,8 +128,8 @@ void write_chrome_trace(const std::string& path, const TraceMeta& meta, const st
 namespace {
 
 // A number or null (NaN).
-double optional_number(const json::Value& v, const std::string& what) {
-  return v.is_null() ? NAN : v.number(what);
+double optional_number(const json::Node& n) {
+  return n.value().is_null() ? NAN : n.number();
 }
 
 }  // namespace
@@ -190,25 +145,24 @@ TraceFile read_chrome_trace(const std::string& path) {
   int max_core = -1;
   size_t max_core_event = 0, max_core_index = 0;
   std::string event_error;
-  auto on_event = [&](size_t i, const json::Value& e) {
+  auto on_event = [&](size_t i, const json::Value& item) {
     if (!event_error.empty()) return;
     try {
-      const std::string ev = file + ": traceEvents[" + std::to_string(i) + "]";
-      e.object(ev);
-      const std::string& ph = e.at("ph", ev).string(ev + ".ph");
+      const json::Node e(item, file + ": traceEvents[" + std::to_string(i) + "]");
+      e.members();  // an object
+      const std::string& ph = e.at("ph").string();
       if (ph != "X") return;  // metadata ("M"), and room for later additions such as counters
-      const json::Value& args = e.at("args", ev);
-      const std::string a = ev + ".args";
+      const json::Node args = e.at("args");
       TraceTask t;
-      t.op = e.at("name", ev).string(ev + ".name");
-      t.node = args.at("node", a).string(a + ".node");
-      const std::string& op = args.at("op", a).string(a + ".op");
-      CORUN_CHECK(op == t.op, Status::io_error, a << ".op '" << op << "' differs from the event name '" << t.op << "'");
-      t.width = static_cast<int>(args.at("width", a).integer(a + ".width", 1, 1 << 20));
-      const auto& cores = args.at("cores", a).array(a + ".cores");
+      t.op = e.at("name").string();
+      t.node = args.at("node").string();
+      const std::string& op = args.at("op").string();
+      CORUN_CHECK(op == t.op, Status::io_error,
+                  args.name() << ".op '" << op << "' differs from the event name '" << t.op << "'");
+      t.width = static_cast<int>(args.at("width").integer(1, 1 << 20));
+      const std::vector<json::Node> cores = args.at("cores").items();
       for (size_t c = 0; c < cores.size(); ++c) {
-        t.cores.push_back(static_cast<int>(
-            cores[c].integer(a + ".cores[" + std::to_string(c) + "]", 0, std::numeric_limits<int>::max())));
+        t.cores.push_back(static_cast<int>(cores[c].integer(0, std::numeric_limits<int>::max())));
         if (t.cores.back() > max_core) {
           max_core = t.cores.back();
           max_core_event = i;
@@ -216,29 +170,27 @@ TraceFile read_chrome_trace(const std::string& path) {
         }
       }
       CORUN_CHECK(static_cast<int>(t.cores.size()) == t.width, Status::io_error,
-                  a << ": width " << t.width << " but " << t.cores.size() << " cores");
-      const int rank = static_cast<int>(args.at("team_rank", a).integer(a + ".team_rank", 0, t.width - 1));
-      const long tid = e.at("tid", ev).integer(ev + ".tid", 0, std::numeric_limits<int>::max());
-      CORUN_CHECK(
-          tid == t.cores[static_cast<size_t>(rank)], Status::io_error,
-          ev << ": tid " << tid << " is not core " << t.cores[static_cast<size_t>(rank)] << " (cores[team_rank])");
+                  args.name() << ": width " << t.width << " but " << t.cores.size() << " cores");
+      const int rank = static_cast<int>(args.at("team_rank").integer(0, t.width - 1));
+      const long tid = e.at("tid").integer(0, std::numeric_limits<int>::max());
+      CORUN_CHECK(tid == t.cores[static_cast<size_t>(rank)], Status::io_error,
+                  e.name() << ": tid " << tid << " is not core " << t.cores[static_cast<size_t>(rank)]
+                           << " (cores[team_rank])");
       if (rank > 0) {
         ++copies;
         return;
       }
       copies_needed += t.width - 1;
-      t.executor =
-          static_cast<int>(args.at("executor", a).integer(a + ".executor", -1, std::numeric_limits<int>::max()));
-      t.iteration =
-          static_cast<int>(args.at("iteration", a).integer(a + ".iteration", 0, std::numeric_limits<int>::max()));
-      t.start_us = e.at("ts", ev).number(ev + ".ts");
-      const double dur = e.at("dur", ev).number(ev + ".dur");
-      CORUN_CHECK(dur >= 0, Status::io_error, ev << ".dur is negative (" << dur << ")");
+      t.executor = static_cast<int>(args.at("executor").integer(-1, std::numeric_limits<int>::max()));
+      t.iteration = static_cast<int>(args.at("iteration").integer(0, std::numeric_limits<int>::max()));
+      t.start_us = e.at("ts").number();
+      const double dur = e.at("dur").number();
+      CORUN_CHECK(dur >= 0, Status::io_error, e.name() << ".dur is negative (" << dur << ")");
       t.end_us = t.start_us + dur;
-      t.predicted_us = optional_number(args.at("predicted_us", a), a + ".predicted_us");
-      t.level_us = optional_number(args.at("level_us", a), a + ".level_us");
-      t.critical = args.at("critical", a).boolean(a + ".critical");
-      if (const json::Value* r = args.find("reason")) t.reason = r->string(a + ".reason");  // optional
+      t.predicted_us = optional_number(args.at("predicted_us"));
+      t.level_us = optional_number(args.at("level_us"));
+      t.critical = args.at("critical").boolean();
+      if (const auto r = args.find("reason")) t.reason = r->string();  // optional
       tf.tasks.push_back(std::move(t));
     } catch (const Error& err) {
       event_error = err.what();
@@ -249,29 +201,29 @@ TraceFile read_chrome_trace(const std::string& path) {
   CORUN_CHECK(!doc.is_array(), Status::io_error,
               file << " is a Chrome trace in the bare-array form, not a corun trace (those are an object with "
                       "\"traceEvents\" and \"otherData\")");
-  CORUN_CHECK(doc.is_object() && doc.find("traceEvents") != nullptr, Status::io_error,
+  CORUN_CHECK(doc.is_object() && doc.contains("traceEvents"), Status::io_error,
               file << " is not a Chrome trace: expected a JSON object with a \"traceEvents\" array");
-  const json::Value* other = doc.find("otherData");
-  const json::Value* format = other != nullptr && other->is_object() ? other->find("format") : nullptr;
-  CORUN_CHECK(format != nullptr && format->is_string() && format->string("") == kFormat, Status::io_error,
+  const json::Value* other = doc.contains("otherData") ? &doc.at("otherData") : nullptr;
+  const json::Value* format = other != nullptr && other->contains("format") ? &other->at("format") : nullptr;
+  CORUN_CHECK(format != nullptr && *format == kFormat, Status::io_error,
               file << " is a Chrome trace but not one corun wrote (otherData.format is not \"" << kFormat << "\")");
-  const std::string od = file + ": otherData";
-  const long version = other->at("version", od).integer(od + ".version", 1, std::numeric_limits<int>::max());
+  const json::Node od(*other, file + ": otherData");
+  const long version = od.at("version").integer(1, std::numeric_limits<int>::max());
   CORUN_CHECK(version == kVersion, Status::io_error,
               file << " is a corun trace of format version " << version << "; this corun reads version " << kVersion);
-  doc.at("traceEvents", file).array(file + ": traceEvents");
+  json::Node(doc.at("traceEvents"), file + ": traceEvents").items();  // an array
   if (!event_error.empty()) throw Error(Status::io_error, event_error);
 
   TraceMeta& m = tf.meta;
-  m.policy = other->at("policy", od).string(od + ".policy");
-  m.layout = other->at("layout", od).string(od + ".layout");
-  m.machine = other->at("machine", od).string(od + ".machine");
-  m.workers = static_cast<int>(other->at("workers", od).integer(od + ".workers", 0, 1 << 20));
-  m.makespan_us = other->at("makespan_us", od).number(od + ".makespan_us");
-  m.critical_path_us = optional_number(other->at("critical_path_us", od), od + ".critical_path_us");
-  m.total_work_us = optional_number(other->at("total_work_us", od), od + ".total_work_us");
-  m.lower_bound_us = optional_number(other->at("lower_bound_us", od), od + ".lower_bound_us");
-  const long expected_tasks = other->at("tasks", od).integer(od + ".tasks", 0, std::numeric_limits<long>::max());
+  m.policy = od.at("policy").string();
+  m.layout = od.at("layout").string();
+  m.machine = od.at("machine").string();
+  m.workers = static_cast<int>(od.at("workers").integer(0, 1 << 20));
+  m.makespan_us = od.at("makespan_us").number();
+  m.critical_path_us = optional_number(od.at("critical_path_us"));
+  m.total_work_us = optional_number(od.at("total_work_us"));
+  m.lower_bound_us = optional_number(od.at("lower_bound_us"));
+  const long expected_tasks = od.at("tasks").integer(0, std::numeric_limits<long>::max());
 
   CORUN_CHECK(max_core < m.workers, Status::io_error,
               file << ": traceEvents[" << max_core_event << "].args.cores[" << max_core_index << "] is " << max_core

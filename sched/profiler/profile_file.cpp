@@ -1,6 +1,8 @@
 #include "sched/profiler/profile_file.hpp"
 
 #include "base/check.hpp"
+#include "base/files.hpp"
+#include "base/json.hpp"
 #include "base/parse.hpp"
 
 #include <cerrno>
@@ -12,53 +14,52 @@
 namespace corun::sched {
 
 namespace {
-constexpr const char* kHeader = "# corun profile v1";
 
-std::string config_line(const ProfiledConfig& c) {
-  std::ostringstream os;
-  os << "config=" << c.layout.str() << " median_ms=" << c.median_ms << " min_ms=" << c.min_ms << " runs=" << c.runs;
-  return os.str();
-}
-}  // namespace
+constexpr const char* kFormat = "corun-profile";
+constexpr int kVersion = 1;
+constexpr const char* kTextHeader = "# corun profile v1";  // the text format of earlier versions
+constexpr const char* kRegenerate = "; regenerate it with `corun profile`";
 
-void write_profile(const std::string& path, const Profile& p) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    CORUN_CHECK(out.good(), Status::io_error, "cannot write the profile '" << tmp << "': " << std::strerror(errno));
-    out << kHeader << "\n"
-        << "machine_key=" << p.machine_key << "\ncpu=" << p.cpu << "\nworkers=" << p.workers << "\nmodel=" << p.model
-        << "\nsize=" << p.size << "\nlayout=" << p.layout.str() << "\n";
-    for (const auto& c : p.tried) out << config_line(c) << "\n";
-    out.flush();
-    CORUN_CHECK(out.good(), Status::io_error, "cannot write the profile '" << tmp << "': " << std::strerror(errno));
+Profile read_json(const std::string& path, const std::string& text) {
+  const json::Value doc = json::parse(text, "profile '" + path + "'");
+  const json::Node d(doc, "profile '" + path + "': ");
+  CORUN_CHECK(doc.is_object() && doc.contains("format") && doc["format"] == kFormat, Status::invalid_config,
+              "'" << path << "' is not a corun profile (no \"format\": \"" << kFormat << "\")" << kRegenerate);
+  const long version = d.at("version").integer(1, 1000);
+  CORUN_CHECK(version == kVersion, Status::invalid_config,
+              "profile '" << path << "' has format version " << version << "; this corun reads version " << kVersion
+                          << kRegenerate);
+  Profile p;
+  p.machine_key = d.at("machine_key").string();
+  p.cpu = d.at("cpu").string();
+  p.workers = static_cast<int>(d.at("workers").integer(1, 1 << 20));
+  p.model = d.at("model").string();
+  p.size = d.at("size").string();
+  p.layout = parse_layout(d.at("layout").string(), "profile '" + path + "' layout");
+  for (const json::Node& t : d.at("tried").items()) {
+    ProfiledConfig c;
+    c.layout = parse_layout(t.at("layout").string(), t.name() + ".layout");
+    c.median_ms = t.at("median_ms").number();
+    c.min_ms = t.at("min_ms").number();
+    c.runs = static_cast<int>(t.at("runs").integer(0, 1 << 30));
+    p.tried.push_back(c);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    detail::fail(Status::io_error, "cannot write the profile '" + path + "': " + std::strerror(err));
-  }
+  return p;
 }
 
-Profile read_profile(const std::string& path) {
-  std::ifstream in(path);
-  CORUN_CHECK(in.good(), Status::io_error,
-              "cannot read the profile '" << path << "' (CORUN_PROFILE): " << std::strerror(errno)
-                                          << "; create one with `corun profile --model M --size S -o FILE`");
+// The text format: a header line, key=value lines, one "config=<layout> median_ms=M min_ms=M runs=N" per
+// layout tried.
+Profile read_text(const std::string& path, std::istream& in) {
   Profile p;
   std::string line;
   int n = 0;
   bool have_layout = false;
   auto bad = [&](const std::string& why) {
-    detail::fail(Status::invalid_config, "profile '" + path + "' line " + std::to_string(n) + ": " + why +
-                                             "; regenerate it with `corun profile`");
+    detail::fail(Status::invalid_config, "profile '" + path + "' line " + std::to_string(n) + ": " + why + kRegenerate);
   };
   while (std::getline(in, line)) {
     ++n;
-    if (n == 1) {
-      if (line != kHeader) bad("not a corun profile (expected '" + std::string(kHeader) + "')");
-      continue;
-    }
+    if (n == 1) continue;  // the header, checked by the caller
     if (line.empty() || line[0] == '#') continue;
     const auto eq = line.find('=');
     if (eq == std::string::npos) bad("expected key=value, got '" + line + "'");
@@ -99,9 +100,51 @@ Profile read_profile(const std::string& path) {
       bad("unknown key '" + key + "'");
     }
   }
-  if (n == 0) bad("empty file");
   if (!have_layout) bad("no layout= line");
   return p;
+}
+
+}  // namespace
+
+void write_profile(const std::string& path, const Profile& p) {
+  json::Value tried = json::Value::array();
+  for (const ProfiledConfig& c : p.tried)
+    tried.push_back({{"layout", c.layout.str()}, {"median_ms", c.median_ms}, {"min_ms", c.min_ms}, {"runs", c.runs}});
+  const json::Value doc = {{"format", kFormat}, {"version", kVersion},      {"machine_key", p.machine_key},
+                           {"cpu", p.cpu},      {"workers", p.workers},     {"model", p.model},
+                           {"size", p.size},    {"layout", p.layout.str()}, {"tried", std::move(tried)}};
+  write_file_atomically(path, json::dump(doc, 2) + "\n", "the profile");
+}
+
+Profile read_profile(const std::string& path) {
+  std::ifstream in(path);
+  CORUN_CHECK(in.good(), Status::io_error,
+              "cannot read the profile '" << path << "' (CORUN_PROFILE): " << std::strerror(errno)
+                                          << "; create one with `corun profile --model M --size S -o FILE`");
+  std::string first;
+  std::getline(in, first);
+  if (first == kTextHeader) {
+    std::fprintf(stderr,
+                 "corun: warning: read the profile '%s' in the old text format; `corun profile` writes profiles "
+                 "as JSON: the next time it is written, it will be JSON\n",
+                 path.c_str());
+    in.clear();
+    in.seekg(0);
+    return read_text(path, in);
+  }
+  const std::string text = read_file(path);
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  CORUN_CHECK(start != std::string::npos, Status::invalid_config,
+              "profile '" << path << "': empty file" << kRegenerate);
+  CORUN_CHECK(text[start] == '{', Status::invalid_config,
+              "'" << path << "' is not a corun profile (expected a JSON object with \"format\": \"" << kFormat << "\")"
+                  << kRegenerate);
+  try {
+    return read_json(path, text);
+  } catch (const Error& e) {
+    if (e.status() != Status::io_error) throw;
+    throw Error(Status::invalid_config, e.what() + std::string(kRegenerate));  // malformed, not unreadable
+  }
 }
 
 }  // namespace corun::sched

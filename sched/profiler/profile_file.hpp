@@ -1,18 +1,15 @@
 // sched/profiler/profile_file.hpp — what `corun profile` measured, saved for later runs (CORUN_PROFILE).
 //
-// A small text file of `key=value` lines plus one `config=` line per executor layout tried:
+// A JSON file (docs/scheduling.md), one executor layout per element of "tried":
 //
-//   # corun profile v1
-//   machine_key=corun-0123456789ab
-//   cpu=AMD EPYC 7B13
-//   workers=2
-//   model=lstm
-//   size=small
-//   layout=2x1
-//   config=2x1 median_ms=40.1 min_ms=39.0 runs=5
-//   config=1x2 median_ms=44.9 min_ms=43.2 runs=5
+//   {"format": "corun-profile", "version": 1, "machine_key": "corun-0123456789ab", "cpu": "AMD EPYC 7B13",
+//    "workers": 2, "model": "lstm", "size": "small", "layout": "2x1",
+//    "tried": [{"layout": "2x1", "median_ms": 40.1, "min_ms": 39.0, "runs": 5},
+//              {"layout": "1x2", "median_ms": 44.9, "min_ms": 43.2, "runs": 5}]}
 //
-// Plain C++; the writer is atomic (temporary file, then rename) so a killed profiler leaves no half file.
+// A profile in the text format of earlier versions ("# corun profile v1", key=value lines) is still read,
+// with a warning on stderr; profiles are always written as JSON, atomically (a killed profiler leaves no
+// half file).
 #pragma once
 
 #include "sched/layout.hpp"
@@ -40,7 +37,8 @@ struct Profile {
 
 /// Throws corun::Error (io_error) naming the path when it cannot be written.
 void write_profile(const std::string& path, const Profile& profile);
-/// Throws corun::Error: io_error when unreadable, invalid_config (with the line number) when malformed.
+/// Throws corun::Error: io_error when unreadable, invalid_config (with the line, or the JSON member) when
+/// malformed.
 Profile read_profile(const std::string& path);
 
 }  // namespace corun::sched

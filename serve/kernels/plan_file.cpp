@@ -2,10 +2,11 @@
 
 #include "base/check.hpp"
 #include "base/env.hpp"
-
-#include <unistd.h>
+#include "base/files.hpp"
+#include "base/json.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,35 +53,40 @@ std::string plan_path(const std::string& dir, const std::string& key) {
   return os.str();
 }
 
-void save_plan(const std::string& path, const std::string& key, const Plan& plan) {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  std::filesystem::create_directories(p.parent_path(), ec);
-  CORUN_CHECK(!ec, Status::io_error,
-              "serve: cannot create the plan cache directory " << p.parent_path().string() << ": " << ec.message()
-                                                               << " (set CORUN_SERVE_PLANS to a writable directory)");
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp);
-    CORUN_CHECK(f.good(), Status::io_error, "serve: cannot write the plan file " << tmp);
-    f << "# corun serve plan (docs/serving.md)\n"
-      << "key " << key << "\n"
-      << "hoisted_gates " << plan.hoisted_gates << "\n"
-      << "workers " << plan.workers << "\n"
-      << "direction_groups " << plan.direction_groups << "\n"
-      << "xi " << plan.xi << "\n"
-      << "xj " << plan.xj << "\n"
-      << "mode " << exec_mode_name(plan.mode) << "\n"
-      << "calibrated_ms " << plan.calibrated_ms << "\n";
-    CORUN_CHECK(f.good(), Status::io_error, "serve: writing the plan file " << tmp << " failed");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  CORUN_CHECK(!ec, Status::io_error, "serve: cannot rename " << tmp << " to " << path << ": " << ec.message());
+namespace {
+
+constexpr const char* kFormat = "corun-serve-plan";
+constexpr int kVersion = 1;
+constexpr const char* kReplan = " (delete the file to re-plan)";
+
+std::string where(const std::string& path) {
+  return "serve: plan file " + path;
 }
 
-std::optional<Plan> load_plan(const std::string& path, const std::string& key, Cell cell) {
-  std::ifstream f(path);
-  if (!f.good()) return std::nullopt;
+std::optional<Plan> read_json(const std::string& path, const std::string& text, const std::string& key, Cell cell) {
+  const json::Value doc = json::parse(text, where(path));
+  const json::Node d(doc, where(path) + ": ");
+  CORUN_CHECK(doc.is_object() && doc.contains("format") && doc["format"] == kFormat, Status::io_error,
+              where(path) << " is not a corun serving plan (no \"format\": \"" << kFormat << "\")" << kReplan);
+  const long version = d.at("version").integer(1, 1000);
+  CORUN_CHECK(version == kVersion, Status::io_error,
+              where(path) << " has format version " << version << "; this corun reads version " << kVersion << kReplan);
+  if (d.at("key").string() != key) return std::nullopt;  // a hash collision or an edited file: plan anew
+  Plan p;
+  p.hoisted_gates = static_cast<uint32_t>(d.at("hoisted_gates").integer(0, (1 << gate_count(cell)) - 1));
+  p.workers = static_cast<int>(d.at("workers").integer(1, 4096));
+  p.direction_groups = static_cast<int>(d.at("direction_groups").integer(1, 2));
+  p.xi = static_cast<int>(d.at("xi").integer(1, 1 << 20));
+  p.xj = static_cast<int>(d.at("xj").integer(1, 1 << 20));
+  const std::string& mode = d.at("mode").string();
+  CORUN_CHECK(parse_exec_mode(mode, &p.mode), Status::io_error,
+              where(path) << ": mode '" << mode << "' is not wcs, per-step, inline or resident" << kReplan);
+  p.calibrated_ms = d.at("calibrated_ms").number();
+  return p;
+}
+
+// The text format of earlier versions: a comment, then one "<field> <value>" line per field.
+std::optional<Plan> read_text(const std::string& path, std::istream& f, const std::string& key, Cell cell) {
   Plan p;
   std::string line;
   int lineno = 0;
@@ -91,7 +97,7 @@ std::optional<Plan> load_plan(const std::string& path, const std::string& key, C
     if (line.empty() || line[0] == '#') continue;
     const size_t sp = line.find(' ');
     CORUN_CHECK(sp != std::string::npos, Status::io_error,
-                "serve: plan file " << path << " line " << lineno << ": expected '<field> <value>' (delete the file to re-plan)");
+                where(path) << " line " << lineno << ": expected '<field> <value>'" << kReplan);
     const std::string name = line.substr(0, sp), value = line.substr(sp + 1);
     if (name == "key") {
       key_ok = value == key;
@@ -101,8 +107,8 @@ std::optional<Plan> load_plan(const std::string& path, const std::string& key, C
       char* end = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
       CORUN_CHECK(end != value.c_str() && *end == '\0' && v >= lo && v <= hi, Status::io_error,
-                  "serve: plan file " << path << " line " << lineno << ": " << name << " '" << value
-                                      << "' is not an integer in [" << lo << ", " << hi << "] (delete the file to re-plan)");
+                  where(path) << " line " << lineno << ": " << name << " '" << value << "' is not an integer in [" << lo
+                              << ", " << hi << "]" << kReplan);
       ++fields;
       return static_cast<int>(v);
     };
@@ -117,21 +123,63 @@ std::optional<Plan> load_plan(const std::string& path, const std::string& key, C
     } else if (name == "xj") {
       p.xj = num(1, 1 << 20);
     } else if (name == "mode") {
-      CORUN_CHECK(parse_exec_mode(value, &p.mode), Status::io_error,
-                  "serve: plan file " << path << " line " << lineno << ": mode '" << value
-                                      << "' is not wcs, per-step, inline or resident");
+      CORUN_CHECK(
+          parse_exec_mode(value, &p.mode), Status::io_error,
+          where(path) << " line " << lineno << ": mode '" << value << "' is not wcs, per-step, inline or resident");
       ++fields;
     } else if (name == "calibrated_ms") {
       p.calibrated_ms = std::strtod(value.c_str(), nullptr);
     } else {
       CORUN_CHECK(false, Status::io_error,
-                  "serve: plan file " << path << " line " << lineno << ": unknown field '" << name << "' (delete the file to re-plan)");
+                  where(path) << " line " << lineno << ": unknown field '" << name << "'" << kReplan);
     }
   }
   if (!key_ok) return std::nullopt;
   CORUN_CHECK(fields == 6, Status::io_error,
-              "serve: plan file " << path << " lacks fields (" << fields << " of 6); delete it to re-plan");
+              where(path) << " lacks fields (" << fields << " of 6); delete it to re-plan");
   return p;
+}
+
+}  // namespace
+
+void save_plan(const std::string& path, const std::string& key, const Plan& plan) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  std::filesystem::create_directories(p.parent_path(), ec);
+  CORUN_CHECK(!ec, Status::io_error,
+              "serve: cannot create the plan cache directory " << p.parent_path().string() << ": " << ec.message()
+                                                               << " (set CORUN_SERVE_PLANS to a writable directory)");
+  const json::Value doc = {{"format", kFormat},
+                           {"version", kVersion},
+                           {"key", key},
+                           {"hoisted_gates", plan.hoisted_gates},
+                           {"workers", plan.workers},
+                           {"direction_groups", plan.direction_groups},
+                           {"xi", plan.xi},
+                           {"xj", plan.xj},
+                           {"mode", exec_mode_name(plan.mode)},
+                           {"calibrated_ms", plan.calibrated_ms}};
+  write_file_atomically(path, json::dump(doc, 2) + "\n", "the serving plan");
+}
+
+std::optional<Plan> load_plan(const std::string& path, const std::string& key, Cell cell) {
+  std::ifstream f(path);
+  if (!f.good()) return std::nullopt;
+  const std::string text = read_file(path);
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos || text[start] != '{') {
+    std::fprintf(stderr,
+                 "corun: warning: read the serving plan %s in the old text format; the next time it is written, it "
+                 "will be JSON\n",
+                 path.c_str());
+    return read_text(path, f, key, cell);
+  }
+  try {
+    return read_json(path, text, key, cell);
+  } catch (const Error& e) {
+    if (e.status() != Status::io_error || std::string(e.what()).find(kReplan) != std::string::npos) throw;
+    throw Error(Status::io_error, e.what() + std::string(kReplan));
+  }
 }
 
 }  // namespace corun::serve

@@ -1,18 +1,15 @@
-// serve/kernels/plan_file.hpp — the on-disk plan cache: one small text file per model, shape and machine.
+// serve/kernels/plan_file.hpp — the on-disk plan cache: one small JSON file per model, shape and machine.
 //
-//   # corun serve plan (docs/serving.md)
-//   key lstm E=256 H=256 L=1 uni B=1 T=100 workers=2 machine=corun-1a2b3c4d
-//   hoisted_gates 15
-//   workers 2
-//   direction_groups 1
-//   xi 1
-//   xj 2
-//   mode wcs
-//   calibrated_ms 1.234
+//   {"format": "corun-serve-plan", "version": 1,
+//    "key": "lstm E=256 H=256 L=1 uni B=1 T=100 workers=2 machine=corun-1a2b3c4d",
+//    "hoisted_gates": 15, "workers": 2, "direction_groups": 1, "xi": 1, "xj": 2, "mode": "wcs",
+//    "calibrated_ms": 1.234}
 //
 // The directory is $CORUN_SERVE_PLANS, else $XDG_CACHE_HOME/corun/serve-plans, else
-// ~/.cache/corun/serve-plans. A file whose key line differs from the request's (hash collision, edited
-// file) is ignored; a file that is not a plan is an error naming the file and the line.
+// ~/.cache/corun/serve-plans. A file whose key differs from the request's (hash collision, edited
+// file) is ignored; a file that is not a plan is an error naming the file and what is wrong. A plan in the
+// text format of earlier versions ("<field> <value>" lines) is still read, with a warning on stderr; plans
+// are always written as JSON.
 #pragma once
 
 #include <corun/serve.hpp>

@@ -79,10 +79,11 @@ TEST_F(Cli, ProfileWritesAProfileThatTrainLoads) {
   EXPECT_HAS(p.out, "(chosen)");
   EXPECT_HAS(p.out, "CORUN_PROFILE=prof.txt");
   const std::string prof = read_file(path("prof.txt"));
-  EXPECT_HAS(prof, "# corun profile v1");
-  EXPECT_HAS(prof, "layout=");
-  EXPECT_HAS(prof, "config=");
-  EXPECT_FALSE(fs::exists(path("prof.txt.tmp")));
+  EXPECT_HAS(prof, "\"format\": \"corun-profile\"");
+  EXPECT_HAS(prof, "\"layout\": ");
+  EXPECT_HAS(prof, "\"tried\": [");
+  for (const auto& e : fs::directory_iterator(dir_))  // no temporary file left beside it
+    EXPECT_EQ(e.path().filename().string().find("prof.txt.tmp"), std::string::npos) << e.path();
 
   const Result t = run(std::string("train ") + kTinyLstm + " --iters 2", home + " CORUN_SCHED=cpf CORUN_PROFILE=prof.txt");
   ASSERT_EQ(t.code, 0) << t;
@@ -126,7 +127,7 @@ TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
   const std::string det = env + " CORUN_DETERMINISTIC=1 CORUN_SCHEDULE=" + shell_quote(path("s.sched"));
   const Result d = run(std::string("train ") + kTinyLstm + " --iters 14", det);
   ASSERT_EQ(d.code, 0) << d;
-  EXPECT_HAS(read_file(path("s.sched")), "# corun schedule v1");
+  EXPECT_HAS(read_file(path("s.sched")), "{\"format\":\"corun-schedule\",\"version\":1,");
   const Result bad = run(std::string("train ") + kTinyLstm + " --iters 1", env + " CORUN_DETERMINISTIC=yes");
   EXPECT_EQ(bad.code, 1) << bad;
   EXPECT_HAS(bad.err, "CORUN_DETERMINISTIC");

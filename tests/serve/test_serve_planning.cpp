@@ -4,6 +4,9 @@
 #include "serve/kernels/plan_file.hpp"
 #include "serve/kernels/schedules.hpp"
 
+#include "base/json.hpp"
+#include "common/error_matchers.hpp"
+
 #include <corun/error.hpp>
 
 #include <gtest/gtest.h>
@@ -181,6 +184,53 @@ TEST(ServePlanFile, RoundTripKeyMismatchAndMalformedFiles) {
     f << "xj lots\n";
   }
   EXPECT_THROW(load_plan(path, key, Cell::gru), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ServePlanFile, IsJsonAndReadsTheOldTextFormatWithAWarning) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("corun-serve-plan-old-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string key = plan_key(ModelSpec{Cell::lstm, 16, 16, 1, false}, 1, 10, 2, "corun-test");
+  const std::string path = plan_path(dir.string(), key);
+  Plan p;
+  p.hoisted_gates = 15;
+  p.workers = 2;
+  p.xj = 2;
+  p.calibrated_ms = 1.25;
+  save_plan(path, key, p);
+  const json::Value doc = json::parse_file(path);
+  EXPECT_EQ(doc.at("format"), "corun-serve-plan");
+  EXPECT_EQ(doc.at("key"), key);
+  EXPECT_EQ(doc.at("mode"), "wcs");
+  EXPECT_EQ(doc.at("calibrated_ms"), 1.25);
+
+  // The text format of earlier versions.
+  std::ofstream(path) << "# corun serve plan (docs/serving.md)\nkey " << key
+                      << "\nhoisted_gates 15\nworkers 2\ndirection_groups 1\nxi 1\nxj 2\nmode per-step\n"
+                         "calibrated_ms 1.25\n";
+  ::testing::internal::CaptureStderr();
+  const std::optional<Plan> old = load_plan(path, key, Cell::lstm);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->str(Cell::lstm), "schedule=hoist{i,f,g,o} workers=2 groups=1 pcp=1x2x1 mode=per-step");
+  EXPECT_NE(err.find("warning: read the serving plan " + path + " in the old text format"), std::string::npos) << err;
+  EXPECT_NE(err.find("it will be JSON"), std::string::npos) << err;
+  std::ofstream(path, std::ios::app) << "xj lots\n";
+  EXPECT_CORUN_ERROR(load_plan(path, key, Cell::lstm), Status::io_error, "line 10: xj 'lots' is not an integer");
+
+  // Malformed JSON plans: the file, the position or the member, and what to do.
+  auto bad = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return corun::testing::error_message([&] { load_plan(path, key, Cell::lstm); }, Status::io_error);
+  };
+  const std::string head = R"({"format": "corun-serve-plan", "version": 1, "key": ")" + key + "\"";
+  corun::testing::expect_contains(bad(head + ", }"), {path, "invalid JSON at line 1", "trailing comma", "re-plan"});
+  corun::testing::expect_contains(bad(head + "}"), {path, "has no 'hoisted_gates'", "delete the file to re-plan"});
+  corun::testing::expect_contains(
+      bad(head + R"(, "hoisted_gates": 99, "workers": 2, "direction_groups": 1, "xi": 1, "xj": 1,
+          "mode": "wcs", "calibrated_ms": 1})"),
+      {"hoisted_gates must be an integer in [0, 15], not 99"});
+  corun::testing::expect_contains(bad(R"({"format": "corun-trace"})"), {"is not a corun serving plan"});
   std::filesystem::remove_all(dir);
 }
 

@@ -1,5 +1,5 @@
 // The strict JSON reader (base/json.hpp): valid documents, every class of invalid input with its
-// message and position, typed access errors, and the writer helpers reading back exactly.
+// message and position, typed access errors, and written text reading back exactly.
 #include "base/json.hpp"
 
 #include "common/error_matchers.hpp"
@@ -25,45 +25,47 @@ TEST(JsonRead, AllValueTypes) {
       R"( {"null": null, "t": true, "f": false, "int": -12, "real": 2.5e-3, "zero": 0, "neg_zero": -0.0,
           "str": "a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u20ac", "arr": [1, [2, []], {}], "obj": {"k": "v"}} )");
   ASSERT_TRUE(v.is_object());
-  const auto& m = v.object("doc");
+  const json::Node doc(v, "doc");
+  const auto m = doc.members();
   ASSERT_EQ(m.size(), 10u);
   // Members keep file order.
   EXPECT_EQ(m[0].first, "null");
   EXPECT_EQ(m[9].first, "obj");
-  EXPECT_TRUE(v.at("null", "doc").is_null());
-  EXPECT_TRUE(v.at("t", "doc").boolean("t"));
-  EXPECT_FALSE(v.at("f", "doc").boolean("f"));
-  EXPECT_EQ(v.at("int", "doc").number("int"), -12.0);
-  EXPECT_EQ(v.at("int", "doc").integer("int", -100, 100), -12);
-  EXPECT_EQ(v.at("real", "doc").number("real"), 2.5e-3);
-  EXPECT_EQ(v.at("zero", "doc").number("zero"), 0.0);
-  EXPECT_TRUE(std::signbit(v.at("neg_zero", "doc").number("neg_zero")));
-  EXPECT_EQ(v.at("str", "doc").string("str"), "a\"b\\c/d\b\f\n\r\tA\xC3\xA9\xE2\x82\xAC");
-  const auto& arr = v.at("arr", "doc").array("arr");
+  EXPECT_TRUE(doc.at("null").value().is_null());
+  EXPECT_TRUE(doc.at("t").boolean());
+  EXPECT_FALSE(doc.at("f").boolean());
+  EXPECT_EQ(doc.at("int").number(), -12.0);
+  EXPECT_EQ(doc.at("int").integer(-100, 100), -12);
+  EXPECT_EQ(doc.at("real").number(), 2.5e-3);
+  EXPECT_EQ(doc.at("zero").number(), 0.0);
+  EXPECT_TRUE(std::signbit(doc.at("neg_zero").number()));
+  EXPECT_EQ(doc.at("str").string(), "a\"b\\c/d\b\f\n\r\tA\xC3\xA9\xE2\x82\xAC");
+  const auto arr = doc.at("arr").items();
   ASSERT_EQ(arr.size(), 3u);
-  EXPECT_EQ(arr[1].array("arr[1]")[0].number("x"), 2.0);
-  EXPECT_TRUE(arr[1].array("arr[1]")[1].array("x").empty());
-  EXPECT_TRUE(arr[2].object("x").empty());
-  EXPECT_EQ(v.at("obj", "doc").at("k", "obj").string("k"), "v");
-  EXPECT_EQ(v.find("missing"), nullptr);
-  EXPECT_EQ(arr[0].find("k"), nullptr);  // not an object: nothing to find
+  EXPECT_EQ(arr[1].items()[0].number(), 2.0);
+  EXPECT_TRUE(arr[1].items()[1].items().empty());
+  EXPECT_TRUE(arr[2].members().empty());
+  EXPECT_EQ(doc.at("obj").at("k").string(), "v");
+  EXPECT_FALSE(doc.find("missing").has_value());
+  EXPECT_FALSE(arr[0].find("k").has_value());  // not an object: nothing to find
+  EXPECT_EQ(arr[1].items()[0].name(), "doc.arr[1][0]");
 }
 
 TEST(JsonRead, ScalarsAtTopLevelAndUnicode) {
-  EXPECT_EQ(json::parse("42").number("x"), 42.0);
-  EXPECT_EQ(json::parse("\"x\"").string("x"), "x");
+  EXPECT_EQ(json::parse("42").get<double>(), 42.0);
+  EXPECT_EQ(json::parse("\"x\"").get<std::string>(), "x");
   EXPECT_TRUE(json::parse(" \t\r\nnull \n").is_null());
   // A surrogate pair becomes one 4-byte UTF-8 sequence; raw UTF-8 passes through.
-  EXPECT_EQ(json::parse(R"("\ud83d\ude00")").string("x"), "\xF0\x9F\x98\x80");
-  EXPECT_EQ(json::parse("\"\xF0\x9F\x98\x80 \xC3\xA9\"").string("x"), "\xF0\x9F\x98\x80 \xC3\xA9");
+  EXPECT_EQ(json::Node(json::parse(R"("\ud83d\ude00")"), "x").string(), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(json::Node(json::parse("\"\xF0\x9F\x98\x80 \xC3\xA9\""), "x").string(), "\xF0\x9F\x98\x80 \xC3\xA9");
 }
 
 TEST(JsonRead, Numbers) {
-  EXPECT_EQ(json::parse("1E2").number("x"), 100.0);
-  EXPECT_EQ(json::parse("-2.5e+3").number("x"), -2500.0);
-  EXPECT_EQ(json::parse("1.7976931348623157e308").number("x"), std::numeric_limits<double>::max());
-  EXPECT_EQ(json::parse("1e-400").number("x"), 0.0);  // underflow is harmless
-  EXPECT_EQ(json::parse("0.1").number("x"), 0.1);
+  EXPECT_EQ(json::Node(json::parse("1E2"), "x").number(), 100.0);
+  EXPECT_EQ(json::Node(json::parse("-2.5e+3"), "x").number(), -2500.0);
+  EXPECT_EQ(json::Node(json::parse("1.7976931348623157e308"), "x").number(), std::numeric_limits<double>::max());
+  EXPECT_EQ(json::Node(json::parse("1e-400"), "x").number(), 0.0);  // underflow is harmless
+  EXPECT_EQ(json::Node(json::parse("0.1"), "x").number(), 0.1);
 }
 
 struct Bad {
@@ -115,6 +117,16 @@ TEST(JsonRead, InvalidInputsAreNamedPrecisely) {
       {"{\"a\":}", "expected a value", "line 1, column 6"},
       {"[", "expected a value, found the end of the text", ""},
       {"{\"a\":1", "expected ',' or '}' in an object, found the end of the text", ""},
+      // The start of the offending token, however the error was found.
+      {"[0-1]", "expected ',' or ']' in an array, found '-'", "line 1, column 3"},
+      {"[1 01]", "expected ',' or ']' in an array, found '0'", "line 1, column 4"},
+      {"[1e-5 \"x\"]", "expected ',' or ']' in an array, found '\"'", "line 1, column 7"},
+      {"{\"k\\\"\": 1, \"k\\\"\": 2}", "duplicate member name \"k\"\"", "line 1, column 12"},
+      {"{\"a\"", "expected ':' after member name \"a\", found the end of the text", ""},
+      {"\"ab\\", "unterminated string", "line 1, column 1"},
+      {"\"\\u12", "unterminated \\u escape", ""},
+      {"[true false]", "expected ',' or ']' in an array, found 'f'", "line 1, column 7"},
+      {"[1, truex]", "expected ',' or ']' in an array, found 'x'", "line 1, column 9"},
   };
   for (const Bad& c : cases) {
     SCOPED_TRACE(c.text);
@@ -122,6 +134,12 @@ TEST(JsonRead, InvalidInputsAreNamedPrecisely) {
     corun::testing::expect_contains(msg, {"'in.json': invalid JSON at ", c.message});
     if (*c.position) corun::testing::expect_contains(msg, {c.position});
   }
+  // A duplicate in a large object (found through a hash set rather than a scan), at its position.
+  std::string big = "{";
+  for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",\n";
+  EXPECT_CORUN_ERROR(json::parse(big + "\"k7\": 0}"), Status::io_error, "line 41, column 1",
+                     "duplicate member name \"k7\"");
+  EXPECT_NO_THROW(json::parse(big + "\"k40\": 0}"));
   EXPECT_CORUN_ERROR(json::parse(deep), Status::io_error, "nesting deeper than 256 levels");
   // 256 levels are fine.
   EXPECT_NO_THROW(json::parse(std::string(256, '[') + std::string(256, ']')));
@@ -129,17 +147,22 @@ TEST(JsonRead, InvalidInputsAreNamedPrecisely) {
 
 TEST(JsonRead, TypedAccessErrorsNameTheValue) {
   const json::Value v = json::parse(R"({"s": "x", "n": 1.5, "a": [], "o": {}, "z": null})");
-  EXPECT_CORUN_ERROR(v.at("s", "doc").number("doc.s"), Status::io_error, "doc.s must be a number, not a string");
-  EXPECT_CORUN_ERROR(v.at("n", "doc").string("doc.n"), Status::io_error, "doc.n must be a string, not a number");
-  EXPECT_CORUN_ERROR(v.at("a", "doc").object("doc.a"), Status::io_error, "doc.a must be an object, not an array");
-  EXPECT_CORUN_ERROR(v.at("o", "doc").array("doc.o"), Status::io_error, "doc.o must be an array, not an object");
-  EXPECT_CORUN_ERROR(v.at("z", "doc").boolean("doc.z"), Status::io_error, "doc.z must be a boolean, not null");
-  EXPECT_CORUN_ERROR(v.at("n", "doc").integer("doc.n", 0, 10), Status::io_error,
-                     "doc.n must be an integer in [0, 10], not 1.5");
-  EXPECT_CORUN_ERROR(json::parse("11").integer("w", 0, 10), Status::io_error,
+  const json::Node doc(v, "doc");
+  EXPECT_CORUN_ERROR(doc.at("s").number(), Status::io_error, "doc.s must be a number, not a string");
+  EXPECT_CORUN_ERROR(doc.at("n").string(), Status::io_error, "doc.n must be a string, not a number");
+  EXPECT_CORUN_ERROR(doc.at("a").members(), Status::io_error, "doc.a must be an object, not an array");
+  EXPECT_CORUN_ERROR(doc.at("o").items(), Status::io_error, "doc.o must be an array, not an object");
+  EXPECT_CORUN_ERROR(doc.at("z").boolean(), Status::io_error, "doc.z must be a boolean, not null");
+  EXPECT_CORUN_ERROR(doc.at("n").integer(0, 10), Status::io_error, "doc.n must be an integer in [0, 10], not 1.5");
+  EXPECT_CORUN_ERROR(json::Node(json::parse("11"), "w").integer(0, 10), Status::io_error,
                      "w must be an integer in [0, 10], not 11");
-  EXPECT_CORUN_ERROR(v.at("missing", "doc"), Status::io_error, "doc has no 'missing'");
-  EXPECT_CORUN_ERROR(v.at("a", "doc").at("k", "doc.a"), Status::io_error, "doc.a must be an object, not an array");
+  EXPECT_CORUN_ERROR(doc.at("missing"), Status::io_error, "doc has no 'missing'");
+  EXPECT_CORUN_ERROR(doc.at("a").at("k"), Status::io_error, "doc.a must be an object, not an array");
+  // Integers read as integers, whichever way the file spells them; out of range is refused either way.
+  EXPECT_EQ(json::Node(json::parse("2.0"), "w").integer(0, 10), 2);
+  EXPECT_EQ(json::Node(json::parse("-1"), "w").integer(-1, 10), -1);
+  EXPECT_CORUN_ERROR(json::Node(json::parse("18446744073709551615"), "w").integer(0, 10), Status::io_error,
+                     "w must be an integer in [0, 10]");
 }
 
 // The big array of a document is handed over element by element and not kept; the rest is parsed as usual.
@@ -147,13 +170,13 @@ TEST(JsonRead, StreamingOneArrayMember) {
   const std::string text = R"({"head": 1, "items": [{"a": 1}, 2, [3, {"items": [4]}]], "tail": {"items": [5]}})";
   std::vector<std::string> seen;
   const json::Value doc = json::parse_streaming(text, "<t>", "items", [&](size_t i, const json::Value& v) {
-    seen.push_back(std::to_string(i) + ":" + json::type_name(v.type()));
+    seen.push_back(std::to_string(i) + ":" + v.type_name());
   });
   EXPECT_EQ(seen, (std::vector<std::string>{"0:object", "1:number", "2:array"}));
-  EXPECT_EQ(doc.at("head", "doc").number("head"), 1.0);
-  EXPECT_TRUE(doc.at("items", "doc").array("items").empty());
+  EXPECT_EQ(doc.at("head").get<double>(), 1.0);
+  EXPECT_TRUE(doc.at("items").is_array() && doc.at("items").empty());
   // Only the top-level member is streamed: a nested "items" is an ordinary array.
-  EXPECT_EQ(doc.at("tail", "doc").at("items", "tail").array("items").size(), 1u);
+  EXPECT_EQ(doc.at("tail").at("items").size(), 1u);
 
   // Syntax errors inside and after the array are still found, with their position.
   EXPECT_CORUN_ERROR(
@@ -176,10 +199,8 @@ TEST(JsonRead, StreamingOneArrayMember) {
   const json::Value plain =
       json::parse_streaming(R"({"items": {"k": [1]}})", "<t>", "items", [&](size_t, const json::Value&) { ++calls; });
   EXPECT_EQ(calls, 0);
-  EXPECT_TRUE(plain.at("items", "doc").is_object());
-  EXPECT_EQ(
-      json::parse_streaming("[1, 2]", "<t>", "items", [&](size_t, const json::Value&) { ++calls; }).array("doc").size(),
-      2u);
+  EXPECT_TRUE(plain.at("items").is_object());
+  EXPECT_EQ(json::parse_streaming("[1, 2]", "<t>", "items", [&](size_t, const json::Value&) { ++calls; }).size(), 2u);
   EXPECT_EQ(calls, 0);
 }
 
@@ -194,7 +215,7 @@ TEST_F(JsonFile, ParseFileNamesTheFile) {
   EXPECT_CORUN_ERROR(json::parse_file(path("bad.json")), Status::io_error,
                      "'" + path("bad.json") + "': invalid JSON at line 2, column 9", "expected a value");
   { std::ofstream(path("ok.json")) << R"({"a": [1, 2]})"; }
-  EXPECT_EQ(json::parse_file(path("ok.json")).at("a", "x").array("a").size(), 2u);
+  EXPECT_EQ(json::parse_file(path("ok.json")).at("a").size(), 2u);
 }
 
 TEST(JsonWrite, StringsReadBackExactly) {
@@ -205,14 +226,12 @@ TEST(JsonWrite, StringsReadBackExactly) {
                                  "utf8 \xC3\xA9 \xF0\x9F\x98\x80",
                                  "del \x7f"};
   for (const std::string& s : samples) {
-    std::string out;
-    json::append_string(out, s);
-    EXPECT_EQ(json::parse(out).string("x"), s) << out;
+    const std::string out = json::dump(json::Value(s));
+    EXPECT_EQ(json::Node(json::parse(out), "x").string(), s) << out;
   }
   // Invalid UTF-8 is replaced, so the output is still strict JSON.
-  std::string out;
-  json::append_string(out, "bad \xFF byte \xC0\xAF");
-  EXPECT_EQ(json::parse(out).string("x"), "bad \xEF\xBF\xBD byte \xEF\xBF\xBD\xEF\xBF\xBD");
+  const std::string out = json::dump(json::Value("bad \xFF byte \xC0\xAF"));
+  EXPECT_EQ(json::Node(json::parse(out), "x").string(), "bad \xEF\xBF\xBD byte \xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST(JsonWrite, NumbersReadBackExactly) {
@@ -220,23 +239,30 @@ TEST(JsonWrite, NumbersReadBackExactly) {
   std::uniform_real_distribution<double> u(-1e7, 1e7);
   for (int i = 0; i < 2000; ++i) {
     const double v = i % 3 ? u(rng) : std::ldexp(u(rng), static_cast<int>(rng() % 200) - 100);
-    std::string out;
-    json::append_number(out, v);
-    EXPECT_EQ(json::parse(out).number("x"), v) << out;
+    const std::string out = json::dump(json::Value(v));
+    EXPECT_EQ(json::Node(json::parse(out), "x").number(), v) << out;
   }
   for (double v : {0.0, 1.0, 0.1, 1234.5, 1e300, 5e-324, -3.0}) {
-    std::string out;
-    json::append_number(out, v);
-    EXPECT_EQ(json::parse(out).number("x"), v) << out;
+    const std::string out = json::dump(json::Value(v));
+    EXPECT_EQ(json::Node(json::parse(out), "x").number(), v) << out;
   }
-  std::string out;
-  json::append_number(out, 12.0);
-  EXPECT_EQ(out, "12");  // shortest form
-  for (double v : {NAN, INFINITY, -INFINITY}) {
-    std::string o;
-    json::append_number(o, v);
-    EXPECT_EQ(o, "null");
+  // nlohmann keeps a double a double ("12.0"); json::number writes the shortest form ("12"), as the trace
+  // format pins it, and reads back to the same double.
+  EXPECT_EQ(json::dump(json::Value(12.0)), "12.0");
+  EXPECT_EQ(json::dump(json::number(12.0)), "12");  // shortest form
+  for (double v : {0.0, -0.0, 12.0, -3.0, 0.1, 40.25, 1e300, 9007199254740993.0, 5e-324}) {
+    const std::string out = json::dump(json::number(v));
+    EXPECT_EQ(json::Node(json::parse(out), "x").number(), v) << out;
+    EXPECT_EQ(std::signbit(json::Node(json::parse(out), "x").number()), std::signbit(v)) << out;
   }
+  for (double v : {NAN, INFINITY, -INFINITY}) EXPECT_EQ(json::dump(json::number(v)), "null");
+  EXPECT_EQ(json::dump(json::Value(0.1)), "0.1");
+  EXPECT_EQ(json::dump(json::Value(12)), "12");
+  for (double v : {NAN, INFINITY, -INFINITY}) EXPECT_EQ(json::dump(json::Value(v)), "null");
+  // Members in the order they were added, on one line or indented.
+  const json::Value doc = {{"z", 1}, {"a", {1.5, "x"}}};
+  EXPECT_EQ(json::dump(doc), R"({"z":1,"a":[1.5,"x"]})");
+  EXPECT_EQ(json::dump(doc, 1), "{\n \"z\": 1,\n \"a\": [\n  1.5,\n  \"x\"\n ]\n}");
 }
 
 }  // namespace

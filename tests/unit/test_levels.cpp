@@ -4,6 +4,7 @@
 
 #include "common/error_matchers.hpp"
 #include "common/temp_dir_test.hpp"
+#include "base/json.hpp"
 #include "graphs/passes/levels.hpp"
 #include "sched/layout.hpp"
 #include "sched/profiler/profile_file.hpp"
@@ -132,6 +133,61 @@ TEST_F(ProfileFile, RoundTrips) {
   EXPECT_EQ(q.tried[1].layout, (sched::ExecutorLayout{4, 2}));
   EXPECT_DOUBLE_EQ(q.tried[1].median_ms, 10.25);
   EXPECT_EQ(q.tried[1].runs, 15);
+}
+
+TEST_F(ProfileFile, IsJson) {
+  sched::Profile p;
+  p.machine_key = "corun-abc";
+  p.workers = 2;
+  p.layout = {2, 1};
+  p.tried = {{{2, 1}, 40.5, 39.0, 5}};
+  sched::write_profile(path("p.json"), p);
+  const corun::json::Value doc = corun::json::parse_file(path("p.json"));
+  EXPECT_EQ(doc.at("format"), "corun-profile");
+  EXPECT_EQ(doc.at("version"), 1);
+  EXPECT_EQ(doc.at("layout"), "2x1");
+  EXPECT_EQ(doc.at("tried").at(0).at("median_ms"), 40.5);
+}
+
+// A profile in the text format of earlier versions is read, with a warning that says so.
+TEST_F(ProfileFile, OldTextFormatIsReadWithAWarning) {
+  std::ofstream(path("old.txt")) << "# corun profile v1\nmachine_key=corun-abc\ncpu=Some CPU\nworkers=8\nmodel=lstm\n"
+                                    "size=small\nlayout=4x2\nconfig=8x1 median_ms=12.5 min_ms=11 runs=15\n"
+                                    "config=4x2 median_ms=10.25 min_ms=9.5 runs=15\n";
+  ::testing::internal::CaptureStderr();
+  const sched::Profile q = sched::read_profile(path("old.txt"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("warning: read the profile '" + path("old.txt") + "' in the old text format"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("the next time it is written, it will be JSON"), std::string::npos) << err;
+  EXPECT_EQ(q.machine_key, "corun-abc");
+  EXPECT_EQ(q.workers, 8);
+  EXPECT_EQ(q.layout, (sched::ExecutorLayout{4, 2}));
+  ASSERT_EQ(q.tried.size(), 2u);
+  EXPECT_DOUBLE_EQ(q.tried[1].median_ms, 10.25);
+}
+
+TEST_F(ProfileFile, MalformedJsonIsAClearError) {
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  };
+  EXPECT_CORUN_ERROR(sched::read_profile(write("a", "{\"format\": \"corun-profile\", \"version\": 1,\n]")),
+                     Status::invalid_config, "'" + path("a") + "': invalid JSON at line 2, column 1",
+                     "regenerate it with `corun profile`");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("b", R"({"format": "corun-trace", "version": 1})")),
+                     Status::invalid_config, "is not a corun profile");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("c", R"({"format": "corun-profile", "version": 7})")),
+                     Status::invalid_config, "format version 7; this corun reads version 1");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("d", R"({"format": "corun-profile", "version": 1, "machine_key": "k"})")),
+                     Status::invalid_config, "profile '" + path("d") + "' has no 'cpu'");
+  const std::string full = R"({"format": "corun-profile", "version": 1, "machine_key": "k", "cpu": "c",
+      "workers": 2, "model": "lstm", "size": "small", "layout": "2x1", "tried": [{"layout": "2x1",
+      "median_ms": "fast", "min_ms": 1, "runs": 5}]})";
+  EXPECT_CORUN_ERROR(sched::read_profile(write("e", full)), Status::invalid_config,
+                     "profile '" + path("e") + "': tried[0].median_ms must be a number, not a string");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("f", R"({"format": "corun-profile", "format": "x"})")),
+                     Status::invalid_config, "duplicate member name \"format\"");
 }
 
 TEST_F(ProfileFile, BadFilesAreClearErrors) {
