@@ -219,7 +219,7 @@ TEST(KernelTable, EveryKindHasItsKernels) {
                          "conv2d_grad_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
                          "add_n", "sgd_momentum", "reshape", "embedding", "embedding_grad",
                          "reduce_sum", "reduce_sum_grad", "logistic_xent", "logistic_xent_grad", "phased_gate", "group",
-                         "phased_gate_grad"};
+                         "phased_gate_grad", "leaky_relu", "leaky_relu_grad", "gelu", "gelu_grad"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(OpKind::count_));
   for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
     const OpInfo& info = op_info(static_cast<OpKind>(k));
@@ -227,7 +227,9 @@ TEST(KernelTable, EveryKindHasItsKernels) {
     EXPECT_NE(info.ref, nullptr);
     EXPECT_NE(info.fast, nullptr);
     EXPECT_GE(info.max_width, 1);
+    EXPECT_EQ(op_kind(names[k]), static_cast<OpKind>(k));
   }
+  EXPECT_EQ(op_kind("no_such_op"), OpKind::count_);
 }
 
 // A constant image makes every window a tie: both max_pool_grad kernels must send each window's gradient
