@@ -5,6 +5,7 @@
 #include "trace/gantt.hpp"
 
 #include "base/check.hpp"
+#include "codelets/op.hpp"
 #include "base/parse.hpp"
 #include "trace/trace.hpp"
 
@@ -171,6 +172,10 @@ int plot_trace(int argc, char** argv) {
 
   const TraceFile trace = read_chrome_trace(input);
   opt.source = input;
+  opt.op_colour = [](const std::string& op) -> std::string {  // the colour column of codelets/ops.def
+    const codelets::OpKind kind = codelets::op_kind(op);
+    return kind == codelets::OpKind::count_ ? "" : codelets::op_info(kind).colour;
+  };
   const std::string svg = gantt_svg(trace, opt);
   if (ends_with(out, ".svg")) {
     write_file(out + ".tmp", svg, out);

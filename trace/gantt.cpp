@@ -15,21 +15,7 @@ namespace corun::cli {
 
 namespace {
 
-// Fixed colours for corun's op kinds (Tableau 20), forward op and its gradient in the same hue, so two
-// charts (say lws and cpf) read the same. Ops not listed take the spare colours in order of total time.
-struct OpColour {
-  const char* op;
-  const char* fill;
-};
-constexpr OpColour kFixed[] = {
-    {"matmul", "#4e79a7"},    {"add", "#f28e2b"},          {"sub", "#ffbe7d"},
-    {"mul", "#59a14f"},       {"sigmoid", "#e15759"},      {"sigmoid_grad", "#ff9d9a"},
-    {"tanh", "#499894"},      {"tanh_grad", "#86bcb6"},    {"relu", "#b6992d"},
-    {"relu_grad", "#f1ce63"}, {"concat", "#b07aa1"},       {"split", "#d4a6c8"},
-    {"slice", "#9d7660"},     {"slice_grad", "#d7b5a6"},   {"sum", "#79706e"},
-    {"sum_grad", "#bab0ac"},  {"softmax_xent", "#d37295"}, {"softmax_xent_grad", "#fabfd2"},
-    {"sgd", "#8cd17d"},
-};
+// Ops without a fixed colour (GanttOptions::op_colour) take the spare colours in order of total time.
 constexpr const char* kSpare[] = {"#a0cbe8", "#17becf", "#bcbd22", "#9467bd", "#8c564b", "#e377c2",
                                   "#7f7f7f", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#aec7e8"};
 constexpr const char* kOther = "#c8c8c8";
@@ -178,8 +164,7 @@ std::string gantt_svg(const TraceFile& trace, const GanttOptions& opt) {
   std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return ops[a].busy_us > ops[b].busy_us; });
   size_t spare = 0;
   for (size_t i : by_time) {
-    for (const OpColour& f : kFixed)
-      if (ops[i].op == f.op) ops[i].fill = f.fill;
+    if (opt.op_colour) ops[i].fill = opt.op_colour(ops[i].op);
     if (ops[i].fill.empty()) ops[i].fill = spare < std::size(kSpare) ? kSpare[spare++] : kOther;
   }
 
