@@ -1,9 +1,10 @@
 // codelets/elementwise.hpp — the scalar formula of every elementwise op, one place for all kernels.
 //
-// Every elementwise op (add, sub, mul, sigmoid, tanh, relu, leaky_relu, gelu and their gradients) is
-// computed by its own kernels (through codelets/elementwise_kernels.hpp), and some also by the fused LSTM
-// cell and by the fused elementwise chain (ew_chain, which finds ew::<op>_fast / _ref through the ew_arity
-// column of codelets/ops.def). All of them call these functions, so a fused graph computes bitwise the
+// Every chainable elementwise op (add, sub, mul, sigmoid, tanh, relu, gelu and their gradients) is computed
+// by its own kernels (through codelets/elementwise_kernels.hpp), and some also by the fused LSTM cell and
+// by the fused elementwise chain (ew_chain, which finds ew::<op>_fast / _ref through the ew_arity column of
+// codelets/ops.def). An elementwise op that is not chainable (leaky_relu: its alpha does not fit a chain
+// instruction) keeps its formula in its own folder. All of them call these functions, so a fused graph computes bitwise the
 // same numbers as the unfused one with the same kernel choice. `fast` functions work in float (what the
 // fast kernels run); `ref` functions are the specification in double, rounded once to float (or the same
 // float formula where float is already exact).
@@ -34,9 +35,6 @@ inline float sigmoid_grad_fast(float y, float dy) { return dy * y * (1.0f - y); 
 inline float tanh_grad_fast(float y, float dy) { return dy * (1.0f - y * y); }
 /// dX from the forward input X; dy is taken by value so callers load it unconditionally (if-conversion).
 inline float relu_grad_fast(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
-/// `alpha` is the slope for X <= 0 (a node attribute, so leaky_relu is not an ew_chain opcode).
-inline float leaky_relu_fast(float x, float alpha) { return x > 0.0f ? x : alpha * x; }
-inline float leaky_relu_grad_fast(float x, float dy, float alpha) { return x > 0.0f ? dy : alpha * dy; }
 /// The exact GELU, X * Phi(X) with Phi the standard normal CDF through erf (PyTorch's default, not its
 /// tanh approximation). erf saturates to +-1 and exp(-x^2/2) underflows to 0: finite for every finite x.
 inline float gelu_fast(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
@@ -55,12 +53,6 @@ inline float sub_ref(float a, float b) { return a - b; }
 inline float mul_ref(float a, float b) { return a * b; }
 inline float relu_ref(float x) { return relu_fast(x); }
 inline float relu_grad_ref(float x, float dy) { return relu_grad_fast(x, dy); }
-inline float leaky_relu_ref(float x, float alpha) {
-  return x > 0.0f ? x : static_cast<float>(static_cast<double>(alpha) * x);
-}
-inline float leaky_relu_grad_ref(float x, float dy, float alpha) {
-  return x > 0.0f ? dy : static_cast<float>(static_cast<double>(alpha) * dy);
-}
 inline float gelu_ref(float xf) {
   const double x = xf;
   return static_cast<float>(0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)));

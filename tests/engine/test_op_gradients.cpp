@@ -92,6 +92,31 @@ TEST_F(OpGradient, Relu) {
   check(linear_loss(g_.relu(x)));
 }
 
+TEST_F(OpGradient, LeakyRelu) {
+  const Tensor x = param("x", {4, 5});
+  float* d = g_.data(x);  // away from the kink, both signs present (as for relu)
+  for (int e = 0; e < 20; ++e) d[e] = (e % 3 == 0 ? -1.0f : 1.0f) * (0.1f + 0.9f * std::abs(d[e]));
+  check(linear_loss(g_.leaky_relu(x, 0.2f)));
+}
+
+TEST_F(OpGradient, LeakyReluTwoSlopesOnOneInput) {  // each node's gradient uses its own alpha
+  const Tensor x = param("x", {3, 7});
+  float* d = g_.data(x);
+  for (int e = 0; e < 21; ++e) d[e] = (e % 2 == 0 ? -1.0f : 1.0f) * (0.1f + 0.9f * std::abs(d[e]));
+  check(linear_loss(g_.add(g_.leaky_relu(x, 0.05f), g_.leaky_relu(x, -0.5f))));
+}
+
+TEST_F(OpGradient, Gelu) {  // smooth: wide inputs, including the tails where Phi saturates
+  const Tensor x = param("x", {3, 7}, -4.0f, 4.0f);
+  check(linear_loss(g_.gelu(x)));
+}
+
+TEST_F(OpGradient, GeluOfAMatmul) {  // the gradient reaches the matmul's operands through gelu
+  const Tensor a = param("a", {3, 4});
+  const Tensor b = param("b", {4, 2});
+  check(linear_loss(g_.gelu(g_.matmul(a, b))));
+}
+
 // ---- concat / split / slice ----
 
 TEST_F(OpGradient, ConcatDim0TwoOperands) {
