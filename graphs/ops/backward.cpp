@@ -84,4 +84,13 @@ void GradContext::unary_elementwise(OpKind grad_kind, bool from_output) {
   });
 }
 
+void GradContext::dx_from_dy(OpKind grad_kind, const std::string& what) {
+  const int x = in(0), y = in(1), dy = grad(y);
+  if (dy < 0 || !need(0)) return;
+  const Shape sx = shape(x), sy = shape(y);
+  contribute_new(x, sx, what, [&](int c) {
+    add_node(grad_kind, tag_, {{dy, Access::read, sy}, {c, Access::write, sx}}, call().i, call().f);
+  });
+}
+
 }  // namespace corun::graphs

@@ -68,6 +68,9 @@ class GradContext {
   /// The rule of a one-input elementwise op with buffers X -> Y: dX = grad_kind(first, dY) elementwise,
   /// `first` being X (from_output false) or Y; the node's attributes are passed on.
   void unary_elementwise(codelets::OpKind grad_kind, bool from_output);
+  /// The rule of an op X -> Y whose gradient needs dY alone: contributes "d<X><what>" = grad_kind(dY), a
+  /// node with buffers dY, dX and this node's attributes.
+  void dx_from_dy(codelets::OpKind grad_kind, const std::string& what);
 
   /// The update nodes after the backward (sgd or sgd_momentum per parameter with a gradient).
   detail::GraphImpl& graph() { return g_; }

@@ -30,14 +30,7 @@ void max_pool_backward(GradContext& ctx) {
   });
 }
 
-void avg_pool_backward(GradContext& ctx) {
-  const int x = ctx.in(0), dy = ctx.grad(ctx.in(1));
-  if (dy < 0 || !ctx.need(0)) return;
-  const Shape sx = ctx.shape(x), sy = ctx.shape(ctx.in(1));
-  ctx.contribute_new(x, sx, ".pool", [&](int c) {
-    ctx.add_node(OpKind::avg_pool_grad, ctx.tag(), {{dy, Access::read, sy}, {c, Access::write, sx}}, ctx.call().i);
-  });
-}
+void avg_pool_backward(GradContext& ctx) { ctx.dx_from_dy(OpKind::avg_pool_grad, ".pool"); }
 
 }  // namespace
 

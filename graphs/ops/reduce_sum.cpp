@@ -6,19 +6,9 @@ namespace corun {
 namespace graphs {
 namespace {
 
-using codelets::Access;
-using codelets::OpKind;
-
 std::vector<Shape> shapes(const ShapeQuery&) { return {Shape{1}}; }
 
-void backward(GradContext& ctx) {
-  const int x = ctx.in(0), dy = ctx.grad(ctx.in(1));
-  if (dy < 0 || !ctx.need(0)) return;
-  ctx.contribute_new(x, ctx.shape(x), ".rsum", [&](int c) {
-    ctx.add_node(OpKind::reduce_sum_grad, ctx.tag(), {{dy, Access::read, Shape{1}}, {c, Access::write, ctx.shape(x)}}, {},
-                 ctx.call().f);
-  });
-}
+void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::reduce_sum_grad, ".rsum"); }
 
 }  // namespace
 

@@ -6,9 +6,6 @@ namespace corun {
 namespace graphs {
 namespace {
 
-using codelets::Access;
-using codelets::OpKind;
-
 // The new shape travels as the extents list (a Shape does not fit the integer attributes).
 std::vector<Shape> shapes(const ShapeQuery& q) {
   Shape shape;
@@ -19,13 +16,7 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {shape};
 }
 
-void backward(GradContext& ctx) {
-  const int x = ctx.in(0), dy = ctx.grad(ctx.in(1));
-  if (dy < 0 || !ctx.need(0)) return;
-  ctx.contribute_new(x, ctx.shape(x), ".reshape", [&](int c) {
-    ctx.add_node(OpKind::reshape, ctx.tag(), {{dy, Access::read, ctx.shape(ctx.in(1))}, {c, Access::write, ctx.shape(x)}});
-  });
-}
+void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::reshape, ".reshape"); }
 
 }  // namespace
 

@@ -6,9 +6,6 @@ namespace corun {
 namespace graphs {
 namespace {
 
-using codelets::Access;
-using codelets::OpKind;
-
 std::vector<Shape> shapes(const ShapeQuery& q) {
   const int dim = static_cast<int>(q.i[0]);
   const int64_t start = q.i[1], len = q.i[2];
@@ -20,14 +17,7 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {with_dim(s, dim, len)};
 }
 
-void backward(GradContext& ctx) {
-  const int x = ctx.in(0), dy = ctx.grad(ctx.in(1));
-  if (dy < 0 || !ctx.need(0)) return;
-  ctx.contribute_new(x, ctx.shape(x), ".slice", [&](int c) {
-    ctx.add_node(OpKind::slice_grad, ctx.tag(), {{dy, Access::read, ctx.shape(ctx.in(1))}, {c, Access::write, ctx.shape(x)}},
-                 ctx.call().i);
-  });
-}
+void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::slice_grad, ".slice"); }
 
 }  // namespace
 
