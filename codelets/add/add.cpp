@@ -11,7 +11,8 @@ namespace corun::codelets {
 
 void add_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const Shape& sa = call.shapes[0];
-  if (call.shapes[1] == sa) return ew::binary_ref([](float a, float b) { return ew::add_ref(a, b); }, call, buf, rank, width);
+  if (call.shapes[1] == sa)
+    return ew::binary_ref([](float a, float b) { return ew::add_ref(a, b); }, call, buf, rank, width);
   const int64_t cols = sa[sa.rank - 1];
   const Range r = split_range(numel(call, 2), rank, width);
   for (int64_t e = r.begin; e < r.end; ++e) buf[2][e] = ew::add_ref(buf[0][e], buf[1][e % cols]);

@@ -8,8 +8,12 @@
 namespace corun::codelets {
 namespace ew {
 
-inline float leaky_relu_fast(float x, float alpha) { return x > 0.0f ? x : alpha * x; }
-inline float leaky_relu_grad_fast(float x, float dy, float alpha) { return x > 0.0f ? dy : alpha * dy; }
+inline float leaky_relu_fast(float x, float alpha) {
+  return x > 0.0f ? x : alpha * x;
+}
+inline float leaky_relu_grad_fast(float x, float dy, float alpha) {
+  return x > 0.0f ? dy : alpha * dy;
+}
 // The product in double, rounded once (the same float for every alpha whose product is exact).
 inline float leaky_relu_ref(float x, float alpha) {
   return x > 0.0f ? x : static_cast<float>(static_cast<double>(alpha) * x);

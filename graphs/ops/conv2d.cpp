@@ -19,7 +19,8 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   if (sb.rank != 1 || sb[0] != sw[0]) q.mismatch("the bias must be [K], one per filter", "W", sw, "B", sb);
   if (stride < 1 || pad < 0)
     q.fail("need stride >= 1 and pad >= 0, got stride " + std::to_string(stride) + ", pad " + std::to_string(pad));
-  return {Shape{sx[0], sw[0], out_extent(q, sx, sx[2], sw[2], stride, pad), out_extent(q, sx, sx[3], sw[3], stride, pad)}};
+  return {
+      Shape{sx[0], sw[0], out_extent(q, sx, sx[2], sw[2], stride, pad), out_extent(q, sx, sx[3], sw[3], stride, pad)}};
 }
 
 void backward(GradContext& ctx) {
@@ -35,9 +36,10 @@ void backward(GradContext& ctx) {
   if (!ctx.need(1) && !ctx.need(2)) return;
   const int dw = ctx.new_grad_value(sw, "d" + ctx.name(w) + ".conv" + std::to_string(ctx.next_id()));
   const int db = ctx.new_grad_value(sb, "d" + ctx.name(b) + ".conv" + std::to_string(ctx.next_id()));
-  ctx.add_node(OpKind::conv2d_grad_filter, ctx.tag() + ".dw",
-               {{x, Access::read, ctx.shape(x)}, {dy, Access::read, sy}, {dw, Access::write, sw}, {db, Access::write, sb}},
-               attrs);
+  ctx.add_node(
+      OpKind::conv2d_grad_filter, ctx.tag() + ".dw",
+      {{x, Access::read, ctx.shape(x)}, {dy, Access::read, sy}, {dw, Access::write, sw}, {db, Access::write, sb}},
+      attrs);
   if (ctx.need(1)) ctx.contribute(w, dw, true);
   if (ctx.need(2)) ctx.contribute(b, db, true);
 }

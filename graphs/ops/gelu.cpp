@@ -6,7 +6,9 @@ namespace corun {
 namespace graphs {
 namespace {
 
-void backward(GradContext& ctx) { ctx.unary_elementwise(codelets::OpKind::gelu_grad, false); }
+void backward(GradContext& ctx) {
+  ctx.unary_elementwise(codelets::OpKind::gelu_grad, false);
+}
 
 }  // namespace
 
@@ -14,6 +16,8 @@ const OpRules gelu_rules{&same_shape, &backward};
 
 }  // namespace graphs
 
-Tensor Graph::gelu(Tensor x, const std::string& name) { return graphs::build1(*this, codelets::OpKind::gelu, {{x}}, name); }
+Tensor Graph::gelu(Tensor x, const std::string& name) {
+  return graphs::build1(*this, codelets::OpKind::gelu, {{x}}, name);
+}
 
 }  // namespace corun

@@ -13,7 +13,9 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return same_shape(q);
 }
 
-void backward(GradContext& ctx) { ctx.unary_elementwise(codelets::OpKind::leaky_relu_grad, false); }
+void backward(GradContext& ctx) {
+  ctx.unary_elementwise(codelets::OpKind::leaky_relu_grad, false);
+}
 
 }  // namespace
 

@@ -15,11 +15,13 @@ void backward(GradContext& ctx) {
   const Shape s = ctx.shape(a);
   if (ctx.need(0))
     ctx.contribute_new(a, s, ".mul", [&](int c) {
-      ctx.add_node(OpKind::mul, ctx.tag() + ".da", {{dc, Access::read, s}, {b, Access::read, s}, {c, Access::write, s}});
+      ctx.add_node(OpKind::mul, ctx.tag() + ".da",
+                   {{dc, Access::read, s}, {b, Access::read, s}, {c, Access::write, s}});
     });
   if (ctx.need(1))
     ctx.contribute_new(b, s, ".mul", [&](int c) {
-      ctx.add_node(OpKind::mul, ctx.tag() + ".db", {{dc, Access::read, s}, {a, Access::read, s}, {c, Access::write, s}});
+      ctx.add_node(OpKind::mul, ctx.tag() + ".db",
+                   {{dc, Access::read, s}, {a, Access::read, s}, {c, Access::write, s}});
     });
 }
 

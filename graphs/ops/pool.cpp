@@ -25,12 +25,14 @@ void max_pool_backward(GradContext& ctx) {
   if (dy < 0 || !ctx.need(0)) return;
   const Shape sx = ctx.shape(x), sy = ctx.shape(ctx.in(1));
   ctx.contribute_new(x, sx, ".pool", [&](int c) {
-    ctx.add_node(OpKind::max_pool_grad, ctx.tag(), {{x, Access::read, sx}, {dy, Access::read, sy}, {c, Access::write, sx}},
-                 ctx.call().i);
+    ctx.add_node(OpKind::max_pool_grad, ctx.tag(),
+                 {{x, Access::read, sx}, {dy, Access::read, sy}, {c, Access::write, sx}}, ctx.call().i);
   });
 }
 
-void avg_pool_backward(GradContext& ctx) { ctx.dx_from_dy(OpKind::avg_pool_grad, ".pool"); }
+void avg_pool_backward(GradContext& ctx) {
+  ctx.dx_from_dy(OpKind::avg_pool_grad, ".pool");
+}
 
 }  // namespace
 

@@ -6,9 +6,13 @@ namespace corun {
 namespace graphs {
 namespace {
 
-std::vector<Shape> shapes(const ShapeQuery&) { return {Shape{1}}; }
+std::vector<Shape> shapes(const ShapeQuery&) {
+  return {Shape{1}};
+}
 
-void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::reduce_sum_grad, ".rsum"); }
+void backward(GradContext& ctx) {
+  ctx.dx_from_dy(codelets::OpKind::reduce_sum_grad, ".rsum");
+}
 
 }  // namespace
 

@@ -6,7 +6,9 @@ namespace corun {
 namespace graphs {
 namespace {
 
-void backward(GradContext& ctx) { ctx.unary_elementwise(codelets::OpKind::relu_grad, false); }
+void backward(GradContext& ctx) {
+  ctx.unary_elementwise(codelets::OpKind::relu_grad, false);
+}
 
 }  // namespace
 
@@ -14,6 +16,8 @@ const OpRules relu_rules{&same_shape, &backward};
 
 }  // namespace graphs
 
-Tensor Graph::relu(Tensor x, const std::string& name) { return graphs::build1(*this, codelets::OpKind::relu, {{x}}, name); }
+Tensor Graph::relu(Tensor x, const std::string& name) {
+  return graphs::build1(*this, codelets::OpKind::relu, {{x}}, name);
+}
 
 }  // namespace corun

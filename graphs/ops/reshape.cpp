@@ -16,7 +16,9 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {shape};
 }
 
-void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::reshape, ".reshape"); }
+void backward(GradContext& ctx) {
+  ctx.dx_from_dy(codelets::OpKind::reshape, ".reshape");
+}
 
 }  // namespace
 
@@ -25,8 +27,8 @@ const OpRules reshape_rules{&shapes, &backward};
 }  // namespace graphs
 
 Tensor Graph::reshape(Tensor x, const Shape& shape, const std::string& name) {
-  return graphs::build1(*this, codelets::OpKind::reshape, {{x}, {}, 0.0f, {shape.dims.begin(), shape.dims.begin() + shape.rank}},
-                        name);
+  return graphs::build1(*this, codelets::OpKind::reshape,
+                        {{x}, {}, 0.0f, {shape.dims.begin(), shape.dims.begin() + shape.rank}}, name);
 }
 
 }  // namespace corun

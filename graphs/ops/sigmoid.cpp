@@ -6,7 +6,9 @@ namespace corun {
 namespace graphs {
 namespace {
 
-void backward(GradContext& ctx) { ctx.unary_elementwise(codelets::OpKind::sigmoid_grad, true); }
+void backward(GradContext& ctx) {
+  ctx.unary_elementwise(codelets::OpKind::sigmoid_grad, true);
+}
 
 }  // namespace
 
@@ -14,6 +16,8 @@ const OpRules sigmoid_rules{&same_shape, &backward};
 
 }  // namespace graphs
 
-Tensor Graph::sigmoid(Tensor x, const std::string& name) { return graphs::build1(*this, codelets::OpKind::sigmoid, {{x}}, name); }
+Tensor Graph::sigmoid(Tensor x, const std::string& name) {
+  return graphs::build1(*this, codelets::OpKind::sigmoid, {{x}}, name);
+}
 
 }  // namespace corun

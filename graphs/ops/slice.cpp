@@ -17,7 +17,9 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {with_dim(s, dim, len)};
 }
 
-void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::slice_grad, ".slice"); }
+void backward(GradContext& ctx) {
+  ctx.dx_from_dy(codelets::OpKind::slice_grad, ".slice");
+}
 
 }  // namespace
 

@@ -22,8 +22,9 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
     outs.push_back(with_dim(s, dim, n));
   }
   if (total != s[dim])
-    q.mismatch("piece sizes add up to " + std::to_string(total) + ", not the extent of dimension " + std::to_string(dim),
-               "X", s, "pieces stacked", with_dim(s, dim, total));
+    q.mismatch(
+        "piece sizes add up to " + std::to_string(total) + ", not the extent of dimension " + std::to_string(dim), "X",
+        s, "pieces stacked", with_dim(s, dim, total));
   return outs;
 }
 

@@ -12,7 +12,9 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {without_dim(q.in[0], dim)};
 }
 
-void backward(GradContext& ctx) { ctx.dx_from_dy(codelets::OpKind::sum_grad, ".sum"); }
+void backward(GradContext& ctx) {
+  ctx.dx_from_dy(codelets::OpKind::sum_grad, ".sum");
+}
 
 }  // namespace
 

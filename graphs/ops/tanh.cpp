@@ -6,7 +6,9 @@ namespace corun {
 namespace graphs {
 namespace {
 
-void backward(GradContext& ctx) { ctx.unary_elementwise(codelets::OpKind::tanh_grad, true); }
+void backward(GradContext& ctx) {
+  ctx.unary_elementwise(codelets::OpKind::tanh_grad, true);
+}
 
 }  // namespace
 
@@ -14,6 +16,8 @@ const OpRules tanh_rules{&same_shape, &backward};
 
 }  // namespace graphs
 
-Tensor Graph::tanh(Tensor x, const std::string& name) { return graphs::build1(*this, codelets::OpKind::tanh, {{x}}, name); }
+Tensor Graph::tanh(Tensor x, const std::string& name) {
+  return graphs::build1(*this, codelets::OpKind::tanh, {{x}}, name);
+}
 
 }  // namespace corun

@@ -14,8 +14,8 @@ inline int64_t out_extent(const ShapeQuery& q, const Shape& x, int64_t in, int64
                           int64_t pad) {
   const int64_t span = in + 2 * pad - window;
   if (span < 0)
-    q.fail("a window of " + std::to_string(window) + " with padding " + std::to_string(pad) + " does not fit the input " +
-           x.str() + "; use a smaller window or more padding");
+    q.fail("a window of " + std::to_string(window) + " with padding " + std::to_string(pad) +
+           " does not fit the input " + x.str() + "; use a smaller window or more padding");
   return span / stride + 1;
 }
 
