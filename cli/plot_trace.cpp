@@ -6,6 +6,7 @@
 
 #include "base/check.hpp"
 #include "base/files.hpp"
+#include "codelets/op.hpp"
 #include "base/parse.hpp"
 #include "trace/trace.hpp"
 
@@ -161,6 +162,10 @@ int plot_trace(int argc, char** argv) {
 
   const TraceFile trace = read_chrome_trace(input);
   opt.source = input;
+  opt.op_colour = [](const std::string& op) -> std::string {  // the colour column of codelets/ops.def
+    const codelets::OpKind kind = codelets::op_kind(op);
+    return kind == codelets::OpKind::count_ ? "" : codelets::op_info(kind).colour;
+  };
   const std::string svg = gantt_svg(trace, opt);
   if (ends_with(out, ".svg")) {
     write_file_atomically(out, svg);

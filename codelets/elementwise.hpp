@@ -1,9 +1,13 @@
 // codelets/elementwise.hpp — the scalar formula of every elementwise op, one place for all kernels.
 //
-// sigmoid, tanh, relu and their gradients are computed by their own kernels, by the fused LSTM cell and by
-// the fused elementwise chain (ew_chain). All of them call these functions, so a fused graph computes
-// bitwise the same numbers as the unfused one with the same kernel choice. `fast` functions work in float
-// (what the fast kernels run); `ref` functions are the specification in double, rounded once to float.
+// Every chainable elementwise op (add, sub, mul, sigmoid, tanh, relu, gelu and their gradients) is computed
+// by its own kernels (through codelets/elementwise_kernels.hpp), and some also by the fused LSTM cell and
+// by the fused elementwise chain (ew_chain, which finds ew::<op>_fast / _ref through the ew_arity column of
+// codelets/ops.def). An elementwise op that is not chainable (leaky_relu: its alpha does not fit a chain
+// instruction) keeps its formula in its own folder. All of them call these functions, so a fused graph computes bitwise the
+// same numbers as the unfused one with the same kernel choice. `fast` functions work in float (what the
+// fast kernels run); `ref` functions are the specification in double, rounded once to float (or the same
+// float formula where float is already exact).
 #pragma once
 
 #include <cmath>
@@ -11,6 +15,10 @@
 namespace corun::codelets::ew {
 
 // ---- fast (float) ----
+
+inline float add_fast(float a, float b) { return a + b; }
+inline float sub_fast(float a, float b) { return a - b; }
+inline float mul_fast(float a, float b) { return a * b; }
 
 /// exp(-|x|) lies in (0, 1], so neither branch can produce inf or NaN however large |x| is; the select
 /// keeps a loop body branch-free.
@@ -21,14 +29,40 @@ inline float sigmoid_fast(float x) {
 }
 /// std::tanh saturates to +-1, never NaN for finite x.
 inline float tanh_fast(float x) { return std::tanh(x); }
-inline float relu(float x) { return x > 0.0f ? x : 0.0f; }  // -0 and NaN map to 0
+inline float relu_fast(float x) { return x > 0.0f ? x : 0.0f; }  // -0 and NaN map to 0
 /// dX from the forward output Y and dY (evaluated left to right: (dy * y) * (1 - y)).
 inline float sigmoid_grad_fast(float y, float dy) { return dy * y * (1.0f - y); }
 inline float tanh_grad_fast(float y, float dy) { return dy * (1.0f - y * y); }
 /// dX from the forward input X; dy is taken by value so callers load it unconditionally (if-conversion).
-inline float relu_grad(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
+inline float relu_grad_fast(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
+/// The exact GELU, X * Phi(X) with Phi the standard normal CDF through erf (PyTorch's default, not its
+/// tanh approximation). erf saturates to +-1 and exp(-x^2/2) underflows to 0: finite for every finite x.
+inline float gelu_fast(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+/// d/dX of X * Phi(X) is Phi(X) + X * phi(X), phi the standard normal density.
+inline float gelu_grad_fast(float x, float dy) {
+  const float cdf = 0.5f * (1.0f + std::erf(x * 0.70710678118654752f));
+  const float pdf = 0.39894228040143268f * std::exp(-0.5f * x * x);
+  return dy * (cdf + x * pdf);
+}
 
 // ---- reference (double, rounded once) ----
+
+// One float operation is already correctly rounded: the reference is the same formula.
+inline float add_ref(float a, float b) { return a + b; }
+inline float sub_ref(float a, float b) { return a - b; }
+inline float mul_ref(float a, float b) { return a * b; }
+inline float relu_ref(float x) { return relu_fast(x); }
+inline float relu_grad_ref(float x, float dy) { return relu_grad_fast(x, dy); }
+inline float gelu_ref(float xf) {
+  const double x = xf;
+  return static_cast<float>(0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)));
+}
+inline float gelu_grad_ref(float xf, float dy) {
+  const double x = xf;
+  const double cdf = 0.5 * (1.0 + std::erf(x * 0.70710678118654752));
+  const double pdf = 0.39894228040143268 * std::exp(-0.5 * x * x);
+  return static_cast<float>(static_cast<double>(dy) * (cdf + x * pdf));
+}
 
 inline float sigmoid_ref(float xf) {
   const double x = xf;

@@ -1,36 +1,19 @@
-// The static kernel table (one OpInfo per OpKind) and the SPMD range splitter every kernel uses.
+// The static kernel table (one OpInfo per row of codelets/ops.def) and the SPMD range splitter every
+// kernel uses. The kernels are declared here from the rows, so a new op needs no include in this file.
 #include "codelets/op.hpp"
 
-#include "codelets/add/add.hpp"
-#include "codelets/add_n/add_n.hpp"
-#include "codelets/concat/concat.hpp"
-#include "codelets/conv2d/conv2d.hpp"
-#include "codelets/embedding/embedding.hpp"
-#include "codelets/group/group.hpp"
-#include "codelets/logistic_xent/logistic_xent.hpp"
-#include "codelets/reduce_sum/reduce_sum.hpp"
-#include "codelets/ew_chain/ew_chain.hpp"
-#include "codelets/lstm_cell/lstm_cell.hpp"
-#include "codelets/matmul/matmul.hpp"
-#include "codelets/mul/mul.hpp"
-#include "codelets/pool/pool.hpp"
-#include "codelets/phased_gate/phased_gate.hpp"
-#include "codelets/relu/relu.hpp"
-#include "codelets/reshape/reshape.hpp"
-#include "codelets/sgd/sgd.hpp"
-#include "codelets/sgd_momentum/sgd_momentum.hpp"
-#include "codelets/sigmoid/sigmoid.hpp"
-#include "codelets/slice/slice.hpp"
-#include "codelets/softmax_xent/softmax_xent.hpp"
-#include "codelets/split/split.hpp"
-#include "codelets/sub/sub.hpp"
-#include "codelets/sum/sum.hpp"
-#include "codelets/tanh/tanh.hpp"
 #include "base/check.hpp"
 
 #include <algorithm>
 
 namespace corun::codelets {
+
+#define CORUN_OP(name, max_width, groupable, ew_arity, colour, graph_rules) \
+  void name##_ref(const OpCall& call, float* const* buf, int rank, int width);   \
+  void name##_fast(const OpCall& call, float* const* buf, int rank, int width);
+#include "codelets/ops.def"
+#undef CORUN_OP
+
 namespace {
 
 // Every kernel splits an output extent (elements, rows or matmul tiles), never a reduction, so any width
@@ -38,29 +21,13 @@ namespace {
 // softmax rows) simply leave members with an empty range idle when the tensor is small.
 constexpr int kWide = 256;
 
-// clang-format off
-#define CORUN_OP(op) OpInfo{#op, &op##_ref, &op##_fast, kWide}
-
-// Indexed by OpKind; the order must follow the enum exactly (checked by the static_assert and the tests).
+// Indexed by OpKind: the rows and the enum come from the same list, in the same order.
 const OpInfo kTable[] = {
-    CORUN_OP(matmul),       CORUN_OP(add),          CORUN_OP(sub),          CORUN_OP(mul),
-    CORUN_OP(sigmoid),      CORUN_OP(sigmoid_grad), CORUN_OP(tanh),         CORUN_OP(tanh_grad),
-    CORUN_OP(relu),         CORUN_OP(relu_grad),    CORUN_OP(concat),       CORUN_OP(split),
-    CORUN_OP(slice),        CORUN_OP(slice_grad),   CORUN_OP(sum),          CORUN_OP(sum_grad),
-    CORUN_OP(softmax_xent), CORUN_OP(softmax_xent_grad), CORUN_OP(sgd),
-    CORUN_OP(lstm_cell),    CORUN_OP(lstm_cell_grad), CORUN_OP(ew_chain),
-    CORUN_OP(conv2d),       CORUN_OP(conv2d_grad_data), CORUN_OP(conv2d_grad_filter),
-    CORUN_OP(max_pool),     CORUN_OP(max_pool_grad), CORUN_OP(avg_pool),      CORUN_OP(avg_pool_grad),
-    CORUN_OP(add_n),        CORUN_OP(sgd_momentum), CORUN_OP(reshape),
-    CORUN_OP(embedding),    CORUN_OP(embedding_grad),
-    // The full reduction runs on one member: a wider team would only wait.
-    OpInfo{"reduce_sum", &reduce_sum_ref, &reduce_sum_fast, 1}, CORUN_OP(reduce_sum_grad),
-    CORUN_OP(logistic_xent), CORUN_OP(logistic_xent_grad), CORUN_OP(phased_gate),
-    CORUN_OP(group),        CORUN_OP(phased_gate_grad),
-};
-
+#define CORUN_OP(name, max_width, groupable, ew_arity, colour, graph_rules) \
+  OpInfo{#name, &name##_ref, &name##_fast, max_width, groupable != 0, ew_arity, colour, graph_rules != 0},
+#include "codelets/ops.def"
 #undef CORUN_OP
-// clang-format on
+};
 
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == static_cast<size_t>(OpKind::count_),
               "kernel table must have one entry per OpKind");
@@ -71,6 +38,12 @@ const OpInfo& op_info(OpKind kind) {
   const int k = static_cast<int>(kind);
   if (k < 0 || k >= static_cast<int>(OpKind::count_)) CORUN_ABORT("op_info: invalid op kind " << k);
   return kTable[k];
+}
+
+OpKind op_kind(const std::string& name) {
+  for (int k = 0; k < static_cast<int>(OpKind::count_); ++k)
+    if (name == kTable[k].name) return static_cast<OpKind>(k);
+  return OpKind::count_;
 }
 
 Range split_range(int64_t n, int rank, int width, int64_t align) {

@@ -16,21 +16,7 @@ namespace corun::cli {
 
 namespace {
 
-// Fixed colours for corun's op kinds (Tableau 20), forward op and its gradient in the same hue, so two
-// charts (say lws and cpf) read the same. Ops not listed take the spare colours in order of total time.
-struct OpColour {
-  const char* op;
-  const char* fill;
-};
-constexpr OpColour kFixed[] = {
-    {"matmul", "#4e79a7"},    {"add", "#f28e2b"},          {"sub", "#ffbe7d"},
-    {"mul", "#59a14f"},       {"sigmoid", "#e15759"},      {"sigmoid_grad", "#ff9d9a"},
-    {"tanh", "#499894"},      {"tanh_grad", "#86bcb6"},    {"relu", "#b6992d"},
-    {"relu_grad", "#f1ce63"}, {"concat", "#b07aa1"},       {"split", "#d4a6c8"},
-    {"slice", "#9d7660"},     {"slice_grad", "#d7b5a6"},   {"sum", "#79706e"},
-    {"sum_grad", "#bab0ac"},  {"softmax_xent", "#d37295"}, {"softmax_xent_grad", "#fabfd2"},
-    {"sgd", "#8cd17d"},
-};
+// Ops without a fixed colour (GanttOptions::op_colour) take the spare colours in order of total time.
 constexpr const char* kSpare[] = {"#a0cbe8", "#17becf", "#bcbd22", "#9467bd", "#8c564b", "#e377c2",
                                   "#7f7f7f", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#aec7e8"};
 constexpr const char* kOther = "#c8c8c8";
@@ -94,12 +80,12 @@ Selection select_tasks(const TraceFile& trace, const GanttOptions& opt) {
   return sel;
 }
 
-// Fixed colours first, then the spare ones in order of total time (`by_time`), then grey.
-void assign_colours(std::vector<OpStat>& ops, const std::vector<size_t>& by_time) {
+// Fixed colours first (the op's registered colour, through GanttOptions::op_colour), then the spare ones
+// in order of total time (`by_time`), then grey.
+void assign_colours(std::vector<OpStat>& ops, const std::vector<size_t>& by_time, const GanttOptions& opt) {
   size_t spare = 0;
   for (size_t i : by_time) {
-    for (const OpColour& f : kFixed)
-      if (ops[i].op == f.op) ops[i].fill = f.fill;
+    if (opt.op_colour) ops[i].fill = opt.op_colour(ops[i].op);
     if (ops[i].fill.empty()) ops[i].fill = spare < std::size(kSpare) ? kSpare[spare++] : kOther;
   }
 }
@@ -360,7 +346,7 @@ GanttLayout layout_gantt(const TraceFile& trace, const GanttOptions& opt) {
   std::map<std::string, int> op_index;
   g.ops = op_stats(sel.tasks, op_index);
   const std::vector<size_t> by_time = by_total_time(g.ops);
-  assign_colours(g.ops, by_time);
+  assign_colours(g.ops, by_time, opt);
 
   const double header_bottom = lay_out_header(meta, opt, sel, g);
   const int rows = sel.rows;

@@ -4,6 +4,7 @@
 
 #include "trace/trace.hpp"
 
+#include <functional>
 #include <string>
 
 namespace corun::cli {
@@ -12,6 +13,9 @@ struct GanttOptions {
   int width_px = 1600;  ///< image width; the height follows from the number of workers and the legend
   std::string source;   ///< file name shown under the title
   int iteration = -1;   ///< draw only this iteration's tasks (-1: all)
+  /// The fixed fill of an op ("#rrggbb"), "" for none; ops without one take spare colours in order of total
+  /// time. trace/ does not know the ops: `corun plot-trace` passes their registered colours.
+  std::function<std::string(const std::string& op)> op_colour;
 };
 
 /// The chart as a standalone SVG document: title (policy, layout, makespan, lower bound, their ratio), one

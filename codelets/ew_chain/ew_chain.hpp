@@ -19,8 +19,9 @@ inline constexpr int kEwFields = 3;
 /// Longest chain: bounds the kernel's per-member scratch (kMaxEwInstructions blocks on the stack).
 inline constexpr int kMaxEwInstructions = 16;
 
-/// Operands of `kind` inside a chain: 1 (sigmoid, tanh, relu), 2 (add, sub, mul and the *_grad forms), or 0
-/// when the kind cannot be chained. `add` is chainable only without broadcast (checked by the pass).
+/// Operands of `kind` inside a chain (the ew_arity column of codelets/ops.def): 1 (sigmoid, tanh, relu,
+/// gelu), 2 (add, sub, mul and the *_grad forms), or 0 when the kind cannot be chained. `add` is chainable
+/// only without broadcast (checked by the pass).
 int ew_arity(OpKind kind);
 
 /// Throws corun::Error describing the first problem of a malformed ew_chain call (kind, modes, shapes,

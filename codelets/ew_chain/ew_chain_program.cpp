@@ -6,21 +6,8 @@
 namespace corun::codelets {
 
 int ew_arity(OpKind kind) {
-  switch (kind) {
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::relu:
-      return 1;
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::sigmoid_grad:
-    case OpKind::tanh_grad:
-    case OpKind::relu_grad:
-      return 2;
-    default:
-      return 0;
-  }
+  const int k = static_cast<int>(kind);
+  return k >= 0 && k < static_cast<int>(OpKind::count_) ? op_info(kind).ew_arity : 0;
 }
 
 void check_ew_program(const OpCall& call) {

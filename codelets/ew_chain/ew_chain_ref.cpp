@@ -6,17 +6,18 @@
 namespace corun::codelets {
 namespace {
 
+#define CORUN_EW_CASE_0(name)
+#define CORUN_EW_CASE_1(name) \
+  case OpKind::name: return ew::name##_ref(a);
+#define CORUN_EW_CASE_2(name) \
+  case OpKind::name: return ew::name##_ref(a, b);
+
+// One case per chainable row of codelets/ops.def.
 float apply_ref(OpKind op, float a, float b) {
   switch (op) {
-    case OpKind::add: return a + b;
-    case OpKind::sub: return a - b;
-    case OpKind::mul: return a * b;
-    case OpKind::sigmoid: return ew::sigmoid_ref(a);
-    case OpKind::tanh: return ew::tanh_ref(a);
-    case OpKind::relu: return ew::relu(a);
-    case OpKind::sigmoid_grad: return ew::sigmoid_grad_ref(a, b);
-    case OpKind::tanh_grad: return ew::tanh_grad_ref(a, b);
-    case OpKind::relu_grad: return ew::relu_grad(a, b);
+#define CORUN_OP(name, max_width, groupable, ew_arity, colour, graph_rules) CORUN_EW_CASE_##ew_arity(name)
+#include "codelets/ops.def"
+#undef CORUN_OP
     default: return 0.0f;  // check_ew_program rejects every other kind
   }
 }

@@ -37,28 +37,11 @@ const char* pattern_name(GroupPattern p) {
   return "?";
 }
 
-bool whitelisted(OpKind kind) {
-  // Kernels that use only their buffers and the stack (OpenBLAS pinned to one thread for matmul) and give
-  // the same bits at every width: safe to run side by side in one task. conv2d and its gradients also use
-  // a column buffer, but it is thread_local and a member runs start to end on one thread (group.hpp), so
-  // members never share it; cblas_sgemm is reentrant. Pooling, add_n and sgd_momentum touch only their
-  // buffers. Not listed: group (no nesting),
-  // ew_chain, lstm_cell(_grad), softmax_xent(_grad), concat and split (large or many-buffer ops that gain
-  // nothing from sharing a task), and any kind added later until its kernel has been checked.
-  switch (kind) {
-    case OpKind::embedding: case OpKind::embedding_grad: case OpKind::matmul: case OpKind::add:
-    case OpKind::sub: case OpKind::mul: case OpKind::sigmoid: case OpKind::sigmoid_grad: case OpKind::tanh:
-    case OpKind::tanh_grad: case OpKind::relu: case OpKind::relu_grad: case OpKind::slice:
-    case OpKind::slice_grad: case OpKind::sum: case OpKind::sum_grad: case OpKind::sgd:
-    case OpKind::reduce_sum: case OpKind::reduce_sum_grad: case OpKind::logistic_xent:
-    case OpKind::logistic_xent_grad: case OpKind::conv2d: case OpKind::conv2d_grad_data:
-    case OpKind::conv2d_grad_filter: case OpKind::max_pool: case OpKind::max_pool_grad: case OpKind::avg_pool:
-    case OpKind::avg_pool_grad: case OpKind::add_n: case OpKind::sgd_momentum:
-      return true;
-    default:
-      return false;
-  }
-}
+// The groupable column of codelets/ops.def: kernels that use only their buffers and the stack (OpenBLAS
+// pinned to one thread for matmul) and give the same bits at every width, so they are safe side by side in
+// one task. conv2d and its gradients also use a column buffer, but it is thread_local and a member runs
+// start to end on one thread (group.hpp), so members never share it; cblas_sgemm is reentrant.
+bool whitelisted(OpKind kind) { return codelets::op_info(kind).groupable; }
 
 }  // namespace passes
 

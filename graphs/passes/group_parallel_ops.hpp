@@ -12,8 +12,9 @@
 // member's output (PathNet's ReLUs after its grouped module convs) fan out from it in the next round, and
 // parallel branches are grouped level by level.
 // Rules:
-//   - only kinds on the whitelist (whitelisted()): kernels that touch nothing but their buffers and the
-//     stack and give the same bits at any width, so running them side by side inside one task is safe;
+//   - only kinds on the whitelist (whitelisted(): the groupable column of codelets/ops.def): kernels that
+//     touch nothing but their buffers and the stack and give the same bits at any width, so running them
+//     side by side inside one task is safe;
 //   - members are pairwise independent (no path between them in the dependency DAG StarPU derives);
 //   - the group node takes the position of its last member (or of its first, if that keeps more
 //     members), so a member moves only if no other node it passes writes what it reads or touches what

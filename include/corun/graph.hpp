@@ -85,6 +85,10 @@ class Graph {
   Tensor sigmoid(Tensor x, const std::string& name = "");
   Tensor tanh(Tensor x, const std::string& name = "");
   Tensor relu(Tensor x, const std::string& name = "");
+  /// x > 0 ? x : alpha * x elementwise (alpha: the slope below zero, PyTorch's negative_slope).
+  Tensor leaky_relu(Tensor x, float alpha = 0.01f, const std::string& name = "");
+  /// x * Phi(x) elementwise, Phi the standard normal CDF: the exact (erf) GELU, PyTorch's default.
+  Tensor gelu(Tensor x, const std::string& name = "");
   /// Concatenation along `dim`; all other extents must agree.
   Tensor concat(const std::vector<Tensor>& xs, int dim, const std::string& name = "");
   /// Splits `x` along `dim` into pieces of the given extents (they must add up to x's extent).

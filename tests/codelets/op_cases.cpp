@@ -199,6 +199,8 @@ void ew_chain_cases(std::vector<OpCaseSpec>& out) {
       {"every_op", 3, {op(OpKind::sub), 0, 1,          op(OpKind::relu), 3, -1,       op(OpKind::mul), 4, 4,
                        op(OpKind::tanh), 5, -1,        op(OpKind::sigmoid), 2, -1,    op(OpKind::sigmoid_grad), 7, 6,
                        op(OpKind::tanh_grad), 6, 0,    op(OpKind::relu_grad), 1, 9,   op(OpKind::add), 8, 10}},
+      // gelu's backward after its forward on a sum: gelu_grad(x0 + x1, gelu(x0 + x1)).
+      {"gelu", 2, {op(OpKind::add), 0, 1, op(OpKind::gelu), 2, -1, op(OpKind::gelu_grad), 2, 3}},
   };
   for (const Program& p : programs)
     for (const Shape& s : kElementwise) {
@@ -364,6 +366,16 @@ void phased_gate_cases(std::vector<OpCaseSpec>& out) {
     }
 }
 
+// leaky_relu and its gradient with the usual slope, a steep one and a negative one (f is alpha).
+void leaky_relu_cases(std::vector<OpCaseSpec>& out) {
+  for (const float alpha : {0.01f, 0.5f, -0.25f})
+    for (const Shape& s : kElementwise) {
+      const std::string name = dims_str(s) + (alpha == 0.01f ? "" : alpha > 0 ? "_a50" : "_neg");
+      out.push_back(make("leaky_relu_" + name, OpKind::leaky_relu, {s, s}, {R, W}, {}, alpha));
+      out.push_back(make("leaky_relu_grad_" + name, OpKind::leaky_relu_grad, {s, s, s}, {R, R, W}, {}, alpha));
+    }
+}
+
 }  // namespace
 
 std::vector<OpCaseSpec> all_op_cases() {
@@ -400,6 +412,11 @@ std::vector<OpCaseSpec> all_op_cases() {
   same_shape_cases(out, OpKind::logistic_xent_grad, "logistic_xent_grad", 3);
   group_cases(out);
   phased_gate_cases(out);
+  leaky_relu_cases(out);
+  same_shape_cases(out, OpKind::gelu, "gelu", 1);
+  same_shape_cases(out, OpKind::gelu, "gelu", 1, 200.0f, "_large");
+  same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2);
+  same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2, 30.0f, "_large");
   return out;
 }
 

@@ -104,6 +104,38 @@ TEST(Fusion, InferenceChainBitwise) {
   eng.release(fused);
 }
 
+// gelu and gelu_grad are chain opcodes: a training graph through gelu (forward chain mul -> gelu, backward
+// chain gelu_grad -> mul) fused gives the unfused loss and gradient bitwise.
+TEST(Fusion, GeluTrainingBitwise) {
+  auto build = [](Graph& g) {
+    const Tensor x = g.input("x", {17, 65});
+    const Tensor w = g.param("w", {17, 65});
+    const Tensor y = g.gelu(g.mul(g.gelu(g.mul(x, w)), w));
+    const Tensor loss = g.reduce_sum(y, 0.5f, "loss");
+    g.backward(loss, {.sgd_update = false});
+    return loss;
+  };
+  Graph plain, fused;
+  const Tensor l_plain = build(plain);
+  const Tensor l_fused = build(fused);
+  ASSERT_GT(fused.fuse_elementwise(), 0);
+  std::mt19937_64 rng(7);
+  for (const char* name : {"x", "w"}) {
+    const auto v = test::uniform(rng, 17 * 65, -3.0f, 3.0f);
+    std::copy(v.begin(), v.end(), plain.data(plain.find(name)));
+    std::copy(v.begin(), v.end(), fused.data(fused.find(name)));
+  }
+  Engine eng(test_config());
+  eng.run(plain);
+  eng.run(fused);
+  EXPECT_TRUE(same_bits(eng.read(fused, l_fused), eng.read(plain, l_plain)));
+  const Tensor gw_plain = plain.grad(plain.find("w"));
+  const Tensor gw_fused = fused.grad(fused.find("w"));
+  EXPECT_TRUE(same_bits(eng.read(fused, gw_fused), eng.read(plain, gw_plain)));
+  eng.release(plain);
+  eng.release(fused);
+}
+
 TEST(Fusion, FusedAwayValuesCannotBeReadOrWritten) {
   Graph g;
   const Tensor x = g.input("x", {4, 4});

@@ -136,6 +136,7 @@ TEST(GroupParallelOps, OnlyWhitelistedKinds) {
   EXPECT_FALSE(passes::whitelisted(OpKind::concat));
   EXPECT_FALSE(passes::whitelisted(OpKind::group));
   EXPECT_TRUE(passes::whitelisted(OpKind::embedding));
+  EXPECT_TRUE(passes::whitelisted(OpKind::leaky_relu) && passes::whitelisted(OpKind::gelu_grad));
   const int before = g.num_nodes();
   EXPECT_TRUE(run_pass(g).empty());
   EXPECT_EQ(g.num_nodes(), before);

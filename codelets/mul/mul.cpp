@@ -1,0 +1,16 @@
+// mul's kernels: the shared elementwise loops over its scalar formulas (codelets/elementwise.hpp).
+#include "codelets/mul/mul.hpp"
+
+#include "codelets/elementwise.hpp"
+#include "codelets/elementwise_kernels.hpp"
+
+namespace corun::codelets {
+
+void mul_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  ew::binary_ref([](float a, float b) { return ew::mul_ref(a, b); }, call, buf, rank, width);
+}
+void mul_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  ew::binary_fast([](float a, float b) { return ew::mul_fast(a, b); }, call, buf, rank, width);
+}
+
+}  // namespace corun::codelets

@@ -1,0 +1,96 @@
+// The autodiff's services to the ops' backward rules (graphs/ops/backward.hpp).
+#include "graphs/ops/backward.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace corun::graphs {
+
+using codelets::Access;
+using codelets::OpCall;
+using codelets::OpKind;
+
+GradContext::GradContext(detail::GraphImpl& g, std::vector<bool> needs)
+    : g_(g), owned_(g.values.size(), false), needs_(std::move(needs)) {}
+
+void GradContext::visit(const detail::Node& node) {
+  node_ = &node;
+  tag_ = "grad." + node.name;
+}
+
+int GradContext::new_grad_value(const Shape& shape, const std::string& name) {
+  const int v = g_.add_value(shape, name, ValueKind::gradient);
+  owned_.push_back(false);
+  return v;
+}
+
+int GradContext::constant(const Shape& shape, float fill, const std::string& name) {
+  const int v = g_.add_value(shape, name, ValueKind::constant);
+  owned_.push_back(false);
+  std::fill_n(g_.values.back().data.get(), shape.numel(), fill);
+  return v;
+}
+
+void GradContext::add_node(OpKind kind, const std::string& name, const std::vector<Buf>& bufs,
+                           std::array<int64_t, codelets::kMaxIntAttrs> iattr, float fattr) {
+  OpCall call;
+  call.kind = kind;
+  call.i = iattr;
+  call.f = fattr;
+  std::vector<int> ids;
+  for (const Buf& b : bufs) {
+    call.shapes.push_back(b.view);
+    call.modes.push_back(b.mode);
+    ids.push_back(b.value);
+  }
+  g_.add_node(name, std::move(call), std::move(ids), true);
+}
+
+void GradContext::contribute(int v, int c, bool exclusive) {
+  const int gv = g_.grad_of[static_cast<size_t>(v)];
+  if (gv < 0) {
+    g_.grad_of[static_cast<size_t>(v)] = c;
+    owned_[static_cast<size_t>(c)] = exclusive;
+    return;
+  }
+  const int sum = new_grad_value(shape(v), "d" + name(v) + ".acc" + std::to_string(counter_++));
+  add_node(OpKind::add, "grad_acc." + name(v) + "." + std::to_string(counter_),
+           {{gv, Access::read, shape(v)}, {c, Access::read, shape(v)}, {sum, Access::write, shape(v)}});
+  g_.grad_of[static_cast<size_t>(v)] = sum;
+  owned_[static_cast<size_t>(sum)] = true;
+}
+
+void GradContext::contribute_matmul(int v, int a, bool ta, int b, bool tb) {
+  const Shape sv = shape(v);
+  const int gv = g_.grad_of[static_cast<size_t>(v)];
+  const bool in_place = gv >= 0 && owned_[static_cast<size_t>(gv)];
+  int dst = in_place ? gv : new_grad_value(sv, "d" + name(v) + ".mm" + std::to_string(counter_++));
+  add_node(OpKind::matmul, "grad_mm." + name(v) + "." + std::to_string(counter_++),
+           {{a, Access::read, shape(a)},
+            {b, Access::read, shape(b)},
+            {dst, in_place ? Access::readwrite : Access::write, sv}},
+           {ta, tb, in_place ? 1 : 0, 0});
+  if (!in_place) contribute(v, dst, true);
+}
+
+void GradContext::unary_elementwise(OpKind grad_kind, bool from_output) {
+  const int x = in(0), y = in(1), dy = grad(y);
+  if (dy < 0 || !need(0)) return;
+  const Shape s = shape(x);
+  const int first = from_output ? y : x;
+  contribute_new(x, s, "", [&](int c) {
+    add_node(grad_kind, tag_, {{first, Access::read, s}, {dy, Access::read, s}, {c, Access::write, s}}, call().i,
+             call().f);
+  });
+}
+
+void GradContext::dx_from_dy(OpKind grad_kind, const std::string& what) {
+  const int x = in(0), y = in(1), dy = grad(y);
+  if (dy < 0 || !need(0)) return;
+  const Shape sx = shape(x), sy = shape(y);
+  contribute_new(x, sx, what, [&](int c) {
+    add_node(grad_kind, tag_, {{dy, Access::read, sy}, {c, Access::write, sx}}, call().i, call().f);
+  });
+}
+
+}  // namespace corun::graphs
