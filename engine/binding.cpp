@@ -49,7 +49,8 @@ void Engine::Impl::unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t
 }
 
 starpu_data_handle_t Engine::Impl::handle(Graph& graph, Tensor t, const char* what) {
-  CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument, what << ": the tensor is not from this graph");
+  CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument,
+              what << ": the tensor is not from this graph");
   graph.impl().check_not_fused_away(t.id(), what);
   Bound& b = bind(graph);
   graph.impl().check_not_fused_away(t.id(), what);  // again: a first binding's plan step may have fused it away

@@ -57,8 +57,8 @@ struct Engine::Impl {
   std::vector<starpu_data_handle_t> mean_grad_handles;
 
   struct Bound {
-    int home = STARPU_MAIN_RAM;                  // memory node the handles are registered on
-    bool pages_placed = false;                   // run_replicated moved the buffers' pages to the home domain
+    int home = STARPU_MAIN_RAM;                 // memory node the handles are registered on
+    bool pages_placed = false;                  // run_replicated moved the buffers' pages to the home domain
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
     std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule

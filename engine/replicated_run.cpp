@@ -59,15 +59,17 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   for (size_t r = 0; r < n; ++r) {
     Graph& g = *replicas[r];
     for (size_t q = 0; q < r; ++q)
-      CORUN_CHECK(replicas[q] != &g, Status::invalid_argument,
-                  "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
+      CORUN_CHECK(
+          replicas[q] != &g, Status::invalid_argument,
+          "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
     for (const auto& node : g.impl().nodes)
       CORUN_CHECK(node.call.kind != OpKind::sgd && node.call.kind != OpKind::sgd_momentum, Status::invalid_argument,
                   "Engine::run_replicated: replica " << r << " has SGD update nodes ('" << node.name
                                                      << "'); build it with backward(loss, {.sgd_update = false}): the "
                                                         "update is applied once, after the gradients are summed");
     params[r] = g.params();
-    CORUN_CHECK(!params[r].empty(), Status::invalid_argument, "Engine::run_replicated: replica " << r << " has no parameter");
+    CORUN_CHECK(!params[r].empty(), Status::invalid_argument,
+                "Engine::run_replicated: replica " << r << " has no parameter");
     CORUN_CHECK(params[r].size() == params[0].size(), Status::invalid_argument,
                 "Engine::run_replicated: replica " << r << " has " << params[r].size() << " parameters, replica 0 has "
                                                    << params[0].size());
@@ -106,7 +108,8 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
     // Once per binding, on a real machine whose replicas span several domains: the pages of the replica's
     // buffers go to its domain (they were first touched by the thread that built the graph).
-    if (!bound[r]->pages_placed && im.numa_plan.spans_several_domains() && im.numa_plan.real_topology && numa::machine_has_node(im.places[r].home_os_index))
+    if (!bound[r]->pages_placed && im.numa_plan.spans_several_domains() && im.numa_plan.real_topology &&
+        numa::machine_has_node(im.places[r].home_os_index))
       for (const auto& v : replicas[r]->impl().values)
         if (!v.fused_away)
           numa::move_to_node(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
@@ -116,7 +119,9 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
 
   // The engine's own calls depend on the parameters' sizes only: made again when they change.
   const size_t np = params[0].size();
-  auto numel_of = [&](size_t k) { return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel(); };
+  auto numel_of = [&](size_t k) {
+    return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
+  };
   bool same = im.sync_calls.size() == np;
   for (size_t k = 0; same && k < np; ++k) same = im.sync_calls[k].add_child.shapes[0].numel() == numel_of(k);
   if (!same) {
@@ -179,8 +184,8 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     if (ret != 0) {
       starpu_task_destroy(task);
       starpu_task_wait_for_all();
-      detail::fail(Status::runtime_error,
-                   "submitting '" + name + "' of replica " + std::to_string(r) + " failed: " + engine::submit_error(ret));
+      detail::fail(Status::runtime_error, "submitting '" + name + "' of replica " + std::to_string(r) +
+                                              " failed: " + engine::submit_error(ret));
     }
     ++stats.tasks;
   };
@@ -208,23 +213,28 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     for (int c : im.numa_plan.replicas[r].children)
       for (size_t k = 0; k < np; ++k)
         submit(engine::make_call_task(im.sync_calls[k].add_child,
-                              {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])}, "replica_grad_sum"),
+                                      {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])},
+                                      "replica_grad_sum"),
                r);
   for (size_t k = 0; k < np; ++k) {
     if (momentum > 0.0f) {
-      submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]}, "replica_grad_mean"), 0);
+      submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
+                                    "replica_grad_mean"),
+             0);
       submit(engine::make_call_task(im.sync_calls[k].momentum,
-                            {handle(0, params[0][k]), handle(0, velocities[k]), im.mean_grad_handles[k]},
-                            "replica_update"),
+                                    {handle(0, params[0][k]), handle(0, velocities[k]), im.mean_grad_handles[k]},
+                                    "replica_update"),
              0);
     } else {
-      submit(engine::make_call_task(im.sync_calls[k].update, {handle(0, params[0][k]), handle(0, grads[0][k])}, "replica_update"), 0);
+      submit(engine::make_call_task(im.sync_calls[k].update, {handle(0, params[0][k]), handle(0, grads[0][k])},
+                                    "replica_update"),
+             0);
     }
   }
   for (size_t r = 1; r < n; ++r)
     for (size_t k = 0; k < np; ++k)
       submit(engine::make_call_task(im.sync_calls[k].copy, {handle(0, params[0][k]), handle(r, params[r][k])},
-                            "replica_param_copy"),
+                                    "replica_param_copy"),
              r);
   starpu_task_wait_for_all();
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -15,11 +15,11 @@
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
 
+#include <sched.h>
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <sched.h>
 
 namespace corun {
 
@@ -41,21 +41,24 @@ std::string configure_policy_options(const Config& config, bool own, const std::
                         !config.verbose_sched),
               Status::invalid_config,
               "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
-              "policy, not to '" << policy << "'; unset them or choose CORUN_SCHED=corun");
-  CORUN_CHECK(config.schedule.empty() || config.deterministic, Status::invalid_config,
-              "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
+              "policy, not to '"
+                  << policy << "'; unset them or choose CORUN_SCHED=corun");
+  CORUN_CHECK(
+      config.schedule.empty() || config.deterministic, Status::invalid_config,
+      "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
   if (!own) {
-    CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0,
-                Status::invalid_config,
+    CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0, Status::invalid_config,
                 "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
-                "not to the StarPU built-in '" << policy << "'; unset them or choose CORUN_SCHED=cpf");
+                "not to the StarPU built-in '"
+                    << policy << "'; unset them or choose CORUN_SCHED=cpf");
     sched::set_policy_options({});
     return "";
   }
   CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
               "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
               "teams per op from all cores: unset them");
-  if (corun && config.deterministic && !config.schedule.empty()) engine::CorunTuning::check_schedule_file(config.schedule);
+  if (corun && config.deterministic && !config.schedule.empty())
+    engine::CorunTuning::check_schedule_file(config.schedule);
   sched::PolicyOptions opt;
   opt.verbose_sched = config.verbose_sched;
   opt.layout = {0, 1};  // one executor per core
@@ -109,7 +112,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
     if (policy.help) {
       std::fputs(sched::policy_help().c_str(), stdout);
-      detail::fail(Status::invalid_config, "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
+      detail::fail(Status::invalid_config,
+                   "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
     }
     // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
     // the resolver), so drop it for our own policies. Set but empty, it counts as unset for corun, while
@@ -128,8 +132,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     // CORUN_NUMA / CORUN_REPLICAS: checked before StarPU starts (replicas.hpp).
     const machine::Allocation allocation = machine::allocation(config.cgroup_root);
-    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable,
-                                         policy.name, config.quiet, engine::numa_request(config));
+    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable, policy.name,
+                                         config.quiet, engine::numa_request(config));
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
@@ -200,7 +204,9 @@ int planned_replicas(const Config& config) {
                               .replicas.size());
 }
 
-const EngineInfo& Engine::info() const { return impl_->info; }
+const EngineInfo& Engine::info() const {
+  return impl_->info;
+}
 
 void Engine::set_tracing(bool on) {
   Impl& im = *impl_;
@@ -213,7 +219,9 @@ void Engine::set_tracing(bool on) {
   }
 }
 
-const std::vector<TraceTask>& Engine::trace() const { return impl_->recorder.tasks(); }
+const std::vector<TraceTask>& Engine::trace() const {
+  return impl_->recorder.tasks();
+}
 
 TraceMeta Engine::trace_meta() const {
   TraceMeta m = impl_->recorder.meta();

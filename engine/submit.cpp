@@ -18,9 +18,12 @@ namespace engine {
 
 starpu_data_access_mode to_starpu(codelets::Access a) {
   switch (a) {
-    case codelets::Access::read: return STARPU_R;
-    case codelets::Access::write: return STARPU_W;
-    case codelets::Access::readwrite: return STARPU_RW;
+    case codelets::Access::read:
+      return STARPU_R;
+    case codelets::Access::write:
+      return STARPU_W;
+    case codelets::Access::readwrite:
+      return STARPU_RW;
   }
   return STARPU_R;
 }
@@ -62,7 +65,9 @@ starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<
   return task;
 }
 
-std::string submit_error(int ret) { return ret == -ENODEV ? "no worker can run it" : std::strerror(-ret); }
+std::string submit_error(int ret) {
+  return ret == -ENODEV ? "no worker can run it" : std::strerror(-ret);
+}
 
 }  // namespace engine
 
@@ -72,7 +77,7 @@ namespace {
 // callback, on that worker (one Engine per process, so one set of counters).
 struct OffAccounting {
   const std::vector<int>* worker_domain = nullptr;  // by StarPU worker id
-  int home = 0;                                      // the main thread's domain
+  int home = 0;                                     // the main thread's domain
   std::atomic<uint64_t> remote{0};
 };
 OffAccounting g_off;
@@ -85,13 +90,16 @@ void count_remote_reads(void* arg) {
 
 RunStats Engine::run(Graph& graph) {
   CORUN_CHECK(impl_->places.size() == 1, Status::invalid_config,
-              "Engine::run runs one solver, but NUMA " << numa::describe(impl_->numa_plan)
+              "Engine::run runs one solver, but NUMA "
+                  << numa::describe(impl_->numa_plan)
                   << " asks for replicas: build one graph per replica and call Engine::run_replicated (as corun "
                      "train does), or unset CORUN_REPLICAS and set CORUN_NUMA=off");
   return run_solver(graph);
 }
 
-RunStats Engine::run_on_root(Graph& graph) { return run_solver(graph); }
+RunStats Engine::run_on_root(Graph& graph) {
+  return run_solver(graph);
+}
 
 RunStats Engine::run_solver(Graph& graph) {
   Impl& im = *impl_;
@@ -106,8 +114,8 @@ RunStats Engine::run_solver(Graph& graph) {
   if (corun && (!b.corun || b.plan.nodes != nodes.size())) {
     const int cores = im.info.workers;
     const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
-    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width,
-                                                    im.config.deterministic, im.config.schedule);
+    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width, im.config.deterministic,
+                                                    im.config.schedule);
   }
   // Create every task first: the models are queried through them, and the levels need the whole graph.
   im.tasks.assign(nodes.size(), nullptr);
@@ -139,8 +147,9 @@ RunStats Engine::run_solver(Graph& graph) {
   const bool recording = im.tracing || tuning;
   if (several && numa_plan.mode == numa::Mode::interleave && !b.pages_placed && numa_plan.real_topology)
     for (const auto& v : g.values)
-      if (!v.fused_away) numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
-                                          numa_plan.interleave_nodes);
+      if (!v.fused_away)
+        numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
+                         numa_plan.interleave_nodes);
   b.pages_placed = true;
   if (several) {
     im.task_reads.resize(nodes.size());
@@ -166,7 +175,8 @@ RunStats Engine::run_solver(Graph& graph) {
     if (ret != 0) {
       for (size_t j = i; j < nodes.size(); ++j) starpu_task_destroy(im.tasks[j]);
       starpu_task_wait_for_all();
-      detail::fail(Status::runtime_error, "submitting node '" + nodes[i].name + "' failed: " + engine::submit_error(ret));
+      detail::fail(Status::runtime_error,
+                   "submitting node '" + nodes[i].name + "' failed: " + engine::submit_error(ret));
     }
     ++stats.tasks;
   }

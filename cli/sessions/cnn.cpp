@@ -170,7 +170,7 @@ class CnnTrain : public TrainSession {
     }
   }
 
-  models::CnnConfig cfg_;  // the whole batch's
+  models::CnnConfig cfg_;                             // the whole batch's
   std::vector<std::unique_ptr<models::Cnn>> models_;  // one per replica, batch / replicas each
   std::vector<Graph*> graphs_;
   std::string size_;

@@ -77,7 +77,8 @@ TEST(EnginePlanStep, FusionFromConfigAndAReadOfWhatItRemoved) {
   EXPECT_EQ(st.tasks, 1) << "sigmoid, tanh and relu: one fused task";
   const std::vector<float> out = eng.read(g, y);
   ASSERT_EQ(out.size(), in.size());
-  for (size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(out[i], std::max(0.0f, std::tanh(1.0f / (1.0f + std::exp(-in[i])))), 1e-5f);
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_NEAR(out[i], std::max(0.0f, std::tanh(1.0f / (1.0f + std::exp(-in[i])))), 1e-5f);
   EXPECT_CORUN_ERROR(eng.read(g, s), Status::invalid_argument, "Engine::read", "'s'", "Graph::keep()");
   eng.release(g);
 }

@@ -17,11 +17,10 @@
 namespace corun {
 namespace {
 
-const char* const kVariables[] = {"CORUN_SCHED",          "CORUN_KERNELS",        "CORUN_QUIET",
-                                  "CORUN_EXECUTORS",      "CORUN_PROFILE",        "CORUN_FIXED_WIDTH",
-                                  "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC",  "CORUN_SCHEDULE",
-                                  "CORUN_VERBOSE",        "CORUN_NUMA",           "CORUN_REPLICAS",
-                                  "CORUN_PARALLEL_OPS",   "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT"};
+const char* const kVariables[] = {
+    "CORUN_SCHED",       "CORUN_KERNELS",        "CORUN_QUIET",         "CORUN_EXECUTORS",        "CORUN_PROFILE",
+    "CORUN_FIXED_WIDTH", "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC", "CORUN_SCHEDULE",         "CORUN_VERBOSE",
+    "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT"};
 
 // Every test starts and ends with none of Config's variables set.
 class ConfigFromEnv : public ::testing::Test {
@@ -88,9 +87,9 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
 
 TEST_F(ConfigFromEnv, MalformedValuesNameTheVariable) {
   const std::vector<std::pair<const char*, const char*>> bad = {
-      {"CORUN_NUMA", "auto"},         {"CORUN_REPLICAS", "0"},          {"CORUN_REPLICAS", "2x"},
+      {"CORUN_NUMA", "auto"},          {"CORUN_REPLICAS", "0"},         {"CORUN_REPLICAS", "2x"},
       {"CORUN_PARALLEL_OPS", "maybe"}, {"CORUN_PARALLEL_OPS_MIN", "1"}, {"CORUN_PARALLEL_OPS_MIN", "two"},
-      {"CORUN_KERNELS", "turbo"},     {"CORUN_QUIET", "yes"},           {"CORUN_FIXED_WIDTH", "0"}};
+      {"CORUN_KERNELS", "turbo"},      {"CORUN_QUIET", "yes"},          {"CORUN_FIXED_WIDTH", "0"}};
   for (const auto& [name, value] : bad) {
     setenv(name, value, 1);
     EXPECT_CORUN_ERROR(Config::from_env(), Status::invalid_config, name, value);
