@@ -77,12 +77,12 @@ int infer(int argc, char** argv) {
   // the inline runner gets the same graph.
   models::WideDeep m(cfg, /*training=*/false);
   m.init_params();
-  const GraphPassReport passes = apply_graph_passes(m.graph, config);
-  const ParallelOps& pass = passes.grouping;
-  const int nodes_after = passes.nodes_after;
+  const GraphPassReport report = apply_graph_passes(m.graph, config);
+  const ParallelOps& pass = report.grouping;
+  const int nodes_after = report.nodes_after;
   std::fprintf(stderr, "corun infer: parallel-op pass %s: %zu group(s), %d -> %d tasks per inference\n",
-               pass.enabled ? "on" : "off", passes.groups.size(), passes.nodes_before, nodes_after);
-  for (const auto& grp : passes.groups)
+               pass.enabled ? "on" : "off", report.groups.size(), report.nodes_before, nodes_after);
+  for (const auto& grp : report.groups)
     std::fprintf(stderr, "  group of %d %s (%s), first member %s\n", grp.members, grp.kind.c_str(),
                  grp.pattern.c_str(), grp.first_member.c_str());
 
