@@ -97,10 +97,11 @@ struct GraphPassReport {
 };
 
 /// The plan step: runs the graph passes `config` asks for on `graph` (elementwise fusion, then parallel-op
-/// grouping), each at most once per graph. The Engine calls it on every graph it binds, so a graph runs as
-/// the configuration says; a caller that wants to report what the passes did (corun train and infer), or
-/// runs a graph without an Engine (InlineRunner), calls it first. After backward(); the graph must not be
-/// bound to an Engine. Numbers stay bitwise the same; fusion removes intermediates (Graph::keep).
+/// grouping); a pass that changed the graph never runs on it again. The Engine calls it on every graph it
+/// binds, so a graph runs as the configuration says; a caller that wants to report what the passes did
+/// (corun train and infer), or runs a graph without an Engine (InlineRunner), calls it first. After
+/// backward(); the graph must not be bound to an Engine. Numbers stay bitwise the same; fusion removes
+/// intermediates (Graph::keep).
 GraphPassReport apply_graph_passes(Graph& graph, const Config& config);
 
 /// What one Engine::run did.
