@@ -1,5 +1,5 @@
-// The session of `corun train --model lstm|phased-lstm`: the LSTM language-model task (SequenceTask), plain
-// SGD, one graph per replica over its rows of the batch.
+// The session of `corun train --model lstm|phased-lstm`: sequence classification on the synthetic
+// SequenceTask, plain SGD, one graph per replica over its rows of the batch.
 #include "cli/lstm_session.hpp"
 #include "cli/sessions/sessions.hpp"
 
