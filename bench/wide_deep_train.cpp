@@ -5,8 +5,6 @@
 #include <corun/engine.hpp>
 #include <corun/models/wide_deep.hpp>
 
-#include "graphs/passes/group_parallel_ops.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,9 +21,10 @@ int main(int argc, char** argv) {
   try {
     corun::models::WideDeep m(cfg);
     m.init_params();
-    corun::passes::group_parallel_ops(m.graph.impl(), corun::passes::parallel_op_options_from_env());
     const corun::models::TabularTask task(cfg);
-    corun::Engine eng;
+    corun::Config config = corun::Config::from_env();
+    config.parallel_ops_by_default = true;  // as `corun infer`: the engine's plan step groups at the first run
+    corun::Engine eng(config);
     std::vector<float> cats, dense, labels;
     std::vector<double> ms;
     float first = 0.0f, last = 0.0f;

@@ -4,7 +4,6 @@
 #include "sched/registry.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 namespace corun::cli {
@@ -60,9 +59,8 @@ double Args::positive_real(const std::string& flag, double fallback) const {
   return *v;
 }
 
-bool policy_help_requested() {
-  const char* s = std::getenv("CORUN_SCHED");
-  if (s == nullptr || std::string(s) != "help") return false;
+bool policy_help_requested(const Config& config) {
+  if (config.policy != "help") return false;
   std::fputs(sched::policy_help().c_str(), stdout);
   return true;
 }

@@ -2,6 +2,8 @@
 // malformed numbers are usage errors (exit code 2), never ignored.
 #pragma once
 
+#include <corun/engine.hpp>
+
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -38,9 +40,9 @@ class Args {
   std::map<std::string, std::string> values_;
 };
 
-/// CORUN_SCHED=help: prints every policy with its description and returns true (the command then exits 0,
-/// after its arguments were parsed, so usage errors still win).
-bool policy_help_requested();
+/// CORUN_SCHED=help (`config.policy`): prints every policy with its description and returns true (the command
+/// then exits 0, after its arguments were parsed, so usage errors still win).
+bool policy_help_requested(const Config& config);
 
 /// "  --iters N   iterations to run" lines for the usage text.
 std::string describe(const std::vector<FlagSpec>& specs);

@@ -11,8 +11,6 @@
 #include <corun/inline.hpp>
 #include <corun/models/wide_deep.hpp>
 
-#include "graphs/passes/group_parallel_ops.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,19 +69,22 @@ int infer(int argc, char** argv) {
     std::fprintf(stderr, "corun infer: %s\n%s", e.what(), usage().c_str());
     return 2;
   }
-  if (policy_help_requested()) return 0;
-  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env();
+  Config config = Config::from_env();
+  config.parallel_ops_by_default = true;  // batch-1 inference gains from grouping under every policy
+  if (policy_help_requested(config)) return 0;
 
+  // The plan step's passes, run here (the engine would at its first run) so that they can be reported and
+  // the inline runner gets the same graph.
   models::WideDeep m(cfg, /*training=*/false);
   m.init_params();
-  const int nodes_before = m.graph.num_nodes();
-  const auto groups = passes::group_parallel_ops(m.graph.impl(), pass);
-  const int nodes_after = m.graph.num_nodes();
+  const GraphPassReport report = apply_graph_passes(m.graph, config);
+  const ParallelOps& pass = report.grouping;
+  const int nodes_after = report.nodes_after;
   std::fprintf(stderr, "corun infer: parallel-op pass %s: %zu group(s), %d -> %d tasks per inference\n",
-               pass.enabled ? "on" : "off", groups.size(), nodes_before, nodes_after);
-  for (const auto& grp : groups)
-    std::fprintf(stderr, "  group of %zu %s (%s), first member %s\n", grp.members.size(),
-                 codelets::op_info(grp.kind).name, passes::pattern_name(grp.pattern), grp.members.front().c_str());
+               pass.enabled ? "on" : "off", report.groups.size(), report.nodes_before, nodes_after);
+  for (const auto& grp : report.groups)
+    std::fprintf(stderr, "  group of %d %s (%s), first member %s\n", grp.members, grp.kind.c_str(),
+                 grp.pattern.c_str(), grp.first_member.c_str());
 
   // A few distinct batches, cycled: every inference reads new inputs, none is generated inside the loop.
   const models::TabularTask task(cfg);
@@ -114,7 +115,7 @@ int infer(int argc, char** argv) {
     }
     checksum = logits[0];
   } else {
-    Engine engine;
+    Engine engine(config);
     for (long i = 0; i < warmup + iters; ++i) {
       const auto k = static_cast<size_t>(i % kBatches);
       engine.write(m.graph, m.categories, cats[k]);

@@ -8,6 +8,7 @@
 #include <corun/machine.hpp>
 
 #include "base/env.hpp"
+#include "engine/replicas.hpp"
 #include "numa/replica_plan.hpp"
 #include "numa/topology.hpp"
 
@@ -106,12 +107,14 @@ int info(int argc, char** argv) {
     std::fprintf(stderr, "corun info: %s\nusage: corun info\n", e.what());
     return 2;
   }
-  if (policy_help_requested()) return 0;
-  const machine::Allocation a = machine::allocation();  // before the engine: the main thread's mask
-  // NUMA domains of the allocation and the replica plan CORUN_NUMA / CORUN_REPLICAS give: a bad value is an
-  // error before anything is printed.
+  Config cfg = Config::from_env();
+  cfg.quiet = true;
+  if (policy_help_requested(cfg)) return 0;
+  const machine::Allocation a = machine::allocation(cfg.cgroup_root);  // before the engine: the main thread's mask
+  // NUMA domains of the allocation and the replica plan CORUN_NUMA / CORUN_REPLICAS give: a plan that cannot
+  // be made is an error before anything is printed.
   const numa::Topology topo = numa::discover(a.fake_topology ? std::vector<int>{} : a.usable);
-  const numa::Plan plan = numa::plan_replicas(topo, numa::request_from_env());
+  const numa::Plan plan = numa::plan_replicas(topo, engine::numa_request(cfg));
   std::printf("cpu          %s (nproc %d)\n", machine::cpu_model().c_str(), machine::nproc());
   std::printf("topology     %s\n", machine::topology_summary().c_str());
   std::printf("affinity     %s (process mask)\n", machine::cpu_list(a.affinity).c_str());
@@ -136,14 +139,12 @@ int info(int argc, char** argv) {
   for (const auto& line : topo.describe()) std::printf("  %s\n", line.c_str());
   std::printf("replicas     %s\n", numa::describe(plan).c_str());
   // corun train plans with the training default (a replica per domain when there are several).
-  numa::Request training = numa::request_from_env();
+  numa::Request training = engine::numa_request(cfg);
   training.replicate_by_default = true;
   const numa::Plan train_plan = numa::plan_replicas(topo, training);
   if (train_plan.replicas.size() != plan.replicas.size())
     std::printf("  corun train: %s\n", numa::describe(train_plan).c_str());
 
-  Config cfg = Config::from_env();
-  cfg.quiet = true;
   Engine engine(cfg);
   const EngineInfo& i = engine.info();
   const std::vector<machine::WorkerBinding> bindings = machine::worker_bindings();

@@ -49,6 +49,7 @@ std::vector<FlagSpec> flags() {
 std::string usage() { return "usage: corun profile --model lstm [--size S] [-o FILE] [options]\n" + describe(flags()); }
 
 struct Options {
+  Config engine;  // the environment's settings, which every configuration tried starts from
   models::LstmConfig model;
   std::string size = "small", policy = "cpf", output;
   long iters = 5, rounds = 3, calibration_iters = 12;
@@ -82,7 +83,7 @@ std::vector<sched::ExecutorLayout> candidate_layouts(int cores, int graph_width)
 }
 
 Config config_for(const Options& o, const sched::ExecutorLayout& layout, int fixed_width) {
-  Config c = Config::from_env();
+  Config c = o.engine;
   c.policy = o.policy;
   c.profile.clear();  // the profiler measures layouts; it never reads an old profile
   c.executors = layout.count > 0 ? layout.str() : "";  // count 0: one executor per core, the default
@@ -136,7 +137,8 @@ int profile(int argc, char** argv) {
     std::fprintf(stderr, "corun profile: %s\n%s", e.what(), usage().c_str());
     return 2;
   }
-  if (policy_help_requested()) return 0;
+  o.engine = Config::from_env();
+  if (policy_help_requested(o.engine)) return 0;
 
   LstmSession session(o.model);
   uint64_t batch = 0;

@@ -8,8 +8,6 @@
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
 #include "trace/trace.hpp"
-#include "graphs/graph_impl.hpp"
-#include "graphs/passes/group_parallel_ops.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -113,6 +111,7 @@ int train(int argc, char** argv) {
                        " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
     session = make_session(args, replicas);
     fuse = args.has("--fuse-elementwise");
+    engine_config.fuse_elementwise = fuse;
     iters = args.positive("--iters", session->default_iters());
     json_path = args.str("--json", "");
     save_dir = args.str("--save", "");
@@ -130,30 +129,31 @@ int train(int argc, char** argv) {
     std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
     return 2;
   }
-  if (policy_help_requested()) return 0;
+  if (policy_help_requested(engine_config)) return 0;
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
   Graph& g = session->graph();  // the root replica (the only graph of one solver)
   const std::vector<Graph*> graphs = replica_graphs(*session);
   const int replicas = session->replicas();
-  const int root_nodes_before = g.num_nodes();  // before --fuse-elementwise and the parallel-op pass
-  int nodes_before = 0, nodes_after = 0;       // over every replica's graph
-  // The parallel-op grouping pass (CORUN_PARALLEL_OPS=on): same numbers, fewer tasks. Like fusion, after
-  // backward (in the constructor) and before the engine binds the graphs; a checkpoint does not depend on it.
-  // Off unless asked for: under policies that form no teams (lws, the default, eager, dmdas) a group runs on
-  // one worker, and training steps of these models measured 0.6-0.9x slower with it (docs/models.md).
-  const passes::ParallelOpOptions pass = passes::parallel_op_options_from_env(/*default_on=*/false);
-  size_t groups = 0;
+  // The plan step's passes (--fuse-elementwise, and the parallel-op grouping pass with CORUN_PARALLEL_OPS=on):
+  // same numbers, fewer tasks. The engine would run them at the first step; run here, after backward (in the
+  // session) and before the engine starts, they can be reported. A checkpoint does not depend on them.
+  // Grouping is off unless asked for: under policies that form no teams (lws, the default, eager, dmdas) a
+  // group runs on one worker, and training steps of these models measured 0.6-0.9x slower with it
+  // (docs/models.md).
+  engine_config.parallel_ops_by_default = false;
+  const ParallelOps pass = engine_config.grouping();
+  GraphPassReport root_pass;
+  int nodes_before = 0, nodes_after = 0;  // over every replica's graph
   for (Graph* r : graphs) {  // every replica gets the same passes, so they stay copies of one graph
-    nodes_before += r->num_nodes();
-    if (fuse) r->fuse_elementwise();
-    const size_t found = passes::group_parallel_ops(r->impl(), pass).size();
-    if (found > 0) r->impl().grouped = true;
-    if (r == &g) groups = found;
-    nodes_after += r->num_nodes();
+    const GraphPassReport report = apply_graph_passes(*r, engine_config);
+    nodes_before += report.nodes_before;
+    nodes_after += report.nodes_after;
+    if (r == &g) root_pass = report;
   }
+  const size_t groups = root_pass.groups.size();
   std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration%s\n",
-               pass.enabled ? "on" : "off", groups, root_nodes_before, g.num_nodes(),
+               pass.enabled ? "on" : "off", groups, root_pass.nodes_before, root_pass.nodes_after,
                replicas > 1 ? " of each replica" : "");
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");

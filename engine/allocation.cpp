@@ -16,10 +16,8 @@
 
 namespace corun::engine {
 
-std::string apply_allocation(starpu_conf& conf) {
-  if (env::get("HWLOC_SYNTHETIC") || env::get("HWLOC_XMLFILE") || env::get("STARPU_HWLOC_INPUT"))
-    return "fake topology";  // its CPU numbers are not this machine's: leave everything to StarPU
-  const machine::Allocation a = machine::allocation();
+std::string apply_allocation(starpu_conf& conf, const machine::Allocation& a) {
+  if (a.fake_topology) return "fake topology";  // its CPU numbers are not this machine's: leave everything to StarPU
   // Workers inside the mask even when STARPU_NCPU sets their number (more than the mask's cores then
   // share them, which `corun info` reports), unless the user binds them explicitly.
   if (a.affinity != a.machine_cpus && !env::get("STARPU_WORKERS_GETBIND") && !env::get("STARPU_WORKERS_CPUID") &&

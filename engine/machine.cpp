@@ -138,7 +138,7 @@ std::string read_small_file(const std::string& path) {
 }
 }  // namespace
 
-Allocation allocation() {
+Allocation allocation(const std::string& root) {
   Allocation a;
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -148,8 +148,8 @@ Allocation allocation() {
   } else {
     a.notes.push_back("sched_getaffinity failed: using every online CPU");
   }
-  // CORUN_CGROUP_ROOT: a directory standing in for / when reading cgroup information (tests).
-  const std::string root = env::get("CORUN_CGROUP_ROOT").value_or("");
+  // `root` (Config::cgroup_root, CORUN_CGROUP_ROOT): a directory standing in for / when reading cgroup
+  // information (tests).
   if (!root.empty()) {
     DIR* d = opendir(root.c_str());
     CORUN_CHECK(d != nullptr, Status::invalid_config, "CORUN_CGROUP_ROOT='" << root << "' is not a readable directory");

@@ -12,16 +12,26 @@
 
 namespace corun::engine {
 
-numa::Plan plan_numa_only(const std::vector<int>& usable, bool replicate_by_default) {
-  numa::Request request = numa::request_from_env();
-  request.replicate_by_default = replicate_by_default;
+numa::Request numa_request(const Config& config) {
+  numa::Request r;
+  r.mode_given = config.numa != Config::NumaMode::unset;
+  switch (config.numa) {
+    case Config::NumaMode::unset:
+    case Config::NumaMode::off: r.mode = numa::Mode::off; break;
+    case Config::NumaMode::replicate: r.mode = numa::Mode::replicate; break;
+    case Config::NumaMode::interleave: r.mode = numa::Mode::interleave; break;
+  }
+  r.replicas = config.replicas;
+  r.replicate_by_default = config.replicate_by_default;
+  return r;
+}
+
+numa::Plan plan_numa_only(const std::vector<int>& usable, const numa::Request& request) {
   return numa::plan_replicas(numa::discover(usable), request);
 }
 
 numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet,
-                     bool replicate_by_default) {
-  numa::Request request = numa::request_from_env();
-  request.replicate_by_default = replicate_by_default;
+                     const numa::Request& request) {
   const numa::Topology topo = numa::discover(usable);
   numa::Plan plan = numa::plan_replicas(topo, request);
   if (!quiet && plan.mode == numa::Mode::off && !request.mode_given && topo.cpu_domains().size() > 1)

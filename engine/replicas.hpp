@@ -4,6 +4,8 @@
 
 #include "numa/replica_plan.hpp"
 
+#include <corun/engine.hpp>
+
 #include <starpu.h>
 
 #include <cstdint>
@@ -12,16 +14,17 @@
 
 namespace corun::engine {
 
-/// Before starpu_init: reads CORUN_NUMA / CORUN_REPLICAS (strictly), plans the replicas over the NUMA domains of
-/// `usable` CPUs (empty: the whole topology, for fake topologies) and checks that this StarPU and `policy` can
-/// run them. Sets STARPU_USE_NUMA=1 when replicas live on more than one domain (unless the user set it).
-/// Interleaved memory is not built: CORUN_NUMA=interleave is an error. `replicate_by_default`: the caller
-/// trains with one graph per replica, so an unset CORUN_NUMA means a replica per domain (numa::Request).
+/// What Config asks of the replica plan (CORUN_NUMA, CORUN_REPLICAS, Config::replicate_by_default).
+numa::Request numa_request(const Config& config);
+
+/// Before starpu_init: plans the replicas `request` asks for over the NUMA domains of `usable` CPUs (empty:
+/// the whole topology, for fake topologies) and checks that this StarPU and `policy` can run them. Sets
+/// STARPU_USE_NUMA=1 when replicas live on more than one domain (unless the user set it).
 numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet,
-                     bool replicate_by_default);
+                     const numa::Request& request);
 
 /// The plan alone (no check of StarPU or the policy, no side effect): how many replicas an Engine will run.
-numa::Plan plan_numa_only(const std::vector<int>& usable, bool replicate_by_default);
+numa::Plan plan_numa_only(const std::vector<int>& usable, const numa::Request& request);
 
 /// One replica's share of the machine once StarPU runs.
 struct ReplicaPlace {

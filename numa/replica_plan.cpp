@@ -1,7 +1,6 @@
 #include "numa/replica_plan.hpp"
 
 #include "base/cgroup.hpp"
-#include "base/env.hpp"
 
 #include <corun/error.hpp>
 
@@ -30,16 +29,6 @@ const char* mode_name(Mode m) {
       return "interleave";
   }
   return "?";
-}
-
-Request request_from_env() {
-  Request r;
-  if (const auto m = env::get_choice("CORUN_NUMA", {"off", "replicate", "interleave"})) {
-    r.mode_given = true;
-    r.mode = *m == "off" ? Mode::off : *m == "replicate" ? Mode::replicate : Mode::interleave;
-  }
-  if (const auto n = env::get_int("CORUN_REPLICAS", 1, 1024)) r.replicas = static_cast<int>(*n);
-  return r;
 }
 
 void link_reduction_tree(std::vector<Replica>& replicas, int arity) {

@@ -1,5 +1,6 @@
 // numa/replica_plan.hpp — how many solver replicas run, on which cores and with which home domain, and the
 // fixed tree in which their gradients meet (NUMA-Caffe, seed 004). Plain C++: decided before StarPU starts.
+// What the user asks for (a Request, from the engine's Config):
 //
 //   CORUN_NUMA=off|replicate|interleave   default: replicate when the caller trains with one graph per
 //                                          replica (corun train) and there is more than one domain with
@@ -18,7 +19,8 @@ namespace corun::numa {
 enum class Mode { off, replicate, interleave };
 const char* mode_name(Mode m);
 
-/// What the user asked for, read strictly from the environment (corun::Error on a bad value).
+/// What the user asked for. The engine fills it from its Config (which parses CORUN_NUMA and CORUN_REPLICAS
+/// strictly); nothing here reads the environment.
 struct Request {
   Mode mode = Mode::off;
   bool mode_given = false;  ///< CORUN_NUMA was set
@@ -27,7 +29,6 @@ struct Request {
   /// unset CORUN_NUMA means a replica per domain with CPUs when there are several.
   bool replicate_by_default = false;
 };
-Request request_from_env();
 
 struct Replica {
   int index = 0;              ///< 0 is the root of the reduction tree (it applies the update)

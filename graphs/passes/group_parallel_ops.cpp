@@ -3,7 +3,6 @@
 
 #include "codelets/group/group.hpp"
 #include "base/check.hpp"
-#include "base/env.hpp"
 #include "graphs/graph_impl.hpp"
 #include "graphs/passes/levels.hpp"
 
@@ -19,14 +18,6 @@ using detail::GraphImpl;
 using detail::Node;
 
 namespace passes {
-
-ParallelOpOptions parallel_op_options_from_env(bool default_on) {
-  ParallelOpOptions o;
-  o.enabled = default_on;
-  if (auto v = env::get_choice("CORUN_PARALLEL_OPS", {"on", "off"})) o.enabled = *v == "on";
-  if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) o.min_size = static_cast<int>(*v);
-  return o;
-}
 
 const char* pattern_name(GroupPattern p) {
   switch (p) {

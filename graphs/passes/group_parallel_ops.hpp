@@ -36,15 +36,12 @@ struct GraphImpl;
 
 namespace corun::passes {
 
+/// The pass's settings. The engine's plan step fills them from its Config (CORUN_PARALLEL_OPS,
+/// CORUN_PARALLEL_OPS_MIN and the command's default); nothing here reads the environment.
 struct ParallelOpOptions {
-  bool enabled = true;  ///< CORUN_PARALLEL_OPS (on/off)
-  int min_size = 2;     ///< CORUN_PARALLEL_OPS_MIN: smallest group worth one task
+  bool enabled = true;  ///< run the pass at all
+  int min_size = 2;     ///< smallest group worth one task
 };
-
-/// The options from CORUN_PARALLEL_OPS (`on`, `off`; unset: `default_on`) and CORUN_PARALLEL_OPS_MIN
-/// (integer >= 2, default 2); a malformed value is a corun::Error naming the variable. `corun infer` defaults
-/// to on, `corun train` to off (docs/env-vars.md: a group runs on one worker under policies without teams).
-ParallelOpOptions parallel_op_options_from_env(bool default_on = true);
 
 /// Which pattern a group was found by.
 enum class GroupPattern { fan_out, fan_in, between };

@@ -1,16 +1,17 @@
 // corun/engine.hpp — running graphs on StarPU.
 //
-//   corun::Engine eng;                      // reads CORUN_SCHED, CORUN_KERNELS, ...; prints the resolved config
+//   corun::Engine eng;                      // Config::from_env(): CORUN_SCHED, ...; prints the resolved config
 //   for (int it = 0; it < iters; ++it) {
 //     eng.write(g, x, batch(it));           // new inputs
 //     corun::RunStats s = eng.run(g);       // one submission of every node, then wait
 //   }
 //   std::vector<float> loss = eng.read(g, loss_tensor);
 //
-// One Engine at a time per process: it owns starpu_init/starpu_shutdown. The first run of a graph
-// registers its values as StarPU data handles (the graph is then "bound": use read/write instead of
-// Graph::data). Dependencies between tasks come from the access modes in node order, so every policy
-// computes the same numbers. Destroy (or release()) the engine's hold on a graph before the graph dies.
+// One Engine at a time per process: it owns starpu_init/starpu_shutdown. The first run (or read/write) of
+// a graph runs the plan step's graph passes the Config asks for (apply_graph_passes), then registers its
+// values as StarPU data handles (the graph is then "bound": use read/write instead of Graph::data).
+// Dependencies between tasks come from the access modes in node order, so every policy computes the same
+// numbers. Destroy (or release()) the engine's hold on a graph before the graph dies.
 #pragma once
 
 #include <corun/graph.hpp>
@@ -18,12 +19,21 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace corun {
 
-/// Engine settings. from_env() reads the documented CORUN_* variables (docs/env-vars.md).
+/// The parallel-op grouping pass as a Config sets it (Config::grouping()).
+struct ParallelOps {
+  bool enabled = false;  ///< CORUN_PARALLEL_OPS, else the caller's default (Config::parallel_ops_by_default)
+  int min_size = 2;      ///< CORUN_PARALLEL_OPS_MIN: the smallest group worth one task
+};
+
+/// Engine settings. from_env() reads every CORUN_* variable the library and the CLI know
+/// (docs/env-vars.md), strictly: a malformed value is a corun::Error naming the variable. Nothing below the
+/// engine reads the environment for corun's own settings; the lower layers get them from here.
 struct Config {
   std::string policy;      ///< CORUN_SCHED value ("" = STARPU_SCHED or the default)
   int ncpus = -1;          ///< CPU workers (-1: STARPU_NCPU, else one per allocated core: machine::Allocation)
@@ -37,18 +47,62 @@ struct Config {
   bool deterministic = false;  ///< CORUN_DETERMINISTIC=1: freeze widths and teams once tuned (same schedule)
   std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
   bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
+
+  // NUMA (docs/numa.md).
+  enum class NumaMode { unset, off, replicate, interleave };
+  NumaMode numa = NumaMode::unset;  ///< CORUN_NUMA=off|replicate|interleave (unset: see replicate_by_default)
+  int replicas = 0;                 ///< CORUN_REPLICAS=N: force N replicas (0 = unset)
   /// Not from the environment: set by a caller that trains with one graph per replica (corun train). Then an
   /// unset CORUN_NUMA means a replica per NUMA domain with CPUs when there are several (docs/numa.md); for
   /// everyone else (Engine::run, inference) it means one solver.
   bool replicate_by_default = false;
+
+  // The plan step's graph passes (apply_graph_passes), run on every graph before the engine first binds it.
+  /// Not from the environment: fuse chains of elementwise ops (`corun train --fuse-elementwise`).
+  bool fuse_elementwise = false;
+  std::optional<bool> parallel_ops;     ///< CORUN_PARALLEL_OPS=on|off (unset: parallel_ops_by_default)
+  int parallel_ops_min = 2;             ///< CORUN_PARALLEL_OPS_MIN=N (N >= 2)
+  /// Not from the environment: the grouping pass when CORUN_PARALLEL_OPS is unset. Off for the library and
+  /// `corun train` (under policies without teams a group runs on one worker), on for `corun infer`.
+  bool parallel_ops_by_default = false;
+
+  /// CORUN_CGROUP_ROOT: a directory standing in for / when reading the cgroup limits of the allocation
+  /// (tests; "" = the real /). machine::allocation() checks that it is a readable directory.
+  std::string cgroup_root;
+
+  /// The grouping pass these settings ask for: CORUN_PARALLEL_OPS over the caller's default.
+  ParallelOps grouping() const { return {parallel_ops.value_or(parallel_ops_by_default), parallel_ops_min}; }
 
   static Config from_env();
 };
 
 /// The solver replicas an Engine made with `config` will run (CORUN_NUMA / CORUN_REPLICAS over the NUMA
 /// domains of this process's allocation), without starting StarPU: a trainer builds that many graphs before
-/// it creates the Engine. Throws corun::Error for a bad CORUN_NUMA / CORUN_REPLICAS.
+/// it creates the Engine. Throws corun::Error for a replica plan that cannot be made.
 int planned_replicas(const Config& config);
+
+/// What the plan step's graph passes did to one graph.
+struct GraphPassReport {
+  int fused_nodes = 0;       ///< nodes the elementwise fusion pass merged away (Config::fuse_elementwise)
+  ParallelOps grouping;      ///< the grouping pass's settings (Config::grouping())
+  struct Group {
+    std::string kind;          ///< the members' op ("embedding")
+    std::string pattern;       ///< "fan-out", "fan-in" or "between"
+    int members = 0;
+    std::string first_member;  ///< the first member's node name
+  };
+  std::vector<Group> groups;  ///< groups the grouping pass made, in node order
+  int nodes_before = 0;       ///< nodes (tasks per run) before the passes
+  int nodes_after = 0;        ///< and after
+};
+
+/// The plan step: runs the graph passes `config` asks for on `graph` (elementwise fusion, then parallel-op
+/// grouping); a pass that changed the graph never runs on it again. The Engine calls it on every graph it
+/// binds, so a graph runs as the configuration says; a caller that wants to report what the passes did
+/// (corun train and infer), or runs a graph without an Engine (InlineRunner), calls it first. After
+/// backward(); the graph must not be bound to an Engine. Numbers stay bitwise the same; fusion removes
+/// intermediates (Graph::keep).
+GraphPassReport apply_graph_passes(Graph& graph, const Config& config);
 
 /// What one Engine::run did.
 struct RunStats {

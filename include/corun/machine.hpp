@@ -40,8 +40,10 @@ struct Allocation {
   bool fake_topology = false;        ///< HWLOC_SYNTHETIC / HWLOC_XMLFILE / STARPU_HWLOC_INPUT: not applied
   std::vector<std::string> notes;    ///< what could not be read (the allocation falls back to the mask)
 };
-/// Reads the allocation now (cheap: a few small files and one hwloc topology load).
-Allocation allocation();
+/// Reads the allocation now (cheap: a few small files and one hwloc topology load). `cgroup_root`: a directory
+/// standing in for / when reading the cgroup files (Config::cgroup_root, CORUN_CGROUP_ROOT: tests); an
+/// unreadable one is an error. Empty: the real /.
+Allocation allocation(const std::string& cgroup_root = "");
 /// "0-3,8" for a list of CPU numbers ("" when empty).
 std::string cpu_list(const std::vector<int>& cpus);
 

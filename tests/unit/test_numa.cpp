@@ -216,25 +216,6 @@ TEST(ReplicaPlan, ErrorsSayWhatToChange) {
   EXPECT_THROW(plan_replicas(none, Request{}), corun::Error);
 }
 
-TEST(ReplicaPlan, EnvironmentIsReadStrictly) {
-  setenv("CORUN_NUMA", "replicate", 1);
-  setenv("CORUN_REPLICAS", "4", 1);
-  const Request r = corun::numa::request_from_env();
-  EXPECT_TRUE(r.mode_given);
-  EXPECT_EQ(r.mode, Mode::replicate);
-  EXPECT_EQ(r.replicas, 4);
-  setenv("CORUN_NUMA", "auto", 1);
-  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
-  setenv("CORUN_NUMA", "off", 1);
-  setenv("CORUN_REPLICAS", "0", 1);
-  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
-  setenv("CORUN_REPLICAS", "2x", 1);
-  EXPECT_THROW(corun::numa::request_from_env(), corun::Error);
-  unsetenv("CORUN_NUMA");
-  unsetenv("CORUN_REPLICAS");
-  EXPECT_FALSE(corun::numa::request_from_env().mode_given);
-}
-
 TEST(NumaPages, MovesTheWholePagesOfABufferToANodeTheMachineHas) {
   if (!corun::numa::machine_has_node(0)) GTEST_SKIP() << "NUMA is not available on this machine";
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

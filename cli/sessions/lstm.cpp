@@ -1,0 +1,104 @@
+// The session of `corun train --model lstm|phased-lstm`: sequence classification on the synthetic
+// SequenceTask, plain SGD, one graph per replica over its rows of the batch.
+#include "cli/lstm_session.hpp"
+#include "cli/sessions/sessions.hpp"
+
+#include <corun/models/lstm.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+namespace {
+
+class LstmTrain : public TrainSession {
+ public:
+  LstmTrain(const models::LstmConfig& cfg, int replicas) : cfg_(cfg), task_(cfg) {
+    models::LstmConfig rc = cfg;
+    rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, replicas);
+    rc.sgd_update = replicas == 1;  // replicas: gradients only, Engine::run_replicated updates
+    for (int r = 0; r < replicas; ++r) {
+      models_.push_back(std::make_unique<models::Lstm>(rc));
+      models_.back()->init_params();
+      graphs_.push_back(&models_.back()->graph);
+    }
+  }
+  Graph& graph(int r) override { return models_[static_cast<size_t>(r)]->graph; }
+  Tensor loss(int r) const override { return models_[static_cast<size_t>(r)]->loss; }
+  int replicas() const override { return static_cast<int>(models_.size()); }
+  RunStats step(Engine& engine, uint64_t k) override {
+    const int n = replicas();
+    task_.make_batch(k, xs_, targets_);  // the whole batch; replica r writes its rows
+    if (cfg_.phased) task_.make_times(k, times_);
+    for (int r = 0; r < n; ++r) {
+      models::Lstm& m = *models_[static_cast<size_t>(r)];
+      for (size_t t = 0; t < m.x.size(); ++t) write_rows(engine, m.graph, m.x[t], xs_[t], r, n);
+      write_rows(engine, m.graph, m.targets, targets_, r, n);
+      for (size_t t = 0; t < m.times.size(); ++t) write_rows(engine, m.graph, m.times[t], times_[t], r, n);
+    }
+    return run_step(engine, graphs_, cfg_.learning_rate, 0.0f);
+  }
+  RunIdentity identity() const override {
+    const models::LstmConfig& c = cfg_;
+    return {{"model", c.phased ? "phased-lstm" : "lstm"},
+            {"layers", std::to_string(c.layers)},
+            {"batch", std::to_string(c.batch)},
+            {"seq", std::to_string(c.seq)},
+            {"hidden", std::to_string(c.hidden)},
+            {"input", std::to_string(c.input)},
+            {"classes", std::to_string(c.classes)},
+            {"learning_rate", exact(c.learning_rate)},
+            {"seed", std::to_string(c.seed)},
+            {"cell", c.fused_cell ? "fused" : "unfused"}};
+  }
+  std::string title() const override {
+    const models::LstmConfig& c = cfg_;
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g%s",
+                  c.phased ? "PhasedLSTM" : "LSTM", c.layers, c.batch, c.seq, c.hidden,
+                  static_cast<double>(c.learning_rate), replicas_note(replicas()).c_str());
+    return buf;
+  }
+  json::Value json_config() const override {
+    const models::LstmConfig& c = cfg_;
+    return {{"model", c.phased ? "phased-lstm" : "lstm"},
+            {"layers", c.layers},
+            {"batch", c.batch},
+            {"seq", c.seq},
+            {"hidden", c.hidden},
+            {"input", c.input},
+            {"classes", c.classes},
+            {"learning_rate", static_cast<double>(c.learning_rate)},
+            {"seed", static_cast<long>(c.seed)},
+            {"cell", c.fused_cell ? "fused" : "unfused"}};
+  }
+  std::string data_generator() const override { return "corun::models::SequenceTask"; }
+  uint64_t seed() const override { return cfg_.seed; }
+  float learning_rate() const override { return cfg_.learning_rate; }
+
+ private:
+  models::LstmConfig cfg_;  // the whole batch's
+  models::SequenceTask task_;
+  std::vector<std::unique_ptr<models::Lstm>> models_;  // one per replica, batch / replicas each
+  std::vector<Graph*> graphs_;
+  std::vector<std::vector<float>> xs_;  // reused: no allocation per step
+  std::vector<float> targets_;
+  std::vector<std::vector<float>> times_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainSession> make_lstm_session(const Args& args, int replicas) {
+  std::string unused;
+  models::LstmConfig cfg = lstm_config_from(args, unused);
+  cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
+  cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+  const std::string cell = args.str("--cell", "fused");
+  if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
+  cfg.fused_cell = cell == "fused";
+  return std::make_unique<LstmTrain>(cfg, replicas);
+}
+
+}  // namespace corun::cli

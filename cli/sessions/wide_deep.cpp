@@ -1,0 +1,77 @@
+// The session of `corun train --model wide-deep`: one solver (no replicas).
+#include "cli/sessions/sessions.hpp"
+
+#include <corun/models/wide_deep.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+namespace {
+
+// wide&deep on its synthetic click task (TabularTask): 26 embedding lookups, the MLP and the wide part,
+// mean logistic cross-entropy, plain SGD.
+class WideDeepTrain : public TrainSession {
+ public:
+  explicit WideDeepTrain(const models::WideDeepConfig& cfg) : model_(cfg), task_(cfg) { model_.init_params(); }
+  Graph& graph(int) override { return model_.graph; }
+  Tensor loss(int) const override { return model_.loss; }
+  RunStats step(Engine& engine, uint64_t k) override {
+    task_.make_batch(k, categories_, dense_, labels_);
+    engine.write(model_.graph, model_.categories, categories_);
+    engine.write(model_.graph, model_.dense, dense_);
+    engine.write(model_.graph, model_.labels, labels_);
+    return engine.run(model_.graph);
+  }
+  RunIdentity identity() const override {
+    const models::WideDeepConfig& c = model_.config;
+    return {{"model", "wide-deep"},
+            {"batch", std::to_string(c.batch)},
+            {"categorical", std::to_string(c.categorical)},
+            {"vocab", std::to_string(c.vocab)},
+            {"embed_dim", std::to_string(c.embed_dim)},
+            {"dense", std::to_string(c.dense)},
+            {"learning_rate", exact(c.learning_rate)},
+            {"seed", std::to_string(c.seed)}};
+  }
+  std::string title() const override {
+    const models::WideDeepConfig& c = model_.config;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "wide&deep train: batch=%d tables=%dx%dx%d dense=%d lr=%g", c.batch, c.categorical,
+                  c.vocab, c.embed_dim, c.dense, static_cast<double>(c.learning_rate));
+    return buf;
+  }
+  json::Value json_config() const override {
+    const models::WideDeepConfig& c = model_.config;
+    return {{"model", "wide-deep"},
+            {"batch", c.batch},
+            {"categorical", c.categorical},
+            {"vocab", c.vocab},
+            {"embed_dim", c.embed_dim},
+            {"dense", c.dense},
+            {"learning_rate", static_cast<double>(c.learning_rate)},
+            {"seed", static_cast<long>(c.seed)}};
+  }
+  std::string data_generator() const override { return "corun::models::TabularTask"; }
+  uint64_t seed() const override { return model_.config.seed; }
+  float learning_rate() const override { return model_.config.learning_rate; }
+
+ private:
+  models::WideDeep model_;
+  models::TabularTask task_;
+  std::vector<float> categories_, dense_, labels_;  // reused: no allocation per step
+};
+
+}  // namespace
+
+std::unique_ptr<TrainSession> make_wide_deep_session(const Args& args) {
+  models::WideDeepConfig cfg;
+  cfg.batch = static_cast<int>(args.positive("--batch", cfg.batch));
+  cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
+  cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+  return std::make_unique<WideDeepTrain>(cfg);
+}
+
+}  // namespace corun::cli

@@ -1,0 +1,100 @@
+// A graph's values as StarPU data handles: registered when the engine first meets the graph (after the plan
+// step's passes), read and written through StarPU so that both wait for the tasks submitted so far, and
+// unregistered on release, which hands the buffers back to the graph.
+#include "engine/engine_impl.hpp"
+
+#include "base/check.hpp"
+#include "engine/starpu_check.hpp"
+
+#include <cstring>
+
+namespace corun {
+
+Engine::Impl::Bound& Engine::Impl::bind(Graph& graph, int home) {
+  auto& g = graph.impl();
+  if (home >= 0) {
+    auto it = bound.find(&g);
+    if (it != bound.end() && !it->second.handles.empty() && it->second.home != home) {
+      unbind(g, it->second.handles);
+      bound.erase(it);
+    }
+  }
+  // A graph the engine has not registered yet gets the plan step first: the passes change its nodes and
+  // remove fused intermediates, which then get no handle (each pass runs once per graph).
+  auto found = bound.find(&g);
+  if ((found == bound.end() || found->second.handles.empty()) && !g.values.empty()) apply_graph_passes(graph, config);
+  Bound& b = bound[&g];
+  auto& handles = b.handles;
+  if (handles.empty()) b.home = home >= 0 ? home : STARPU_MAIN_RAM;
+  if (handles.empty() && !g.values.empty()) ++g.bound_engines;
+  // Values added since the last run (e.g. after backward()) are registered too.
+  for (size_t v = handles.size(); v < g.values.size(); ++v) {
+    starpu_data_handle_t h = nullptr;
+    if (g.values[v].fused_away) {  // no buffer and no task uses it: no handle
+      handles.push_back(h);
+      continue;
+    }
+    starpu_vector_data_register(&h, b.home, reinterpret_cast<uintptr_t>(g.values[v].data.get()),
+                                static_cast<uint32_t>(g.values[v].shape.numel()), sizeof(float));
+    handles.push_back(h);
+  }
+  return b;
+}
+
+void Engine::Impl::unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles) {
+  for (auto h : handles)
+    if (h != nullptr) starpu_data_unregister(h);
+  if (!handles.empty()) --g.bound_engines;  // bind() counted the graph only once it had handles
+  handles.clear();
+}
+
+starpu_data_handle_t Engine::Impl::handle(Graph& graph, Tensor t, const char* what) {
+  CORUN_CHECK(t.valid() && t.belongs_to(graph), Status::invalid_argument,
+              what << ": the tensor is not from this graph");
+  graph.impl().check_not_fused_away(t.id(), what);
+  Bound& b = bind(graph);
+  graph.impl().check_not_fused_away(t.id(), what);  // again: a first binding's plan step may have fused it away
+  return b.handles[static_cast<size_t>(t.id())];
+}
+
+void Engine::Impl::drop_mean_grads() {
+  for (auto h : mean_grad_handles) starpu_data_unregister(h);
+  mean_grad_handles.clear();
+  mean_grads.clear();
+}
+
+std::vector<float> Engine::read(Graph& graph, Tensor t) {
+  starpu_data_handle_t h = impl_->handle(graph, t, "Engine::read");
+  // On the handle's home node: that is where the graph's own buffer is (a replica's domain, or main RAM).
+  const int home = starpu_data_get_home_node(h);
+  starpu_check(starpu_data_acquire_on_node(h, home, STARPU_R), "starpu_data_acquire");
+  const auto& v = graph.impl().values[static_cast<size_t>(t.id())];
+  std::vector<float> out(v.data.get(), v.data.get() + v.shape.numel());
+  starpu_data_release_on_node(h, home);
+  return out;
+}
+
+void Engine::write(Graph& graph, Tensor t, const float* values, size_t count) {
+  starpu_data_handle_t h = impl_->handle(graph, t, "Engine::write");
+  auto& v = graph.impl().values[static_cast<size_t>(t.id())];
+  CORUN_CHECK(static_cast<int64_t>(count) == v.shape.numel(), Status::invalid_argument,
+              "Engine::write '" << v.name << "': got " << count << " floats for shape " << v.shape.str() << " ("
+                                << v.shape.numel() << " floats)");
+  const int home = starpu_data_get_home_node(h);
+  starpu_check(starpu_data_acquire_on_node(h, home, STARPU_W), "starpu_data_acquire");
+  std::memcpy(v.data.get(), values, count * sizeof(float));
+  starpu_data_release_on_node(h, home);
+}
+
+void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
+  write(graph, t, values.data(), values.size());
+}
+
+void Engine::release(Graph& graph) {
+  auto it = impl_->bound.find(&graph.impl());
+  if (it == impl_->bound.end()) return;
+  impl_->unbind(graph.impl(), it->second.handles);
+  impl_->bound.erase(it);
+}
+
+}  // namespace corun

@@ -1,0 +1,43 @@
+// The engine's settings: every CORUN_* variable corun reads is parsed here (docs/env-vars.md), strictly,
+// and the layers below get plain options structs built from the Config.
+#include <corun/engine.hpp>
+
+#include "base/env.hpp"
+
+#include <sstream>
+
+namespace corun {
+
+Config Config::from_env() {
+  Config c;
+  if (auto v = env::get("CORUN_SCHED")) c.policy = *v;
+  if (auto k = env::get_choice("CORUN_KERNELS", {"fast", "ref"})) c.ref_kernels = *k == "ref";
+  if (auto q = env::get_bool("CORUN_QUIET")) c.quiet = *q;
+  if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
+  if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
+  if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);
+  if (auto x = env::get_int("CORUN_WIDTH_INTERVAL", 1, 4096)) c.width_interval = static_cast<int>(*x);
+  if (auto d = env::get_bool("CORUN_DETERMINISTIC")) c.deterministic = *d;
+  if (auto v = env::get("CORUN_SCHEDULE")) c.schedule = *v;
+  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "none"})) c.verbose_sched = *v == "sched";
+  if (const auto m = env::get_choice("CORUN_NUMA", {"off", "replicate", "interleave"}))
+    c.numa = *m == "off" ? NumaMode::off : *m == "replicate" ? NumaMode::replicate : NumaMode::interleave;
+  if (const auto n = env::get_int("CORUN_REPLICAS", 1, 1024)) c.replicas = static_cast<int>(*n);
+  if (auto v = env::get_choice("CORUN_PARALLEL_OPS", {"on", "off"})) c.parallel_ops = *v == "on";
+  if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) c.parallel_ops_min = static_cast<int>(*v);
+  if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
+  return c;
+}
+
+std::string EngineInfo::summary() const {
+  std::ostringstream os;
+  os << "policy=" << policy << " (" << (own_policy ? "corun" : "StarPU built-in") << ", from " << policy_source
+     << ") workers=" << workers << " starpu=" << starpu_version << " (maxcpus " << starpu_maxcpus << ", maxnumanodes "
+     << starpu_maxnumanodes << ") blas=" << blas << " core=" << blas_core << " blas_threads=" << blas_threads
+     << " kernels=" << kernels;
+  if (!layout.empty()) os << " executors=" << layout << " (" << layout_source << ")";
+  if (replicas > 1) os << " replicas=" << replicas;
+  return os.str();
+}
+
+}  // namespace corun

@@ -1,0 +1,91 @@
+// engine/engine_impl.hpp — what the Engine's files share: Engine::Impl (settings, replicas, bound graphs)
+// and the task builders. Each file does one job:
+//   config.cpp          Config::from_env (every CORUN_* variable), EngineInfo::summary
+//   starpu_runtime.cpp  StarPU's lifetime: policy resolution and its options, starpu_init/shutdown, info
+//   binding.cpp         a graph's values as StarPU handles (bind, read, write, release)
+//   graph_passes.cpp    the plan step's graph passes (fusion, grouping) as Config asks
+//   submit.cpp          one graph's tasks: creation, plan, submission (run, run_on_root)
+//   replicated_run.cpp  the replicated SGD step: replicas, tree reduction, update, parameter copies
+#pragma once
+
+#include <corun/engine.hpp>
+
+#include "codelets/op.hpp"
+#include "engine/corun_tuning.hpp"
+#include "engine/planning.hpp"
+#include "engine/replicas.hpp"
+#include "engine/trace_recorder.hpp"
+#include "graphs/graph_impl.hpp"
+#include "numa/replica_plan.hpp"
+
+#include <starpu.h>
+
+#include <initializer_list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace corun {
+
+struct Engine::Impl {
+  EngineInfo info;
+  Config config;
+  std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
+  bool tracing = false;
+  engine::TraceRecorder recorder;
+  std::vector<starpu_task*> tasks;  // scratch: the tasks of one run
+  int runs = 0;
+
+  numa::Plan numa_plan;                      // CORUN_NUMA / CORUN_REPLICAS, checked before starpu_init
+  std::vector<engine::ReplicaPlace> places;  // one per replica: context, workers, home memory node
+  // run_replicated's own calls per parameter (tasks point at them until they complete), made once per set of
+  // graphs, and the root's buffers of the mean gradient (momentum only), registered on the root's node.
+  struct SyncCalls {
+    codelets::OpCall add_child;  // G_parent += G_child (sgd with f = -1: an exact addition)
+    codelets::OpCall update;     // W -= lr / n * G_sum (plain SGD)
+    codelets::OpCall mean;       // M = G_sum / n (momentum: the velocity accumulates the mean gradient)
+    codelets::OpCall momentum;   // V = mu V + M; W -= lr V
+    codelets::OpCall copy;       // W_replica = W_root
+  };
+  std::vector<SyncCalls> sync_calls;
+  // One solver over several domains: each worker's domain (by worker id), and the domain of the main thread,
+  // where the graphs' buffers were first touched.
+  std::vector<int> worker_domain;
+  int home_domain = 0;
+  std::vector<uint64_t> task_reads;  // scratch: bytes each task of a run reads
+  std::vector<std::unique_ptr<float[]>> mean_grads;
+  std::vector<starpu_data_handle_t> mean_grad_handles;
+
+  struct Bound {
+    int home = STARPU_MAIN_RAM;                 // memory node the handles are registered on
+    bool pages_placed = false;                  // run_replicated moved the buffers' pages to the home domain
+    std::vector<starpu_data_handle_t> handles;  // indexed by value id
+    engine::GraphPlan plan;
+    std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
+  };
+  // Keyed by the graph's storage, which a move of the Graph object keeps.
+  std::unordered_map<detail::GraphImpl*, Bound> bound;
+
+  // binding.cpp. `home`: the memory node to register on (run_replicated: the replica's domain); -1 keeps the
+  // graph's current home (main RAM for a new binding). A new binding first runs the plan step's passes.
+  Bound& bind(Graph& graph, int home = -1);
+  // Undoes bind(): unregisters the handles (data returns to the host buffers) and drops the binding.
+  void unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles);
+  // The handle of a user's tensor of `graph` (bound on first use); `what` names the caller in errors.
+  starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what);
+  void drop_mean_grads();
+};
+
+namespace engine {
+
+starpu_data_access_mode to_starpu(codelets::Access a);
+/// One StarPU task for a node (not submitted). Tasks are destroyed by StarPU once they complete.
+starpu_task* make_task(const detail::Node& node, const std::vector<starpu_data_handle_t>& handles);
+/// One StarPU task for an engine-made call over `handles` (run_replicated's reductions, update and copies).
+starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<starpu_data_handle_t> handles,
+                            const char* name);
+/// "no worker can run it" or the errno text of a failed starpu_task_submit.
+std::string submit_error(int ret);
+
+}  // namespace engine
+}  // namespace corun

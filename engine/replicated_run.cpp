@@ -1,0 +1,249 @@
+// The replicated SGD step (NUMA-Caffe; docs/numa.md): every replica's graph in its own scheduling context
+// with its tensors homed on its domain, the gradients summed along the plan's fixed tree, the update at the
+// root and the new parameters copied back to every replica.
+#include "engine/engine_impl.hpp"
+
+#include "base/check.hpp"
+#include "codelets/sgd_momentum/sgd_momentum.hpp"
+#include "codelets/starpu/codelets.hpp"
+#include "numa/pages.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+namespace corun {
+
+namespace {
+// Where each task really ran, counted in its callback on the worker that ran it (the master of a team). Its
+// reads are remote when a buffer's home is not that worker's memory node; a task that ran on a worker outside
+// its replica's scheduling context would break the replica's NUMA locality, so it is counted too (tests
+// require none). The task is still alive in its callback; its context is task->sched_ctx.
+struct ReplicaAccounting {
+  std::atomic<uint64_t> remote{0};
+  std::atomic<int> outside{0};
+};
+ReplicaAccounting g_replica;
+void count_replica_task(void* arg) {
+  const auto* task = static_cast<const starpu_task*>(arg);
+  const int w = starpu_worker_get_id();
+  if (w < 0) return;  // not run by a worker (no codelet): nothing read
+  if (!starpu_sched_ctx_contains_worker(w, task->sched_ctx)) ++g_replica.outside;
+  g_replica.remote += static_cast<uint64_t>(
+      engine::remote_read_bytes(task, static_cast<int>(starpu_worker_get_memory_node(static_cast<unsigned>(w)))));
+}
+}  // namespace
+
+RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum) {
+  using codelets::Access;
+  using codelets::OpKind;
+  Impl& im = *impl_;
+  const size_t n = im.places.size();
+  CORUN_CHECK(replicas.size() == n, Status::invalid_argument,
+              "Engine::run_replicated: got " << replicas.size() << " graphs for the " << n << " replicas of NUMA "
+                                             << numa::describe(im.numa_plan)
+                                             << "; build one graph per replica (Engine::info().replicas)");
+  CORUN_CHECK(std::isfinite(learning_rate) && learning_rate > 0.0f, Status::invalid_argument,
+              "Engine::run_replicated: the learning rate must be a positive number, got " << learning_rate);
+  CORUN_CHECK(std::isfinite(momentum) && momentum >= 0.0f && momentum < 1.0f, Status::invalid_argument,
+              "Engine::run_replicated: the momentum must be in [0, 1), got " << momentum);
+  CORUN_CHECK(!im.tracing, Status::invalid_config, "Engine::run_replicated: tracing replicated runs is not supported");
+  CORUN_CHECK(im.info.policy != "corun", Status::invalid_config,
+              "Engine::run_replicated: the corun policy's width search runs on one graph; choose another CORUN_SCHED "
+              "for replicas");
+
+  // Every replica: distinct graph, no SGD nodes, the same parameters as replica 0, each with a gradient.
+  std::vector<std::vector<Tensor>> params(n), grads(n);
+  for (size_t r = 0; r < n; ++r) {
+    Graph& g = *replicas[r];
+    for (size_t q = 0; q < r; ++q)
+      CORUN_CHECK(
+          replicas[q] != &g, Status::invalid_argument,
+          "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
+    for (const auto& node : g.impl().nodes)
+      CORUN_CHECK(node.call.kind != OpKind::sgd && node.call.kind != OpKind::sgd_momentum, Status::invalid_argument,
+                  "Engine::run_replicated: replica " << r << " has SGD update nodes ('" << node.name
+                                                     << "'); build it with backward(loss, {.sgd_update = false}): the "
+                                                        "update is applied once, after the gradients are summed");
+    params[r] = g.params();
+    CORUN_CHECK(!params[r].empty(), Status::invalid_argument,
+                "Engine::run_replicated: replica " << r << " has no parameter");
+    CORUN_CHECK(params[r].size() == params[0].size(), Status::invalid_argument,
+                "Engine::run_replicated: replica " << r << " has " << params[r].size() << " parameters, replica 0 has "
+                                                   << params[0].size());
+    for (size_t k = 0; k < params[r].size(); ++k) {
+      const auto& v = g.impl().values[static_cast<size_t>(params[r][k].id())];
+      const auto& v0 = replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())];
+      CORUN_CHECK(v.name == v0.name && v.shape == v0.shape, Status::invalid_argument,
+                  "Engine::run_replicated: parameter " << k << " of replica " << r << " is '" << v.name << "' "
+                                                       << v.shape.str() << ", replica 0 has '" << v0.name << "' "
+                                                       << v0.shape.str() << "; build every replica the same way");
+      grads[r].push_back(g.grad(params[r][k]));
+      CORUN_CHECK(grads[r][k].valid(), Status::invalid_argument,
+                  "Engine::run_replicated: parameter '" << v.name << "' of replica " << r
+                                                        << " has no gradient; call backward() on the replica's loss");
+    }
+  }
+  // Momentum: the root's velocity of every parameter, by name (backward with sgd_update = false makes them).
+  std::vector<Tensor> velocities;
+  if (momentum > 0.0f) {
+    const auto& root = replicas[0]->impl();
+    std::unordered_map<std::string, Tensor> state;
+    for (Tensor t : replicas[0]->optimizer_state()) state.emplace(root.values[static_cast<size_t>(t.id())].name, t);
+    for (Tensor p : params[0]) {
+      const auto& pv = root.values[static_cast<size_t>(p.id())];
+      auto it = state.find(pv.name + ".velocity");
+      CORUN_CHECK(it != state.end() && root.values[static_cast<size_t>(it->second.id())].shape == pv.shape,
+                  Status::invalid_argument,
+                  "Engine::run_replicated: momentum " << momentum << " needs the velocity '" << pv.name
+                                                      << ".velocity' in replica 0; build it with backward(loss, "
+                                                         "{.sgd_update = false, .momentum = m})");
+      velocities.push_back(it->second);
+    }
+  }
+  std::vector<Impl::Bound*> bound(n);
+  for (size_t r = 0; r < n; ++r) {
+    bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
+    // Once per binding, on a real machine whose replicas span several domains: the pages of the replica's
+    // buffers go to its domain (they were first touched by the thread that built the graph).
+    if (!bound[r]->pages_placed && im.numa_plan.spans_several_domains() && im.numa_plan.real_topology &&
+        numa::machine_has_node(im.places[r].home_os_index))
+      for (const auto& v : replicas[r]->impl().values)
+        if (!v.fused_away)
+          numa::move_to_node(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
+                             im.places[r].home_os_index);
+    bound[r]->pages_placed = true;
+  }
+
+  // The engine's own calls depend on the parameters' sizes only: made again when they change.
+  const size_t np = params[0].size();
+  auto numel_of = [&](size_t k) {
+    return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
+  };
+  bool same = im.sync_calls.size() == np;
+  for (size_t k = 0; same && k < np; ++k) same = im.sync_calls[k].add_child.shapes[0].numel() == numel_of(k);
+  if (!same) {
+    im.sync_calls.assign(np, Impl::SyncCalls{});
+    for (size_t k = 0; k < np; ++k) {
+      const int64_t numel = numel_of(k);
+      const Shape flat({numel});
+      Impl::SyncCalls& c = im.sync_calls[k];
+      c.add_child.kind = OpKind::sgd;
+      c.add_child.shapes = {flat, flat};
+      c.add_child.modes = {Access::readwrite, Access::read};
+      c.add_child.f = -1.0f;
+      c.update = c.add_child;
+      c.mean.kind = OpKind::sum;  // Y = f * X summed over a dimension of extent 1: an exact scaling
+      c.mean.shapes = {Shape({numel, 1}), flat};
+      c.mean.modes = {Access::read, Access::write};
+      c.mean.i = {1, 0, 0, 0};
+      c.momentum.kind = OpKind::sgd_momentum;
+      c.momentum.shapes = {flat, flat, flat};
+      c.momentum.modes = {Access::readwrite, Access::readwrite, Access::read};
+      c.copy.kind = OpKind::slice;
+      c.copy.shapes = {flat, flat};
+      c.copy.modes = {Access::read, Access::write};
+      c.copy.i = {0, 0, numel, 0};
+    }
+  }
+  // The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
+  // batch's mean gradient: dividing by n keeps the one-solver update (exactly when n is a power of two).
+  for (size_t k = 0; k < np; ++k) {
+    Impl::SyncCalls& c = im.sync_calls[k];
+    c.update.f = learning_rate / static_cast<float>(n);
+    c.mean.f = 1.0f / static_cast<float>(n);
+    c.momentum.f = learning_rate;
+    c.momentum.i[0] = codelets::sgd_momentum_encode(momentum);
+  }
+  // The mean gradients live at the root, allocated once (and again only when the parameters change).
+  const bool mean_ok = im.mean_grad_handles.size() == np && same &&
+                       (np == 0 || starpu_data_get_home_node(im.mean_grad_handles[0]) == im.places[0].memory_node);
+  if (momentum > 0.0f && !mean_ok) {
+    im.drop_mean_grads();
+    for (size_t k = 0; k < np; ++k) {
+      im.mean_grads.emplace_back(new float[static_cast<size_t>(numel_of(k))]());
+      starpu_data_handle_t h = nullptr;
+      starpu_vector_data_register(&h, im.places[0].memory_node, reinterpret_cast<uintptr_t>(im.mean_grads.back().get()),
+                                  static_cast<uint32_t>(numel_of(k)), sizeof(float));
+      im.mean_grad_handles.push_back(h);
+    }
+  }
+
+  RunStats stats;
+  g_replica.remote = 0;
+  g_replica.outside = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto submit = [&](starpu_task* task, size_t r) {
+    task->sched_ctx = im.places[r].ctx;
+    task->callback_func = count_replica_task;
+    task->callback_arg = task;
+    const std::string name = task->name ? task->name : "?";
+    const int ret = starpu_task_submit(task);
+    if (ret != 0) {
+      starpu_task_destroy(task);
+      starpu_task_wait_for_all();
+      detail::fail(Status::runtime_error, "submitting '" + name + "' of replica " + std::to_string(r) +
+                                              " failed: " + engine::submit_error(ret));
+    }
+    ++stats.tasks;
+  };
+  for (size_t r = 0; r < n; ++r) {
+    const auto& g = replicas[r]->impl();
+    Impl::Bound& b = *bound[r];
+    im.tasks.assign(g.nodes.size(), nullptr);
+    for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i] = engine::make_task(g.nodes[i], b.handles);
+    if (im.planner) {
+      im.planner->plan(g, im.tasks, b.plan, nullptr);
+      for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
+    }
+    for (size_t i = 0; i < im.tasks.size(); ++i) {
+      try {
+        submit(im.tasks[i], r);
+      } catch (...) {  // the tasks not submitted yet are still ours to free
+        for (size_t j = i + 1; j < im.tasks.size(); ++j) starpu_task_destroy(im.tasks[j]);
+        throw;
+      }
+    }
+  }
+  auto handle = [&](size_t r, Tensor t) { return bound[r]->handles[static_cast<size_t>(t.id())]; };
+  // Bottom-up: a replica's children have larger indices, so their own sums are submitted before theirs.
+  for (size_t r = n; r-- > 0;)
+    for (int c : im.numa_plan.replicas[r].children)
+      for (size_t k = 0; k < np; ++k)
+        submit(engine::make_call_task(im.sync_calls[k].add_child,
+                                      {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])},
+                                      "replica_grad_sum"),
+               r);
+  for (size_t k = 0; k < np; ++k) {
+    if (momentum > 0.0f) {
+      submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
+                                    "replica_grad_mean"),
+             0);
+      submit(engine::make_call_task(im.sync_calls[k].momentum,
+                                    {handle(0, params[0][k]), handle(0, velocities[k]), im.mean_grad_handles[k]},
+                                    "replica_update"),
+             0);
+    } else {
+      submit(engine::make_call_task(im.sync_calls[k].update, {handle(0, params[0][k]), handle(0, grads[0][k])},
+                                    "replica_update"),
+             0);
+    }
+  }
+  for (size_t r = 1; r < n; ++r)
+    for (size_t k = 0; k < np; ++k)
+      submit(engine::make_call_task(im.sync_calls[k].copy, {handle(0, params[0][k]), handle(r, params[r][k])},
+                                    "replica_param_copy"),
+             r);
+  starpu_task_wait_for_all();
+  stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  stats.remote_bytes = static_cast<double>(g_replica.remote.load());
+  stats.tasks_outside_replica = g_replica.outside.load();
+  ++im.runs;
+  const std::string err = codelets::take_kernel_error();
+  CORUN_CHECK(err.empty(), Status::runtime_error, err);
+  return stats;
+}
+
+}  // namespace corun

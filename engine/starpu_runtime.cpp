@@ -1,0 +1,235 @@
+// StarPU's lifetime: the policy resolved before starpu_init (with the options of corun's policies), the
+// workers from the allocation, the NUMA replicas and their contexts, starpu_shutdown; and what the running
+// configuration is (EngineInfo, traces).
+#include "engine/engine_impl.hpp"
+
+#include <corun/machine.hpp>
+
+#include "base/check.hpp"
+#include "codelets/starpu/codelets.hpp"
+#include "engine/allocation.hpp"
+#include "engine/blas.hpp"
+#include "engine/model_files.hpp"
+#include "engine/starpu_check.hpp"
+#include "sched/layout.hpp"
+#include "sched/profiler/profile_file.hpp"
+#include "sched/registry.hpp"
+
+#include <sched.h>
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+namespace corun {
+
+namespace {
+std::atomic<bool> g_engine_alive{false};
+
+// A sample more than this many percent off the mean counts as an error in StarPU's history models, and an
+// entry with as many errors as samples is flushed (starpu-1.3-notes.md (c)). StarPU's default of 50 never
+// lets µs-sized ops calibrate on a shared machine; the mean of noisy samples is what the planner needs.
+constexpr const char* kHistoryMaxError = "1000";
+
+// Sets the executor layout for our policies from CORUN_EXECUTORS or CORUN_PROFILE; returns where it came
+// from. Both, and CORUN_FIXED_WIDTH, only mean something to corun's policies: with a built-in they are an
+// error, not something to ignore silently in a batch job.
+std::string configure_policy_options(const Config& config, bool own, const std::string& policy,
+                                     const std::string& key) {
+  const bool corun = policy == "corun";
+  CORUN_CHECK(corun || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
+                        !config.verbose_sched),
+              Status::invalid_config,
+              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
+              "policy, not to '"
+                  << policy << "'; unset them or choose CORUN_SCHED=corun");
+  CORUN_CHECK(
+      config.schedule.empty() || config.deterministic, Status::invalid_config,
+      "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
+  if (!own) {
+    CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0, Status::invalid_config,
+                "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
+                "not to the StarPU built-in '"
+                    << policy << "'; unset them or choose CORUN_SCHED=cpf");
+    sched::set_policy_options({});
+    return "";
+  }
+  CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
+              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
+              "teams per op from all cores: unset them");
+  if (corun && config.deterministic && !config.schedule.empty())
+    engine::CorunTuning::check_schedule_file(config.schedule);
+  sched::PolicyOptions opt;
+  opt.verbose_sched = config.verbose_sched;
+  opt.layout = {0, 1};  // one executor per core
+  std::string source = "default";
+  if (!config.profile.empty()) {
+    const sched::Profile prof = sched::read_profile(config.profile);
+    opt.layout = prof.layout;
+    source = "CORUN_PROFILE";
+    if (prof.machine_key != key && !config.quiet)
+      std::fprintf(stderr,
+                   "corun: warning: profile '%s' was made on machine %s (%s), this is %s: its layout may not suit; "
+                   "rerun `corun profile` here\n",
+                   config.profile.c_str(), prof.machine_key.c_str(), prof.cpu.c_str(), key.c_str());
+  }
+  if (!config.executors.empty()) {
+    opt.layout = sched::parse_layout(config.executors, "CORUN_EXECUTORS");
+    source = config.profile.empty() ? "CORUN_EXECUTORS" : "CORUN_EXECUTORS, over CORUN_PROFILE";
+  }
+  sched::set_policy_options(opt);
+  return source;
+}
+
+// What the engine runs with, once StarPU has started.
+void fill_info(EngineInfo& i, const sched::ResolvedPolicy& policy, const std::string& workers_source,
+               const Config& config) {
+  i.policy = policy.name;
+  i.policy_source = policy.source;
+  i.own_policy = policy.policy != nullptr;
+  i.workers = static_cast<int>(starpu_cpu_worker_get_count());
+  i.workers_source = workers_source;
+  i.combined_workers = starpu_combined_worker_get_count();
+  int major = 0, minor = 0, release = 0;
+  starpu_get_version(&major, &minor, &release);
+  i.starpu_version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+  i.starpu_maxcpus = STARPU_MAXCPUS;
+  i.starpu_maxnumanodes = STARPU_MAXNUMANODES;
+  i.blas = blas::config_string();
+  i.blas_core = blas::core_name();
+  i.blas_threads = blas::threads();
+  i.kernels = config.ref_kernels ? "ref" : "fast";
+  i.machine_key = std::getenv("STARPU_HOSTNAME");
+}
+}  // namespace
+
+Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
+  bool expected = false;
+  CORUN_CHECK(g_engine_alive.compare_exchange_strong(expected, true), Status::invalid_config,
+              "an Engine already exists in this process (StarPU is initialised once); destroy it first");
+  try {
+    const char* starpu_sched = std::getenv("STARPU_SCHED");
+    auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
+    if (policy.help) {
+      std::fputs(sched::policy_help().c_str(), stdout);
+      detail::fail(Status::invalid_config,
+                   "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
+    }
+    // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
+    // the resolver), so drop it for our own policies. Set but empty, it counts as unset for corun, while
+    // StarPU looks up the name "" and silently runs lws instead of conf.sched_policy_name
+    // (src/core/sched_policy.c:197-209): drop it then too.
+    if (policy.policy != nullptr || (starpu_sched != nullptr && *starpu_sched == '\0')) unsetenv("STARPU_SCHED");
+    // Perfmodels are keyed by machine kind, not host name (STARPU_HOSTNAME names the model files).
+    const std::string key = machine::machine_key();  // loads the hwloc topology: once per Engine
+    std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name, key);
+    impl_->config = config;
+
+    if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
+    if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
+      setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
+    engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
+
+    // CORUN_NUMA / CORUN_REPLICAS: checked before StarPU starts (replicas.hpp).
+    const machine::Allocation allocation = machine::allocation(config.cgroup_root);
+    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable, policy.name,
+                                         config.quiet, engine::numa_request(config));
+
+    blas::pin_single_thread();
+    codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
+
+    starpu_conf conf;
+    starpu_check(starpu_conf_init(&conf), "starpu_conf_init");
+    if (policy.policy != nullptr) {
+      conf.sched_policy = policy.policy;
+    } else {
+      conf.sched_policy_name = policy.name.c_str();
+    }
+    std::string workers_source = "Config::ncpus";
+    if (config.ncpus >= 0) {
+      conf.ncpus = config.ncpus;
+      // Without this, a set STARPU_NCPU silently overrides conf.ncpus inside starpu_init. starpu_conf_init
+      // already copied every other STARPU_* variable into conf, so only the fields set here change meaning.
+      conf.precedence_over_environment_variables = 1;
+    } else {
+      workers_source = engine::apply_allocation(conf, allocation);  // one worker per allocated core, in the mask
+    }
+    conf.ncuda = 0;
+    conf.nopencl = 0;
+    starpu_check(starpu_init(&conf), "starpu_init");
+
+    EngineInfo& i = impl_->info;
+    fill_info(i, policy, workers_source, config);
+    if (i.own_policy) {
+      const sched::ExecutorLayout layout = sched::effective_layout();
+      i.layout = layout.str();
+      i.layout_source = layout_source;
+      impl_->planner = std::make_unique<engine::Planner>(layout, layout.width, config.fixed_width);
+    }
+    impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);
+    i.replicas = static_cast<int>(impl_->places.size());
+    const numa::Plan& plan = impl_->numa_plan;
+    i.numa_mode = numa::mode_name(plan.mode);
+    if (impl_->places.size() == 1 && plan.domain_cpus.size() > 1) {  // off or interleave over several domains
+      impl_->worker_domain = engine::worker_domains(plan, impl_->places[0]);
+      // Where Graph's buffers get first touched: the main thread's domain (a fake topology's CPUs are not
+      // this machine's, so there it is the first domain).
+      impl_->home_domain = plan.real_topology ? engine::domain_of_cpu(plan, sched_getcpu()) : 0;
+      i.numa_domains = static_cast<int>(plan.domain_cpus.size());
+    } else if (impl_->places.size() > 1) {
+      std::vector<int> homes;
+      for (const auto& r : plan.replicas)
+        if (std::find(homes.begin(), homes.end(), r.home_os_index) == homes.end()) homes.push_back(r.home_os_index);
+      i.numa_domains = static_cast<int>(homes.size());
+    }
+    if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
+  } catch (...) {
+    g_engine_alive = false;
+    throw;
+  }
+}
+
+Engine::~Engine() {
+  impl_->drop_mean_grads();
+  for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b.handles);
+  impl_->bound.clear();
+  starpu_shutdown();
+  g_engine_alive = false;
+}
+
+int planned_replicas(const Config& config) {
+  const machine::Allocation allocation = machine::allocation(config.cgroup_root);
+  return static_cast<int>(engine::plan_numa_only(allocation.fake_topology ? std::vector<int>{} : allocation.usable,
+                                                 engine::numa_request(config))
+                              .replicas.size());
+}
+
+const EngineInfo& Engine::info() const {
+  return impl_->info;
+}
+
+void Engine::set_tracing(bool on) {
+  Impl& im = *impl_;
+  im.tracing = on;
+  if (on) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  // Built-ins get predictions too (for the trace and the lower bound), over widths up to all workers.
+  if (on && !im.planner) {
+    const int workers = static_cast<int>(starpu_cpu_worker_get_count());
+    im.planner = std::make_unique<engine::Planner>(sched::ExecutorLayout{workers, 1}, workers, 0);
+  }
+}
+
+const std::vector<TraceTask>& Engine::trace() const {
+  return impl_->recorder.tasks();
+}
+
+TraceMeta Engine::trace_meta() const {
+  TraceMeta m = impl_->recorder.meta();
+  m.policy = impl_->info.policy;
+  m.layout = impl_->info.layout;
+  m.workers = impl_->info.workers;
+  m.machine = machine::cpu_model() + ", " + machine::topology_summary() + ", " + impl_->info.machine_key;
+  return m;
+}
+
+}  // namespace corun

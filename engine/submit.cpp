@@ -1,0 +1,205 @@
+// One graph, one run: a StarPU task per node, the plan (hints, the corun policy's width search, the lower
+// bound), the NUMA accounting of one solver, submission in node order and the wait for all.
+#include "engine/engine_impl.hpp"
+
+#include "base/check.hpp"
+#include "codelets/starpu/codelets.hpp"
+#include "numa/pages.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace corun {
+
+namespace engine {
+
+starpu_data_access_mode to_starpu(codelets::Access a) {
+  switch (a) {
+    case codelets::Access::read:
+      return STARPU_R;
+    case codelets::Access::write:
+      return STARPU_W;
+    case codelets::Access::readwrite:
+      return STARPU_RW;
+  }
+  return STARPU_R;
+}
+
+starpu_task* make_task(const detail::Node& node, const std::vector<starpu_data_handle_t>& handles) {
+  const auto& call = node.call;
+  const int n = call.nbuffers();
+  starpu_task* task = starpu_task_create();
+  task->cl = codelets::codelet(call.kind);
+  task->cl_arg = const_cast<codelets::OpCall*>(&call);
+  task->cl_arg_size = 0;
+  task->name = node.name.c_str();
+  task->nbuffers = n;
+  if (n > STARPU_NMAXBUFS) {  // freed by StarPU with the task
+    task->dyn_handles = static_cast<starpu_data_handle_t*>(std::malloc(sizeof(starpu_data_handle_t) * n));
+    task->dyn_modes = static_cast<starpu_data_access_mode*>(std::malloc(sizeof(starpu_data_access_mode) * n));
+  }
+  for (int b = 0; b < n; ++b) {
+    STARPU_TASK_SET_HANDLE(task, handles[static_cast<size_t>(node.buffers[static_cast<size_t>(b)])], b);
+    STARPU_TASK_SET_MODE(task, to_starpu(call.modes[static_cast<size_t>(b)]), b);
+  }
+  return task;
+}
+
+starpu_task* make_call_task(const codelets::OpCall& call, std::initializer_list<starpu_data_handle_t> handles,
+                            const char* name) {
+  starpu_task* task = starpu_task_create();
+  task->cl = codelets::codelet(call.kind);
+  task->cl_arg = const_cast<codelets::OpCall*>(&call);
+  task->cl_arg_size = 0;
+  task->name = name;
+  task->nbuffers = static_cast<int>(handles.size());
+  int b = 0;
+  for (starpu_data_handle_t h : handles) {
+    STARPU_TASK_SET_HANDLE(task, h, b);
+    STARPU_TASK_SET_MODE(task, to_starpu(call.modes[static_cast<size_t>(b)]), b);
+    ++b;
+  }
+  return task;
+}
+
+std::string submit_error(int ret) {
+  return ret == -ENODEV ? "no worker can run it" : std::strerror(-ret);
+}
+
+}  // namespace engine
+
+namespace {
+// One solver over several NUMA domains, CORUN_NUMA=off: every tensor lives where the main thread first touched
+// it, so a task's reads are remote when the worker that ran it is on another domain. Counted in the task's
+// callback, on that worker (one Engine per process, so one set of counters).
+struct OffAccounting {
+  const std::vector<int>* worker_domain = nullptr;  // by StarPU worker id
+  int home = 0;                                     // the main thread's domain
+  std::atomic<uint64_t> remote{0};
+};
+OffAccounting g_off;
+void count_remote_reads(void* arg) {
+  const int w = starpu_worker_get_id();
+  if (w >= 0 && (*g_off.worker_domain)[static_cast<size_t>(w)] != g_off.home)
+    g_off.remote += *static_cast<const uint64_t*>(arg);
+}
+}  // namespace
+
+RunStats Engine::run(Graph& graph) {
+  CORUN_CHECK(impl_->places.size() == 1, Status::invalid_config,
+              "Engine::run runs one solver, but NUMA "
+                  << numa::describe(impl_->numa_plan)
+                  << " asks for replicas: build one graph per replica and call Engine::run_replicated (as corun "
+                     "train does), or unset CORUN_REPLICAS and set CORUN_NUMA=off");
+  return run_solver(graph);
+}
+
+RunStats Engine::run_on_root(Graph& graph) {
+  return run_solver(graph);
+}
+
+RunStats Engine::run_solver(Graph& graph) {
+  Impl& im = *impl_;
+  const bool replicated = im.places.size() > 1;
+  Impl::Bound& b = im.bind(graph, replicated ? im.places[0].memory_node : -1);
+  const auto& g = graph.impl();
+  const auto& nodes = g.nodes;
+  RunStats stats;
+  const auto t0 = std::chrono::steady_clock::now();
+
+  const bool corun = im.info.policy == "corun";
+  if (corun && (!b.corun || b.plan.nodes != nodes.size())) {
+    const int cores = im.info.workers;
+    const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
+    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width, im.config.deterministic,
+                                                    im.config.schedule);
+  }
+  // Create every task first: the models are queried through them, and the levels need the whole graph.
+  im.tasks.assign(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = engine::make_task(nodes[i], b.handles);
+  bool tuning = false;
+  if (im.planner) {
+    im.planner->plan(g, im.tasks, b.plan, b.corun.get());
+    if (b.corun) {
+      b.corun->apply(b.plan);
+      tuning = b.corun->tuning();
+      stats.frozen = b.corun->frozen();
+      for (auto& h : b.plan.hints) h.want_reason = im.tracing;
+    }
+    if (im.info.own_policy)
+      for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
+    stats.critical_path_ms = b.plan.critical_path_us / 1e3;
+    stats.total_work_ms = b.plan.total_work_us / 1e3;
+    stats.lower_bound_ms = b.plan.lower_bound_us / 1e3;
+    stats.uncalibrated = b.plan.uncalibrated;
+    stats.bound_cores = b.plan.cores;
+  }
+  if (replicated)  // a graph beside the replicas runs on the root's workers
+    for (starpu_task* t : im.tasks) t->sched_ctx = im.places[0].ctx;
+  // Remote bytes of one solver over several domains (docs/numa.md): interleaved pages make the expected
+  // share (D - 1) / D of every read remote; off counts the reads of tasks run on another domain's workers.
+  const numa::Plan& numa_plan = im.numa_plan;
+  const bool several = !replicated && !im.worker_domain.empty();
+  const bool off_count = several && numa_plan.mode == numa::Mode::off;
+  const bool recording = im.tracing || tuning;
+  if (several && numa_plan.mode == numa::Mode::interleave && !b.pages_placed && numa_plan.real_topology)
+    for (const auto& v : g.values)
+      if (!v.fused_away)
+        numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
+                         numa_plan.interleave_nodes);
+  b.pages_placed = true;
+  if (several) {
+    im.task_reads.resize(nodes.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) total += im.task_reads[i] = engine::read_bytes(im.tasks[i]);
+    const double d = static_cast<double>(numa_plan.domain_cpus.size());
+    if (!off_count) stats.remote_bytes = static_cast<double>(total) * (d - 1.0) / d;
+    g_off.worker_domain = &im.worker_domain;
+    g_off.home = im.home_domain;
+    g_off.remote = 0;
+    if (off_count && !recording)  // a recorded run has each task's worker in the recorder instead
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        im.tasks[i]->callback_func = count_remote_reads;
+        im.tasks[i]->callback_arg = &im.task_reads[i];
+      }
+  }
+  // A tuning run measures every task (StarPU profiling must be on before submission).
+  if (tuning && !im.tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  if (im.tracing || tuning) im.recorder.begin_run(im.tasks);
+
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int ret = starpu_task_submit(im.tasks[i]);
+    if (ret != 0) {
+      for (size_t j = i; j < nodes.size(); ++j) starpu_task_destroy(im.tasks[j]);
+      starpu_task_wait_for_all();
+      detail::fail(Status::runtime_error,
+                   "submitting node '" + nodes[i].name + "' failed: " + engine::submit_error(ret));
+    }
+    ++stats.tasks;
+  }
+  starpu_task_wait_for_all();
+  stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  im.info.combined_workers = starpu_combined_worker_get_count();
+  if (im.tracing || tuning) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
+  if (off_count && !recording) stats.remote_bytes = static_cast<double>(g_off.remote.load());
+  if (off_count && recording)
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const auto& cores = im.recorder.tasks()[i].cores;
+      if (!cores.empty() && im.worker_domain[static_cast<size_t>(cores[0])] != im.home_domain)
+        stats.remote_bytes += static_cast<double>(im.task_reads[i]);
+    }
+  if (tuning) {
+    b.corun->record(im.recorder.tasks());
+    if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  }
+  stats.tuning = tuning;
+  ++im.runs;
+  const std::string err = codelets::take_kernel_error();
+  CORUN_CHECK(err.empty(), Status::runtime_error, err);
+  return stats;
+}
+
+}  // namespace corun

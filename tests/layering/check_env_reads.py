@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Fails when a library or CLI source reads a CORUN_* variable anywhere but in corun::Config.
+
+Every CORUN_* setting is parsed once, strictly, by Config::from_env (engine/config.cpp); the layers below
+take plain options structs and the CLI takes the Config (docs/env-vars.md). A new env::get("CORUN_...") or
+getenv("CORUN_...") elsewhere would bring back settings that bypass the Config.
+
+    python3 check_env_reads.py ROOT        check the tree at ROOT; exit 1 and list every read elsewhere
+    python3 check_env_reads.py --self-test check that a planted read is caught (and a clean tree passes)
+"""
+import os
+import re
+import sys
+import tempfile
+
+FOLDERS = ["base", "codelets", "sched", "numa", "trace", "graphs", "engine", "serve", "cli", "include/corun"]
+CONFIG = "engine/config.cpp"
+# Reads that stay where they are, with the reason.
+EXCEPTIONS = {
+    # The serving runtime's plan cache directory: serving reads it below any Config (docs/serving.md).
+    ("serve/kernels/plan_file.cpp", "CORUN_SERVE_PLANS"),
+}
+SOURCE_EXTENSIONS = (".hpp", ".h", ".cpp", ".c")
+READ = re.compile(r'\b(?:env::get\w*|(?:std::)?getenv|secure_getenv)\s*\(\s*"(CORUN_[A-Z0-9_]*)"')
+
+
+def reads_outside_config(root):
+    found = []
+    for folder in FOLDERS:
+        for dirpath, _, names in os.walk(os.path.join(root, folder)):
+            for name in sorted(names):
+                if not name.endswith(SOURCE_EXTENSIONS):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                if rel == CONFIG:
+                    continue
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    for lineno, line in enumerate(f, 1):
+                        for var in READ.findall(line):
+                            if (rel, var) not in EXCEPTIONS:
+                                found.append(f"{rel}:{lineno}: reads {var}; read it in Config::from_env "
+                                             f"({CONFIG}) and pass the value down")
+    return found
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as root:
+        def write(rel, text):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        write(CONFIG, 'if (auto v = env::get("CORUN_SCHED")) c.policy = *v;\n')
+        write("serve/kernels/plan_file.cpp", 'if (auto d = env::get("CORUN_SERVE_PLANS")) return *d;\n')
+        write("numa/ok.cpp", '// CORUN_NUMA is read by the Config\nthrow Error("set CORUN_NUMA=off");\n')
+        if reads_outside_config(root):
+            print("self-test: a clean tree was reported:", reads_outside_config(root))
+            return 1
+        write("numa/bad.cpp", 'const auto m = env::get_choice("CORUN_NUMA", {"off"});\n')
+        write("cli/bad.cpp", 'const char* s = std::getenv( "CORUN_SCHED");\n')
+        write("engine/bad.cpp", 'if (auto r = env::get_int("CORUN_REPLICAS", 1, 8)) {}\n')
+        found = reads_outside_config(root)
+        if len(found) != 3:
+            print("self-test: expected 3 reads, got:", found)
+            return 1
+    print("self-test passed")
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    found = reads_outside_config(argv[1])
+    for r in found:
+        print(r)
+    if found:
+        print(f"{len(found)} CORUN_* read(s) outside {CONFIG}")
+        return 1
+    print(f"env reads: every CORUN_* variable is read in {CONFIG}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
