@@ -208,6 +208,8 @@ const EngineInfo& Engine::info() const {
   return impl_->info;
 }
 
+const Config& Engine::config() const { return impl_->config; }
+
 void Engine::set_tracing(bool on) {
   Impl& im = *impl_;
   im.tracing = on;

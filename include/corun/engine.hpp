@@ -70,6 +70,10 @@ struct Config {
   /// (tests; "" = the real /). machine::allocation() checks that it is a readable directory.
   std::string cgroup_root;
 
+  /// CORUN_SERVE_PLANS: the directory of corun::serve::Server's plan cache ("" = the default under
+  /// $XDG_CACHE_HOME or ~/.cache; docs/serving.md).
+  std::string serve_plans;
+
   /// The grouping pass these settings ask for: CORUN_PARALLEL_OPS over the caller's default.
   ParallelOps grouping() const { return {parallel_ops.value_or(parallel_ops_by_default), parallel_ops_min}; }
 
@@ -195,6 +199,8 @@ class Engine {
   void release(Graph& graph);
 
   const EngineInfo& info() const;
+  /// The configuration this engine was made with (the serving runtime reads its settings from it).
+  const Config& config() const;
 
   /// Records a timeline of every following run (StarPU profiling is switched on: a few µs per task).
   void set_tracing(bool on);

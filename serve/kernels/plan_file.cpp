@@ -35,8 +35,8 @@ std::string plan_key(const ModelSpec& spec, int batch, int max_seq, int workers,
   return os.str();
 }
 
-std::string plan_cache_dir() {
-  if (auto d = env::get("CORUN_SERVE_PLANS")) return *d;
+std::string plan_cache_dir(const std::string& configured) {
+  if (!configured.empty()) return configured;
   if (auto x = env::get("XDG_CACHE_HOME")) return *x + "/corun/serve-plans";
   if (auto h = env::get("HOME")) return *h + "/.cache/corun/serve-plans";
   return "/tmp/corun-serve-plans";

@@ -25,7 +25,8 @@ struct Server::Impl {
 
 Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const ServeOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  (void)engine;  // the server submits to the StarPU the engine started; holding it documents the dependency
+  // The server submits to the StarPU the engine started, and takes its settings (the plan cache directory)
+  // from the engine's Config.
   CORUN_CHECK(batch >= 1, Status::invalid_argument, "serve: batch " << batch << " must be at least 1");
   CORUN_CHECK(max_seq >= 1, Status::invalid_argument, "serve: max sequence " << max_seq << " must be at least 1");
   CORUN_CHECK(options.calibration_runs >= 1, Status::invalid_argument,
@@ -42,7 +43,7 @@ Server::Server(Engine& engine, const Model& model, int batch, int max_seq, const
     s.source = "forced";
   } else {
     const std::string key = plan_key(model.spec(), batch, max_seq, workers, machine::machine_key());
-    const std::string path = plan_path(plan_cache_dir(), key);
+    const std::string path = plan_path(plan_cache_dir(engine.config().serve_plans), key);
     if (options.use_cache && !options.recalibrate) {
       if (std::optional<Plan> p = load_plan(path, key, model.spec().cell)) {
         s.plan = *p;

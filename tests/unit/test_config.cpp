@@ -20,7 +20,8 @@ namespace {
 const char* const kVariables[] = {
     "CORUN_SCHED",       "CORUN_KERNELS",        "CORUN_QUIET",         "CORUN_EXECUTORS",        "CORUN_PROFILE",
     "CORUN_FIXED_WIDTH", "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC", "CORUN_SCHEDULE",         "CORUN_VERBOSE",
-    "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT"};
+    "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT",
+    "CORUN_SERVE_PLANS"};
 
 // Every test starts and ends with none of Config's variables set.
 class ConfigFromEnv : public ::testing::Test {
@@ -62,6 +63,7 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
   setenv("CORUN_PARALLEL_OPS", "off", 1);
   setenv("CORUN_PARALLEL_OPS_MIN", "5", 1);
   setenv("CORUN_CGROUP_ROOT", "/tmp/cg", 1);
+  setenv("CORUN_SERVE_PLANS", "/tmp/plans", 1);
   const Config c = Config::from_env();
   EXPECT_EQ(c.policy, "cpf");
   EXPECT_TRUE(c.ref_kernels);
@@ -78,6 +80,7 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
   ASSERT_TRUE(c.parallel_ops.has_value());
   EXPECT_FALSE(*c.parallel_ops);
   EXPECT_EQ(c.parallel_ops_min, 5);
+  EXPECT_EQ(c.serve_plans, "/tmp/plans");
   EXPECT_EQ(c.cgroup_root, "/tmp/cg");
   setenv("CORUN_NUMA", "interleave", 1);
   EXPECT_EQ(Config::from_env().numa, Config::NumaMode::interleave);
