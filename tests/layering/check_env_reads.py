@@ -11,7 +11,8 @@ getenv("CORUN_...") elsewhere would bring back settings that bypass the Config.
 import os
 import re
 import sys
-import tempfile
+
+import tree_check
 
 FOLDERS = ["base", "codelets", "sched", "numa", "trace", "graphs", "engine", "serve", "cli", "include/corun"]
 CONFIG = "engine/config.cpp"
@@ -41,42 +42,16 @@ def reads_outside_config(root):
 
 
 def self_test():
-    with tempfile.TemporaryDirectory() as root:
-        def write(rel, text):
-            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
-            with open(os.path.join(root, rel), "w") as f:
-                f.write(text)
-        write(CONFIG, 'if (auto v = env::get("CORUN_SCHED")) c.policy = *v;\n')
-        write("numa/ok.cpp", '// CORUN_NUMA is read by the Config\nthrow Error("set CORUN_NUMA=off");\n')
-        if reads_outside_config(root):
-            print("self-test: a clean tree was reported:", reads_outside_config(root))
-            return 1
-        write("numa/bad.cpp", 'const auto m = env::get_choice("CORUN_NUMA", {"off"});\n')
-        write("cli/bad.cpp", 'const char* s = std::getenv( "CORUN_SCHED");\n')
-        write("engine/bad.cpp", 'if (auto r = env::get_int("CORUN_REPLICAS", 1, 8)) {}\n')
-        found = reads_outside_config(root)
-        if len(found) != 3:
-            print("self-test: expected 3 reads, got:", found)
-            return 1
-    print("self-test passed")
-    return 0
-
-
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    found = reads_outside_config(argv[1])
-    for r in found:
-        print(r)
-    if found:
-        print(f"{len(found)} CORUN_* read(s) outside {CONFIG}")
-        return 1
-    print(f"env reads: every CORUN_* variable is read in {CONFIG}")
-    return 0
+    return tree_check.self_test(
+        reads_outside_config,
+        clean={CONFIG: 'if (auto v = env::get("CORUN_SCHED")) c.policy = *v;\n',
+               "numa/ok.cpp": '// CORUN_NUMA is read by the Config\nthrow Error("set CORUN_NUMA=off");\n'},
+        planted={"numa/bad.cpp": 'const auto m = env::get_choice("CORUN_NUMA", {"off"});\n',
+                 "cli/bad.cpp": 'const char* s = std::getenv( "CORUN_SCHED");\n',
+                 "engine/bad.cpp": 'if (auto r = env::get_int("CORUN_REPLICAS", 1, 8)) {}\n'})
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(tree_check.main(sys.argv, __doc__, reads_outside_config, self_test,
+                             failed=lambda n: f"{n} CORUN_* read(s) outside {CONFIG}",
+                             passed=f"env reads: every CORUN_* variable is read in {CONFIG}"))

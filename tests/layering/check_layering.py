@@ -10,7 +10,8 @@ The layers (docs/architecture.md), bottom to top. A folder may include itself, t
 import os
 import re
 import sys
-import tempfile
+
+import tree_check
 
 # folder -> folders it may include (besides itself and include/corun). Keep in step with docs/architecture.md.
 ALLOWED = {
@@ -74,43 +75,18 @@ def violations(root):
 
 
 def self_test():
-    with tempfile.TemporaryDirectory() as root:
-        def write(rel, text):
-            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
-            with open(os.path.join(root, rel), "w") as f:
-                f.write(text)
-        write("base/a.hpp", '#include "base/b.hpp"\n#include <corun/error.hpp>\n')
-        write("engine/e.cpp", '#include "graphs/graph.hpp"\n#include "base/a.hpp"\n')
-        if violations(root):
-            print("self-test: a clean tree was reported:", violations(root))
-            return 1
-        write("base/bad.cpp", '#include "engine/engine.hpp"\n')
-        write("codelets/x/bad.cpp", '  #  include "sched/registry.hpp"\n')
-        write("serve/kernels/bad.cpp", '#include "serve/runtime/server.hpp"\n')
-        found = violations(root)
-        if len(found) != 3:
-            print("self-test: expected 3 violations, got:", found)
-            return 1
-    print("self-test passed")
-    return 0
-
-
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    found = violations(argv[1])
-    for v in found:
-        print(v)
-    if found:
-        print(f"{len(found)} include(s) against the layering; move the code down or the include up "
-              f"(docs/architecture.md)")
-        return 1
-    print("layering: every include points down")
-    return 0
+    return tree_check.self_test(
+        violations,
+        clean={"base/a.hpp": '#include "base/b.hpp"\n#include <corun/error.hpp>\n',
+               "engine/e.cpp": '#include "graphs/graph.hpp"\n#include "base/a.hpp"\n'},
+        planted={"base/bad.cpp": '#include "engine/engine.hpp"\n',
+                 "codelets/x/bad.cpp": '  #  include "sched/registry.hpp"\n',
+                 "serve/kernels/bad.cpp": '#include "serve/runtime/server.hpp"\n'})
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(tree_check.main(
+        sys.argv, __doc__, violations, self_test,
+        failed=lambda n: f"{n} include(s) against the layering; move the code down or the include up "
+                         f"(docs/architecture.md)",
+        passed="layering: every include points down"))
