@@ -26,7 +26,7 @@ Args::Args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
     const FlagSpec* spec = nullptr;
     for (const auto& s : specs)
       if (s.name == arg) spec = &s;
-    if (spec == nullptr) throw UsageError("unknown argument '" + arg + "'");
+    if (spec == nullptr) throw UsageError("unknown argument '" + arg + "'", "-");  // no line of its own
     if (spec->takes_value && !inline_value) {
       if (a + 1 >= argc) throw UsageError(arg + " needs a value");
       value = argv[++a];
@@ -47,7 +47,9 @@ long Args::positive(const std::string& flag, long fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   const auto v = parse::integer(it->second);
-  if (!v || *v <= 0 || *v > 1000000000L) throw UsageError(flag + " needs a positive integer, got '" + it->second + "'");
+  if (!v || *v <= 0 || *v > kMaxCount)
+    throw UsageError(flag + " needs a positive integer (1 to " + std::to_string(kMaxCount) + "), got '" + it->second +
+                     "'");
   return *v;
 }
 
@@ -55,7 +57,8 @@ double Args::positive_real(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   const auto v = parse::real(it->second);
-  if (!v || !(*v > 0.0) || *v > 1e9) throw UsageError(flag + " needs a positive number, got '" + it->second + "'");
+  if (!v || !(*v > 0.0) || *v > 1e9)
+    throw UsageError(flag + " needs a positive number (at most 1e9), got '" + it->second + "'");
   return *v;
 }
 
@@ -72,6 +75,23 @@ std::string describe(const std::vector<FlagSpec>& specs) {
     os << "  " << left << std::string(left.size() < 18 ? 18 - left.size() : 1, ' ') << s.help << "\n";
   }
   return os.str();
+}
+
+int usage_error(const std::string& command, const UsageError& error, const std::vector<FlagSpec>& specs,
+                const std::string& usage_text) {
+  std::string flag = error.flag;
+  if (flag.empty()) {  // "--iters needs a value", "--trace=x takes no value": the message's first word
+    const std::string message = error.what();
+    const std::string word = message.substr(0, message.find_first_of(" =,:;"));
+    if (word.rfind("-", 0) == 0) flag = word;
+  }
+  std::string line = usage_text.substr(0, usage_text.find('\n')) + "\n";
+  for (const auto& s : specs)
+    if (s.name == flag) line = describe({s});
+  std::fputs(line.c_str(), stderr);
+  std::fprintf(stderr, "see `corun %s --help` for every option\ncorun %s: %s\n", command.c_str(),
+               command.c_str(), error.what());
+  return 2;
 }
 
 }  // namespace corun::cli

@@ -7,13 +7,18 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun::cli {
 
-/// A usage error: printed with the command's usage text, exit code 2.
+/// A usage error, exit code 2: usage_error() prints the usage line of the flag it is about (`flag`, or the
+/// message's first word when that is a flag, as in "--iters needs a value"), a pointer to --help, and the
+/// message last, where the eye is.
 struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& message, std::string about = "")
+      : std::runtime_error(message), flag(std::move(about)) {}
+  std::string flag;  ///< the flag the error is about ("" = the message's first word when it is a flag)
 };
 
 struct FlagSpec {
@@ -21,6 +26,9 @@ struct FlagSpec {
   bool takes_value;       ///< false for switches
   std::string help;       ///< one line for the usage text
 };
+
+/// The largest count a flag takes (--iters, --hidden, ...): beyond it sizes overflow long before memory.
+inline constexpr long kMaxCount = 1000000000L;
 
 class Args {
  public:
@@ -32,7 +40,7 @@ class Args {
 
   bool has(const std::string& flag) const { return values_.count(flag) != 0; }
   std::string str(const std::string& flag, const std::string& fallback) const;
-  /// A positive integer (or the fallback when absent); anything else is a UsageError.
+  /// A positive integer up to kMaxCount (or the fallback when absent); anything else is a UsageError.
   long positive(const std::string& flag, long fallback) const;
   double positive_real(const std::string& flag, double fallback) const;
 
@@ -46,5 +54,12 @@ bool policy_help_requested(const Config& config);
 
 /// "  --iters N   iterations to run" lines for the usage text.
 std::string describe(const std::vector<FlagSpec>& specs);
+
+/// Prints a usage error of `command` ("train") to stderr: the usage line of the flag it is about (when
+/// `specs` has it; else the first line of `usage_text`, the synopsis), "see `corun <command> --help`", then
+/// "corun <command>: <reason>" as the last line. Returns the usage exit code, 2. The whole usage text is
+/// for --help only: printed under a reason, it pushes the reason off the screen.
+int usage_error(const std::string& command, const UsageError& error, const std::vector<FlagSpec>& specs,
+                const std::string& usage_text);
 
 }  // namespace corun::cli

@@ -66,12 +66,12 @@ int infer(int argc, char** argv) {
       throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
     inline_exec = exec == "inline";
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun infer: %s\n%s", e.what(), usage().c_str());
-    return 2;
+    return usage_error("infer", e, kFlags, usage());
   }
   Config config = Config::from_env();
   config.parallel_ops_by_default = true;  // batch-1 inference gains from grouping under every policy
   if (policy_help_requested(config)) return 0;
+  if (!inline_exec) check_config(config);  // before the model is built; inline runs without StarPU
 
   // The plan step's passes, run here (the engine would at its first run) so that they can be reported and
   // the inline runner gets the same graph.

@@ -104,12 +104,12 @@ int info(int argc, char** argv) {
       return 0;
     }
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun info: %s\nusage: corun info\n", e.what());
-    return 2;
+    return usage_error("info", e, flags, "usage: corun info");
   }
   Config cfg = Config::from_env();
   cfg.quiet = true;
   if (policy_help_requested(cfg)) return 0;
+  check_config(cfg);  // a bad policy or StarPU variable: one line, before the report starts
   const machine::Allocation a = machine::allocation(cfg.cgroup_root);  // before the engine: the main thread's mask
   // NUMA domains of the allocation and the replica plan CORUN_NUMA / CORUN_REPLICAS give: a plan that cannot
   // be made is an error before anything is printed.

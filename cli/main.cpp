@@ -28,6 +28,7 @@ const char* kUsage =
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    if (argc < 2) std::fputs("corun: no command given\n", stderr);
     return argc < 2 ? 2 : 0;
   }
   try {
@@ -44,6 +45,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "corun: error: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "corun: unknown command '%s'\n%s", argv[1], kUsage);
+  std::fprintf(stderr, "%scorun: unknown command '%s'\n", kUsage, argv[1]);  // the reason last, where the eye is
   return 2;
 }

@@ -1,6 +1,7 @@
 // corun plot-trace: draws an execution trace (trace/trace.hpp) as a Gantt chart, SVG or PNG.
 // PNG goes through rsvg-convert (Debian librsvg2-bin): rasterising text and shapes well is its job, not ours.
 #include "cli/args.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/commands.hpp"
 #include "trace/gantt.hpp"
 
@@ -156,9 +157,9 @@ int plot_trace(int argc, char** argv) {
       opt.iteration = static_cast<int>(*v);
     }
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun plot-trace: %s\n%s", e.what(), usage().c_str());
-    return 2;
+    return usage_error("plot-trace", e, kFlags, usage());
   }
+  check_output_file("-o", out);  // before the trace is read and drawn
 
   const TraceFile trace = read_chrome_trace(input);
   opt.source = input;

@@ -9,6 +9,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
+#include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -134,11 +135,12 @@ int profile(int argc, char** argv) {
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
     if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo), got '" + o.policy + "'");
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun profile: %s\n%s", e.what(), usage().c_str());
-    return 2;
+    return usage_error("profile", e, flags(), usage());
   }
   o.engine = Config::from_env();
   if (policy_help_requested(o.engine)) return 0;
+  check_config(config_for(o, {0, 1}, 1));  // the environment and the output, before minutes of calibration
+  check_output_file("-o", o.output);
 
   LstmSession session(o.model);
   uint64_t batch = 0;

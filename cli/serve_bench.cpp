@@ -3,6 +3,7 @@
 // median and p99 latency over --requests requests of one random sequence, and GFLOP/s.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -113,8 +114,12 @@ int serve_bench(int argc, char** argv) {
       return 0;
     }
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun serve-bench: %s\n%s", e.what(), usage().c_str());
-    return 2;
+    return usage_error("serve-bench", e, kFlags, usage());
+  }
+  if (o.impl == "corun") {  // the engine's settings and the plan cache's directory, before the model is made
+    const Config config = Config::from_env();
+    check_config(config);
+    check_output_dir("CORUN_SERVE_PLANS", config.serve_plans);
   }
   const serve::Model model = o.weights.empty() ? serve::Model::random(o.spec, static_cast<uint64_t>(o.seed))
                                                : serve::Model::load_npy(o.spec, o.weights);

@@ -4,6 +4,7 @@
 #include "cli/checkpoint.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
@@ -109,10 +110,8 @@ int train(int argc, char** argv) {
     if (replicas > 1 && args.has("--trace"))
       throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
                        " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
-    session = make_session(args, replicas);
     fuse = args.has("--fuse-elementwise");
     engine_config.fuse_elementwise = fuse;
-    iters = args.positive("--iters", session->default_iters());
     json_path = args.str("--json", "");
     save_dir = args.str("--save", "");
     load_dir = args.str("--load", "");
@@ -121,13 +120,22 @@ int train(int argc, char** argv) {
     ckpt_dir = args.str("--checkpoint", "");
     ckpt_every = args.positive("--checkpoint-every", 0);
     resume = args.has("--resume");
-    progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
     if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
+    // Everything that can fail without the model fails now, in milliseconds, not after the model is built
+    // (seconds) or after the last iteration (the whole run): the policy and StarPU's settings, the outputs.
+    check_config(engine_config);
+    check_output_file("--json", json_path);
+    check_output_file("--trace", trace_path);
+    check_output_dir("--save", save_dir);
+    check_output_dir("--dump-grads", grads_dir);
+    check_output_dir("--checkpoint", ckpt_dir);
+    session = make_session(args, replicas);
+    iters = args.positive("--iters", session->default_iters());
+    progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "corun train: %s\n%s", e.what(), usage().c_str());
-    return 2;
+    return usage_error("train", e, flags(), usage());
   }
   if (policy_help_requested(engine_config)) return 0;
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration

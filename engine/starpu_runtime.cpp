@@ -32,33 +32,13 @@ std::atomic<bool> g_engine_alive{false};
 constexpr const char* kHistoryMaxError = "1000";
 
 // Sets the executor layout for our policies from CORUN_EXECUTORS or CORUN_PROFILE; returns where it came
-// from. Both, and CORUN_FIXED_WIDTH, only mean something to corun's policies: with a built-in they are an
-// error, not something to ignore silently in a batch job.
+// from. check_config (engine/preflight.cpp) has refused the settings that do not apply to the policy.
 std::string configure_policy_options(const Config& config, bool own, const std::string& policy,
                                      const std::string& key) {
-  const bool corun = policy == "corun";
-  CORUN_CHECK(corun || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
-                        !config.verbose_sched),
-              Status::invalid_config,
-              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
-              "policy, not to '"
-                  << policy << "'; unset them or choose CORUN_SCHED=corun");
-  CORUN_CHECK(
-      config.schedule.empty() || config.deterministic, Status::invalid_config,
-      "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
   if (!own) {
-    CORUN_CHECK(config.executors.empty() && config.profile.empty() && config.fixed_width == 0, Status::invalid_config,
-                "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
-                "not to the StarPU built-in '"
-                    << policy << "'; unset them or choose CORUN_SCHED=cpf");
     sched::set_policy_options({});
     return "";
   }
-  CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
-              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
-              "teams per op from all cores: unset them");
-  if (corun && config.deterministic && !config.schedule.empty())
-    engine::CorunTuning::check_schedule_file(config.schedule);
   sched::PolicyOptions opt;
   opt.verbose_sched = config.verbose_sched;
   opt.layout = {0, 1};  // one executor per core
@@ -110,6 +90,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
   try {
     const char* starpu_sched = std::getenv("STARPU_SCHED");
     auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
+    check_config(config);  // the policy's settings, their files and StarPU's variables, before anything starts
     if (policy.help) {
       std::fputs(sched::policy_help().c_str(), stdout);
       detail::fail(Status::invalid_config,

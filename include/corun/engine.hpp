@@ -85,6 +85,13 @@ struct Config {
 /// it creates the Engine. Throws corun::Error for a replica plan that cannot be made.
 int planned_replicas(const Config& config);
 
+/// Every check the Engine makes before starpu_init that needs no running StarPU: the policy name
+/// (CORUN_SCHED / STARPU_SCHED), the policy-specific CORUN_* settings and their files (CORUN_EXECUTORS,
+/// CORUN_PROFILE, CORUN_SCHEDULE), and StarPU's own variables corun relies on (STARPU_NCPU, the binding
+/// variables: docs/env-vars.md). Takes milliseconds: a caller runs it before building a model so that a bad
+/// setting fails at once. Throws corun::Error (invalid_config or io_error). CORUN_SCHED=help passes.
+void check_config(const Config& config);
+
 /// What the plan step's graph passes did to one graph.
 struct GraphPassReport {
   int fused_nodes = 0;       ///< nodes the elementwise fusion pass merged away (Config::fuse_elementwise)

@@ -1,0 +1,126 @@
+// Configuration checks before StarPU starts (engine/preflight.hpp, check_config): the policy name, the
+// policy-specific CORUN_* settings and their files, and StarPU's own variables. Reading the environment's
+// STARPU_* variables here is allowed: layering.env_reads confines CORUN_* reads to config.cpp only.
+#include "engine/preflight.hpp"
+
+#include "base/check.hpp"
+#include "base/env.hpp"
+#include "base/parse.hpp"
+#include "engine/corun_tuning.hpp"
+#include "sched/layout.hpp"
+#include "sched/profiler/profile_file.hpp"
+#include "sched/registry.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace corun::engine {
+
+namespace {
+
+// An integer variable StarPU reads with starpu_get_env_number (which aborts on anything but an integer).
+void check_starpu_int(const char* name, long min, long max, const char* meaning) {
+  const auto v = env::get(name);
+  if (!v) return;
+  const auto x = parse::integer(*v);
+  CORUN_CHECK(x && *x >= min && *x <= max, Status::invalid_config,
+              name << "='" << *v << "' is not valid: " << meaning << ", an integer in [" << min << ", " << max
+                   << "]; fix or unset it");
+}
+
+// A CPU list as StarPU 1.3 reads STARPU_WORKERS_CPUID / _COREID: ids separated by blanks, each "N", "N-M"
+// (N <= M) or "N-" (N to the last CPU). StarPU stops silently at the first thing it cannot read and binds
+// the rest of the workers round-robin over what it read, so a typo would bind every worker to one CPU.
+void check_cpu_list(const char* name) {
+  const auto v = env::get(name);
+  if (!v) return;
+  const std::string& s = *v;
+  const std::string rule = "' is not a CPU list: ids separated by blanks, each N, N-M or N- (e.g. \"0 2 4-7\")";
+  size_t i = 0, ids = 0;
+  auto number = [&](long* out) {
+    const size_t start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    const auto x = i > start && i - start < 10 ? parse::integer(s.substr(start, i - start)) : std::nullopt;
+    CORUN_CHECK(x.has_value(), Status::invalid_config, name << "='" << s << rule);
+    *out = *x;
+  };
+  while (i < s.size()) {
+    if (std::isspace(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    long first = 0;
+    number(&first);
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) {
+        long last = 0;
+        number(&last);
+        CORUN_CHECK(first <= last, Status::invalid_config,
+                    name << "='" << s << "': the range " << first << "-" << last << " is empty; write it low-high");
+      }
+    }
+    CORUN_CHECK(i == s.size() || std::isspace(static_cast<unsigned char>(s[i])), Status::invalid_config,
+                name << "='" << s << rule);
+    ++ids;
+  }
+  CORUN_CHECK(ids > 0, Status::invalid_config, name << "='" << s << rule);
+}
+
+}  // namespace
+
+void check_policy_options(const Config& config, bool own, const std::string& policy) {
+  const bool corun = policy == "corun";
+  CORUN_CHECK(corun || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
+                        !config.verbose_sched),
+              Status::invalid_config,
+              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
+              "policy, not to '"
+                  << policy << "'; unset them or choose CORUN_SCHED=corun");
+  CORUN_CHECK(
+      config.schedule.empty() || config.deterministic, Status::invalid_config,
+      "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
+  CORUN_CHECK(own || (config.executors.empty() && config.profile.empty() && config.fixed_width == 0),
+              Status::invalid_config,
+              "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
+              "not to the StarPU built-in '"
+                  << policy << "'; unset them or choose CORUN_SCHED=cpf");
+  CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
+              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
+              "teams per op from all cores: unset them");
+}
+
+void check_starpu_environment() {
+  // The worker count: StarPU caps a count above its build's maximum with a warning, so only the form and
+  // the sign are corun's business here (0 workers would leave nothing to run the tasks).
+  check_starpu_int("STARPU_NCPU", 1, 1 << 16, "the number of CPU workers");
+  check_starpu_int("STARPU_NCPUS", 1, 1 << 16, "the number of CPU workers (old name of STARPU_NCPU)");
+  check_starpu_int("STARPU_RESERVE_NCPU", 0, 1 << 16, "CPUs kept free of workers");
+  check_cpu_list("STARPU_WORKERS_CPUID");
+  check_cpu_list("STARPU_WORKERS_COREID");
+  check_starpu_int("STARPU_WORKERS_GETBIND", 0, 1, "1 binds the workers inside the process's affinity mask");
+  check_starpu_int("STARPU_WORKERS_NOBIND", 0, 1, "1 leaves the worker threads unbound");
+  check_starpu_int("STARPU_MAIN_THREAD_BIND", 0, 1, "1 binds the main thread to a CPU of its own");
+  check_starpu_int("STARPU_MAIN_THREAD_CPUID", 0, 1 << 16, "the CPU the main thread is bound to");
+  check_starpu_int("STARPU_CALIBRATE", 0, 2, "1 records perfmodel samples, 2 discards the history first");
+  check_starpu_int("STARPU_HISTORY_MAX_ERROR", 0, 1 << 30, "the percentage off the mean a sample may be");
+  check_starpu_int("STARPU_USE_NUMA", 0, 1, "1 makes StarPU manage NUMA memory nodes");
+  check_starpu_int("STARPU_SILENT", 0, 1, "1 silences StarPU's own messages");
+}
+
+}  // namespace corun::engine
+
+namespace corun {
+
+void check_config(const Config& config) {
+  const sched::ResolvedPolicy policy = sched::resolve_policy(config.policy.c_str(), std::getenv("STARPU_SCHED"));
+  if (policy.help) return;  // not an error here: the caller prints the list (policy_help) or the Engine throws
+  engine::check_policy_options(config, policy.policy != nullptr, policy.name);
+  if (!config.executors.empty()) sched::parse_layout(config.executors, "CORUN_EXECUTORS");
+  if (!config.profile.empty()) sched::read_profile(config.profile);
+  if (policy.name == "corun" && config.deterministic && !config.schedule.empty())
+    engine::CorunTuning::check_schedule_file(config.schedule);
+  engine::check_starpu_environment();
+}
+
+}  // namespace corun

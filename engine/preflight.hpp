@@ -1,0 +1,21 @@
+// engine/preflight.hpp — the engine's configuration checks that need no running StarPU (check_config in
+// <corun/engine.hpp> runs them all). Split out so the Engine's constructor and a caller that wants to fail
+// in milliseconds, before it builds a model, run the very same rules.
+#pragma once
+
+#include <corun/engine.hpp>
+
+#include <string>
+
+namespace corun::engine {
+
+/// The CORUN_* settings that only mean something to some policies, checked against `policy` (its name) and
+/// `own` (one of corun's policies). Throws corun::Error (invalid_config) naming the variables and the fix.
+void check_policy_options(const Config& config, bool own, const std::string& policy);
+
+/// The StarPU variables corun relies on (STARPU_NCPU, the binding variables, ...), parsed as strictly as
+/// corun's own: StarPU 1.3 aborts with a backtrace on a non-integer and misbinds on a negative CPU id.
+/// Throws corun::Error (invalid_config) naming the variable, the value and what is accepted.
+void check_starpu_environment();
+
+}  // namespace corun::engine
