@@ -3,6 +3,7 @@
 // warnings about settings that oversubscribe the allocated cores.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/shared_machine.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -80,16 +81,7 @@ std::vector<std::string> warnings(const machine::Allocation& a, const EngineInfo
                   cpus);
   if (env::get("STARPU_WORKERS_NOBIND") && *env::get("STARPU_WORKERS_NOBIND") != "0")
     w.push_back("STARPU_WORKERS_NOBIND is set: workers are not bound, the OS may move them between cores");
-  for (const auto& p : machine::other_starpu_processes()) {
-    std::vector<int> shared;
-    std::set_intersection(p.cpus.begin(), p.cpus.end(), a.usable.begin(), a.usable.end(), std::back_inserter(shared));
-    if (shared.empty() && !p.cpus.empty()) continue;  // another job's cores: no contention
-    w.push_back("another " + std::string(p.starpu_workers > 0 ? "StarPU" : "corun") + " process runs on cpus " +
-                (p.cpus.empty() ? std::string("unknown") : machine::cpu_list(shared)) + " of this allocation: pid " +
-                std::to_string(p.pid) + " (" + p.name +
-                (p.starpu_workers > 0 ? ", " + plural(p.starpu_workers, "worker", "workers") : "") +
-                "); both slow down");
-  }
+  for (const auto& line : sharing_warnings(a)) w.push_back(line + "; both slow down");
   return w;
 }
 

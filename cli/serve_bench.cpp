@@ -4,6 +4,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/shared_machine.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -116,11 +117,12 @@ int serve_bench(int argc, char** argv) {
   } catch (const UsageError& e) {
     return usage_error("serve-bench", e, kFlags, usage());
   }
+  const Config config = Config::from_env();
   if (o.impl == "corun") {  // the engine's settings and the plan cache's directory, before the model is made
-    const Config config = Config::from_env();
     check_config(config);
     check_output_dir("CORUN_SERVE_PLANS", config.serve_plans);
   }
+  warn_if_shared("serve-bench", config.cgroup_root, config.quiet);  // a p99 far above the median has a cause
   const serve::Model model = o.weights.empty() ? serve::Model::random(o.spec, static_cast<uint64_t>(o.seed))
                                                : serve::Model::load_npy(o.spec, o.weights);
   std::vector<float> x(static_cast<size_t>(o.seq) * o.batch * o.spec.input);

@@ -7,6 +7,7 @@
 #include "cli/output_paths.hpp"
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
+#include "cli/shared_machine.hpp"
 #include "cli/stop_signals.hpp"
 #include "trace/trace.hpp"
 
@@ -73,18 +74,32 @@ void make_dir(const std::string& dir) {
   CORUN_CHECK(!ec, Status::io_error, "cannot create directory '" << dir << "': " << ec.message());
 }
 
-// The schedule's physical limit, from the same models the policy used (design.md section 5).
+// The schedule's physical limit, from the same models the policy used (design.md section 5). Printed only
+// when it means something: every op has a calibrated model, and the measured makespan is not below the
+// bound beyond noise (it cannot be, unless the models were recorded under another load). Otherwise one line
+// says why, naming where the models come from.
+constexpr double kBoundTolerance = 0.95;  // a makespan 5 % under the bound is still timing noise
+
 void print_bound(const RunStats& s, const EngineInfo& info) {
   if (!info.own_policy && std::isnan(s.lower_bound_ms) && s.uncalibrated == 0) return;  // not computed
+  const std::string models = "StarPU history models for machine " + info.machine_key + " under $STARPU_HOME";
   if (std::isnan(s.lower_bound_ms)) {
-    std::printf("lower bound: n/a (%d nodes not calibrated yet; run more iterations or `corun profile`)\n",
-                s.uncalibrated);
+    std::printf("lower bound: not computed, %d of %d tasks have no calibrated model yet (%s); run more iterations "
+                "or `corun profile`\n",
+                s.uncalibrated, s.tasks, models.c_str());
+    return;
+  }
+  const double ratio = s.wall_ms / s.lower_bound_ms;
+  if (ratio < kBoundTolerance) {
+    std::printf("lower bound: not shown, the models predict %.2f ms, more than the measured makespan %.2f ms "
+                "(ratio %.2f): they were recorded under another load (%s); recalibrate on a quiet machine with "
+                "STARPU_CALIBRATE=2\n",
+                s.lower_bound_ms, s.wall_ms, ratio, models.c_str());
     return;
   }
   std::printf("last iteration: makespan %.2f ms, lower bound %.2f ms = max(critical path %.2f, work %.2f / %d cores), "
               "ratio %.2f\n",
-              s.wall_ms, s.lower_bound_ms, s.critical_path_ms, s.total_work_ms,
-              s.bound_cores, s.wall_ms / s.lower_bound_ms);
+              s.wall_ms, s.lower_bound_ms, s.critical_path_ms, s.total_work_ms, s.bound_cores, ratio);
 }
 
 }  // namespace
@@ -193,6 +208,7 @@ int train(int argc, char** argv) {
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
               "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
+  warn_if_shared("train", engine_config.cgroup_root, engine_config.quiet);  // one line, before the timings
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
   std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration

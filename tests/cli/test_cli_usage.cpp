@@ -41,8 +41,8 @@ TEST_F(Cli, UnknownFlag) {
   const Result r = run("train --model lstm --bogus 3");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "unknown argument '--bogus'");
-  EXPECT_HAS(r.err, "usage: corun train");
-  EXPECT_HAS(r.err, "--iters");  // the flag list
+  EXPECT_HAS(r.err, "usage: corun train");  // no flag of its own: the synopsis line, not the flag list
+  EXPECT_FALSE(contains(r.err, "--iters")) << r;
   // Positional junk is not silently ignored either.
   const Result r2 = run("train --model lstm extra");
   EXPECT_EQ(r2.code, 2) << r2;
@@ -53,7 +53,7 @@ TEST_F(Cli, MissingValue) {
   const Result r = run("train --model lstm --iters");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "--iters needs a value");
-  EXPECT_HAS(r.err, "usage: corun train");
+  EXPECT_HAS(r.err, "  --iters V");  // the flag's own usage line
   const Result r2 = run("train --model");
   EXPECT_EQ(r2.code, 2) << r2;
   EXPECT_HAS(r2.err, "--model needs a value");
@@ -66,7 +66,7 @@ TEST_F(Cli, NonPositiveOrMalformedSizes) {
     const Result r = run(std::string("train --model lstm ") + bad);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, "needs a positive");
-    EXPECT_HAS(r.err, "usage: corun train");
+    EXPECT_HAS(r.err, "see `corun train --help`");
   }
 }
 

@@ -50,7 +50,7 @@ TEST_F(Infer, UsageErrors) {
                            "--model wide-deep --frobnicate", "--model", "--model wide-deep --exec fast"}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << r;
-    EXPECT_HAS(r.err, "usage: corun infer");
+    EXPECT_HAS(r.err, "see `corun infer --help`");
   }
 }
 
