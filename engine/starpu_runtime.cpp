@@ -109,6 +109,10 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
     if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
       setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
+    // StarPU's informational messages (bus calibration, a "not calibrated enough" paragraph per fresh op
+    // model) bury corun's own lines; `corun train` says in one line that models are calibrating. Errors
+    // still print. STARPU_SILENT=0 brings the messages back.
+    if (std::getenv("STARPU_SILENT") == nullptr) setenv("STARPU_SILENT", "1", 1);
     engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
 
     // CORUN_NUMA / CORUN_REPLICAS: checked before StarPU starts (replicas.hpp).
