@@ -19,7 +19,7 @@ models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
   if (model != "lstm" && model != "phased-lstm")
-    throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm)");
+    throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm)", "--model");
   size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")
     throw UsageError("--size must be small, medium or large, got '" + size + "'");

@@ -233,7 +233,7 @@ int train(int argc, char** argv) {
   for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
-    if (it == state.iteration && s.uncalibrated > 0 && !engine_config.quiet)  // StarPU's own chatter is silenced
+    if (it == resumed_from && s.uncalibrated > 0 && !engine_config.quiet)  // StarPU's own chatter is silenced
       std::fprintf(stderr,
                    "corun train: calibrating: %d of %d tasks have no performance model yet (StarPU history models "
                    "for machine %s); the first iterations are slower\n",

@@ -107,7 +107,8 @@ std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
       model != "googlenet" && model != "wide-deep")
     throw UsageError("unknown model '" + model +
-                     "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, wide-deep)");
+                     "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, wide-deep)",
+                     "--model");
   only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm", "phased-lstm"});
   only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});
   only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size

@@ -15,10 +15,11 @@ namespace {
 
 using corun::testing::Cli;
 using corun::testing::contains;
-using corun::testing::kTiny;
 using corun::testing::Result;
 using corun::testing::shell_quote;
 namespace json = corun::json;
+
+const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4";  // --iters per test
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -64,7 +65,7 @@ TEST_F(Cli, LowerBoundNamesWhatItIsComparedWith) {
     EXPECT_HAS(bound, "first task start to last task end");
     const double printed = std::atof(bound.c_str() + std::string("last iteration: makespan ").size());
     const json::Value trace = json::parse_file(path("t.json"));
-    const double traced = trace.at("otherData").at("makespan_us").number() / 1000.0;
+    const double traced = trace.at("otherData").at("makespan_us").get<double>() / 1000.0;
     EXPECT_NEAR(printed, traced, 0.006) << r;
   } else {
     EXPECT_HAS(why, "StarPU history models for machine");
@@ -72,7 +73,9 @@ TEST_F(Cli, LowerBoundNamesWhatItIsComparedWith) {
   const Result untraced = run("train " + kTiny + " --iters 3", env);  // no task times: the wall time, named so
   ASSERT_EQ(untraced.code, 0) << untraced;
   const std::string wall = line_starting(untraced.out, "last iteration: ");
-  if (!wall.empty()) EXPECT_EQ(wall.rfind("last iteration: wall time ", 0), 0u) << untraced;
+  if (!wall.empty()) {
+    EXPECT_EQ(wall.rfind("last iteration: wall time ", 0), 0u) << untraced;
+  }
 }
 
 TEST_F(Cli, SharedCoresAreOneWarning) {
@@ -80,10 +83,10 @@ TEST_F(Cli, SharedCoresAreOneWarning) {
   const std::string exe = shell_quote(CORUN_EXE);
   const std::string base = "env -u CORUN_SCHED -u STARPU_SCHED STARPU_HOME=" + shell_quote(path("home")) + " ";
   auto beside_busy = [&](const std::string& env, const std::string& args) {
-    return corun::testing::run_command(
-        dir_, base + exe + " train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 100000000 "
-                           ">/dev/null 2>&1 & busy=$!; sleep 1; " +
-                  base + env + " " + exe + " " + args + "; rc=$?; kill $busy; wait $busy; exit $rc");
+    return corun::testing::run_command(  // one subshell: run_command redirects the whole of it
+        dir_, "(" + base + exe + " train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 100000000 "
+                                 ">/dev/null 2>&1 & busy=$!; sleep 1; " +
+                  base + env + " " + exe + " " + args + "; rc=$?; kill $busy; wait $busy; exit $rc)");
   };
   const Result r = beside_busy("", "train " + kTiny + " --iters 2");
   ASSERT_EQ(r.code, 0) << r;
