@@ -156,9 +156,10 @@ TEST_F(Cli, TrainReportsProgressAsLinesInBatchAndOneRedrawnLineOnATerminal) {
 
 // Nodes still without a prediction after a cpf run, from its "lower bound" line (0 when it has a ratio).
 int uncalibrated_nodes(const std::string& out) {
-  const auto at = out.find("lower bound: n/a (");
+  const std::string marker = "lower bound: not computed, ";
+  const auto at = out.find(marker);
   if (at == std::string::npos) return contains(out, "ratio") ? 0 : -1;
-  return std::atoi(out.c_str() + at + std::strlen("lower bound: n/a ("));
+  return std::atoi(out.c_str() + at + marker.size());
 }
 
 TEST_F(Cli, ModelsAreSavedAndReusedByTheNextRun) {

@@ -165,7 +165,7 @@ TEST_F(PlotTrace, UsageErrors) {
         Case{"plot-trace t.json u.json -o x.svg", "one trace FILE only, got 't.json' and 'u.json'"},
         Case{"plot-trace t.json -o x.jpg", "-o must name a .png or .svg file, got 'x.jpg'"},
         Case{"plot-trace t.json -o", "-o needs a value"}, Case{"plot-trace t.json -o x.svg -o y.svg", "-o given twice"},
-        Case{"plot-trace t.json -o x.svg --width 0", "--width needs a positive integer, got '0'"},
+        Case{"plot-trace t.json -o x.svg --width 0", "--width needs a positive integer (1 to 1000000000), got '0'"},
         Case{"plot-trace t.json -o x.svg --width abc", "--width needs a positive integer"},
         Case{"plot-trace t.json -o x.svg --width 100", "--width must be between 400 and 20000"},
         Case{"plot-trace t.json -o x.svg --width 99999", "--width must be between 400 and 20000"},
