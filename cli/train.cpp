@@ -128,13 +128,6 @@ int train(int argc, char** argv) {
       std::cout << usage();
       return 0;
     }
-    // Replicas (docs/numa.md): a model that can run them gets a replica per NUMA domain by default; the
-    // graphs are built before the engine starts, so the count comes from the same plan the engine makes.
-    engine_config.replicate_by_default = supports_replicas(args.str("--model", ""));
-    const int replicas = planned_replicas(engine_config);
-    if (replicas > 1 && args.has("--trace"))
-      throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
-                       " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
     fuse = args.has("--fuse-elementwise");
     engine_config.fuse_elementwise = fuse;
     json_path = args.str("--json", "");
@@ -145,6 +138,8 @@ int train(int argc, char** argv) {
     ckpt_dir = args.str("--checkpoint", "");
     ckpt_every = args.positive("--checkpoint-every", 0);
     resume = args.has("--resume");
+    args.positive("--iters", 1);  // malformed counts fail now; their defaults depend on the model (below)
+    args.positive("--progress-every", 1);
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
     if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
@@ -156,6 +151,13 @@ int train(int argc, char** argv) {
     check_output_dir("--save", save_dir);
     check_output_dir("--dump-grads", grads_dir);
     check_output_dir("--checkpoint", ckpt_dir);
+    // Replicas (docs/numa.md): a model that can run them gets a replica per NUMA domain by default; the
+    // graphs are built before the engine starts, so the count comes from the same plan the engine makes.
+    engine_config.replicate_by_default = supports_replicas(args.str("--model", ""));
+    const int replicas = planned_replicas(engine_config);
+    if (replicas > 1 && args.has("--trace"))
+      throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
+                       " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
     session = make_session(args, replicas);
     iters = args.positive("--iters", session->default_iters());
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));

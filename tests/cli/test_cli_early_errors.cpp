@@ -95,6 +95,9 @@ TEST_F(EarlyErrors, BadPolicyFailsBeforeTheModelIsBuilt) {
   EXPECT_LT(s, 1.0) << r;
   EXPECT_TRUE(contains(last_line(r.err), "CORUN_SCHED='nosuch' is not a scheduling policy")) << r;
   EXPECT_FALSE(contains(r.err, "parallel-op pass")) << "the model was built first\n" << r;
+  const Result usage = timed("train --model googlenet --iters x", "", &s);  // a flag the model's default needs
+  EXPECT_EQ(usage.code, 2) << usage;
+  EXPECT_LT(s, 1.0) << usage;
   for (const char* env : {"STARPU_SCHED=nosuch", "CORUN_SCHED=lws CORUN_EXECUTORS=2x1",
                           "CORUN_SCHED=cpf CORUN_DETERMINISTIC=1", "CORUN_SCHED=cpf CORUN_PROFILE=none.profile"}) {
     SCOPED_TRACE(env);
