@@ -95,6 +95,7 @@ int train(int argc, char** argv) {
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
+  std::string plan;  // what the run will do, said before it starts
   Config engine_config = Config::from_env();
   try {
     Args args(argc, argv, 2, flags());
@@ -122,6 +123,7 @@ int train(int argc, char** argv) {
     ckpt_every = args.positive("--checkpoint-every", 0);
     resume = args.has("--resume");
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
+    plan = args.str("--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
     if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
@@ -130,6 +132,7 @@ int train(int argc, char** argv) {
     return 2;
   }
   if (policy_help_requested(engine_config)) return 0;
+  std::fprintf(stderr, "corun train: %s\n", plan.c_str());
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
   Graph& g = session->graph();  // the root replica (the only graph of one solver)
