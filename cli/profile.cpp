@@ -142,7 +142,7 @@ int profile(int argc, char** argv) {
     o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
     bool ours = false;
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
-    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo), got '" + o.policy + "'");
+    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo, corun), got '" + o.policy + "'");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "corun profile: %s\n%s", e.what(), usage().c_str());
     return 2;

@@ -6,13 +6,14 @@
 #include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
 
+#include "base/json.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,14 @@
 namespace corun::testing {
 namespace {
 
-// The numbers of the JSON array member `"key": [ ... ]` of `json` (the --json file is corun's own writer).
-std::vector<double> json_array(const std::string& json, const std::string& key) {
-  std::vector<double> v;
-  const size_t at = json.find("\"" + key + "\": [");
-  if (at == std::string::npos) return v;
-  std::istringstream in(json.substr(json.find('[', at) + 1, json.find(']', at) - json.find('[', at) - 1));
-  for (std::string item; std::getline(in, item, ',');) v.push_back(std::stod(item));
-  return v;
+// The "loss" array of a --json file (empty when the file is missing or has none).
+std::vector<double> losses_of(const std::string& file) {
+  if (!std::filesystem::exists(file)) return {};
+  const json::Value v = json::parse_file(file);
+  std::vector<double> loss;
+  if (v.contains("loss"))
+    for (const json::Value& x : v.at("loss")) loss.push_back(x.is_number() ? x.get<double>() : NAN);
+  return loss;
 }
 
 class ModelDefaults : public TempDirTest {
@@ -46,7 +47,7 @@ class ModelDefaults : public TempDirTest {
   std::vector<double> healthy_curve(const std::string& args) {
     const CommandResult r = run(args + " --json r.json");
     EXPECT_EQ(r.code, 0) << r;
-    const std::vector<double> loss = json_array(read_file(path("r.json")), "loss");
+    const std::vector<double> loss = losses_of(path("r.json"));
     EXPECT_EQ(loss.size(), 20u) << "the default run is 20 iterations\n" << r;
     if (loss.empty()) return loss;
     for (size_t k = 0; k < loss.size(); ++k) {
