@@ -1,4 +1,5 @@
-// corun profile: Graphi's profiler (section 4.2) for one model on this machine.
+// corun profile: Graphi's profiler (section 4.2) for one model on this machine: any model `corun train` knows
+// (make_session, the same flags), one solver's training step.
 //   (b) calibrates every op at every team width the candidate layouts can use (StarPU history models,
 //       saved under the machine key at shutdown, so later runs on identical machines reuse them);
 //   (a) runs the graph under every candidate executor layout n x k (every k dividing the core count, plus
@@ -130,19 +131,20 @@ int profile(int argc, char** argv) {
       std::cout << usage();
       return 0;
     }
-    // Training steps of one solver: the layouts are those of one graph (replicas would split the cores).
-    session = make_session(args, 1);
-    o.model = args.str("--model", "");
-    o.size = args.str("--size", "small");  // make_session checked it
-    if (o.model == "cifar-quick" || o.model == "wide-deep") o.size = "fixed";  // one size each
     o.iters = args.positive("--iters", o.iters);
     o.rounds = args.positive("--rounds", o.rounds);
     o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
     o.policy = args.str("--policy", o.policy);
-    o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
     bool ours = false;
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
     if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo, corun), got '" + o.policy + "'");
+    // Last, once the cheap flags are checked (cifar-quick reads its dataset): training steps of one solver,
+    // so the layouts tried are those of one graph on every core (replicas would split the cores).
+    session = make_session(args, 1);
+    o.model = args.str("--model", "");
+    o.size = args.str("--size", "small");  // make_session checked it
+    if (o.model == "cifar-quick" || o.model == "wide-deep") o.size = "fixed";  // one size each
+    o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "corun profile: %s\n%s", e.what(), usage().c_str());
     return 2;
