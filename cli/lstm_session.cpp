@@ -4,17 +4,6 @@
 
 namespace corun::cli {
 
-std::vector<FlagSpec> lstm_flags() {
-  return {
-      {"--model", true, "model: lstm | phased-lstm"},
-      {"--size", true, "small | medium | large (default small)"},
-      {"--layers", true, "override the number of layers"},
-      {"--batch", true, "override the batch size"},
-      {"--seq", true, "override the sequence length"},
-      {"--hidden", true, "override the hidden (and input) size"},
-  };
-}
-
 models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");

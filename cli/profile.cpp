@@ -1,4 +1,5 @@
-// corun profile: Graphi's profiler (section 4.2) for one model on this machine.
+// corun profile: Graphi's profiler (section 4.2) for one model on this machine: any model `corun train` knows
+// (make_session, the same flags), one solver's training step.
 //   (b) calibrates every op at every team width the candidate layouts can use (StarPU history models,
 //       saved under the machine key at shutdown, so later runs on identical machines reuse them);
 //   (a) runs the graph under every candidate executor layout n x k (every k dividing the core count, plus
@@ -10,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/train_session.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
@@ -25,6 +27,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,17 +45,20 @@ const std::vector<FlagSpec> kOwnFlags = {
 };
 
 std::vector<FlagSpec> flags() {
-  std::vector<FlagSpec> f = lstm_flags();
+  std::vector<FlagSpec> f = model_flags();  // every model `corun train` knows, with its shape flags
   f.insert(f.end(), kOwnFlags.begin(), kOwnFlags.end());
   return f;
 }
 
-std::string usage() { return "usage: corun profile --model lstm [--size S] [-o FILE] [options]\n" + describe(flags()); }
+std::string usage() {
+  return "usage: corun profile --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep [--size S] [-o FILE] "
+         "[options]\n" +
+         describe(flags());
+}
 
 struct Options {
   Config engine;  // the environment's settings, which every configuration tried starts from
-  models::LstmConfig model;
-  std::string size = "small", policy = "cpf", output;
+  std::string model, size = "small", policy = "cpf", output;
   long iters = 5, rounds = 3, calibration_iters = 12;
 };
 
@@ -94,12 +100,12 @@ Config config_for(const Options& o, const sched::ExecutorLayout& layout, int fix
 }
 
 // Runs `iters` steps (after one untimed warm-up step) under `config`; returns their times in ms.
-std::vector<double> measure(LstmSession& s, const Config& config, long iters, uint64_t& batch) {
+std::vector<double> measure(TrainSession& s, const Config& config, long iters, uint64_t& batch) {
   Engine engine(config);
   std::vector<double> ms;
   s.step(engine, batch++);
   for (long i = 0; i < iters; ++i) ms.push_back(s.step(engine, batch++).wall_ms);
-  engine.release(s.model.graph);
+  engine.release(s.graph());
   return ms;
 }
 
@@ -119,21 +125,27 @@ class ScopedCalibrate {  // STARPU_CALIBRATE=1: record samples even for models t
 
 int profile(int argc, char** argv) {
   Options o;
+  std::unique_ptr<TrainSession> session;
   try {
     Args args(argc, argv, 2, flags());
     if (args.has("--help")) {
       std::cout << usage();
       return 0;
     }
-    o.model = lstm_config_from(args, o.size);
     o.iters = args.positive("--iters", o.iters);
     o.rounds = args.positive("--rounds", o.rounds);
     o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
     o.policy = args.str("--policy", o.policy);
-    o.output = args.str("-o", "corun-profile-lstm-" + o.size + ".txt");
     bool ours = false;
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
-    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo), got '" + o.policy + "'");
+    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo, corun), got '" + o.policy + "'");
+    // Last, once the cheap flags are checked (cifar-quick reads its dataset): training steps of one solver,
+    // so the layouts tried are those of one graph on every core (replicas would split the cores).
+    session = make_session(args, 1);
+    o.model = args.str("--model", "");
+    o.size = args.str("--size", "small");  // make_session checked it
+    if (o.model == "cifar-quick" || o.model == "wide-deep") o.size = "fixed";  // one size each
+    o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
   } catch (const UsageError& e) {
     return usage_error("profile", e, flags(), usage());
   }
@@ -142,7 +154,7 @@ int profile(int argc, char** argv) {
   check_config(config_for(o, {0, 1}, 1));  // the environment and the output, before minutes of calibration
   check_output_file("-o", o.output);
 
-  LstmSession session(o.model);
+  Graph& graph = session->graph();
   uint64_t batch = 0;
   // The first engine (one executor per core, width 1) also tells how many workers StarPU gives us.
   int cores = 0;
@@ -152,10 +164,10 @@ int profile(int argc, char** argv) {
     cores = engine.info().workers;
     std::fprintf(stderr, "corun profile: calibrating width 1 (%ld iterations, layout %s)\n", o.calibration_iters,
                  engine.info().layout.c_str());
-    for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
-    engine.release(session.model.graph);
+    for (long i = 0; i < o.calibration_iters; ++i) session->step(engine, batch++);
+    engine.release(graph);
   }
-  const int graph_width = parallel_width(session.model.graph);
+  const int graph_width = parallel_width(graph);
   const auto layouts = candidate_layouts(cores, graph_width);
 
   // (b) every other team width any candidate can use, all executors busy at that width.
@@ -170,8 +182,8 @@ int profile(int argc, char** argv) {
     std::fprintf(stderr, "corun profile: calibrating width %d (%ld iterations, layout %s)\n", w, o.calibration_iters,
                  l.str().c_str());
     Engine engine(config_for(o, l, w));
-    for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
-    engine.release(session.model.graph);
+    for (long i = 0; i < o.calibration_iters; ++i) session->step(engine, batch++);
+    engine.release(graph);
   }
 
   // (a) the configuration search, round-robin.
@@ -179,7 +191,7 @@ int profile(int argc, char** argv) {
   for (long r = 0; r < o.rounds; ++r)
     for (size_t c = 0; c < layouts.size(); ++c) {
       std::fprintf(stderr, "corun profile: round %ld/%ld, layout %s\n", r + 1, o.rounds, layouts[c].str().c_str());
-      const auto ms = measure(session, config_for(o, layouts[c], 0), o.iters, batch);
+      const auto ms = measure(*session, config_for(o, layouts[c], 0), o.iters, batch);
       samples[c].insert(samples[c].end(), ms.begin(), ms.end());
     }
 
@@ -187,7 +199,7 @@ int profile(int argc, char** argv) {
   prof.machine_key = machine::machine_key();
   prof.cpu = machine::cpu_model();
   prof.workers = cores;
-  prof.model = "lstm";
+  prof.model = o.model;
   prof.size = o.size;
   size_t best = 0;
   for (size_t c = 0; c < layouts.size(); ++c) {
@@ -203,7 +215,7 @@ int profile(int argc, char** argv) {
   sched::write_profile(o.output, prof);
 
   // (d) the table.
-  std::printf("\ncorun profile: lstm %s, policy %s, %d workers, graph width %d, machine %s (%s)\n\n", o.size.c_str(),
+  std::printf("\ncorun profile: %s %s, policy %s, %d workers, graph width %d, machine %s (%s)\n\n", o.model.c_str(), o.size.c_str(),
               o.policy.c_str(), cores, graph_width, prof.machine_key.c_str(), prof.cpu.c_str());
   std::printf("| layout | executors | cores each | team widths | median ms/iter | min ms/iter | iterations | vs best |\n");
   std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");

@@ -121,6 +121,7 @@ int train(int argc, char** argv) {
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
+  std::string plan;  // what the run will do, said before it starts
   Config engine_config = Config::from_env();
   try {
     Args args(argc, argv, 2, flags());
@@ -161,10 +162,12 @@ int train(int argc, char** argv) {
     session = make_session(args, replicas);
     iters = args.positive("--iters", session->default_iters());
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
+    plan = args.str("--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
   } catch (const UsageError& e) {
     return usage_error("train", e, flags(), usage());
   }
   if (policy_help_requested(engine_config)) return 0;
+  std::fprintf(stderr, "corun train: %s\n", plan.c_str());
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
   Graph& g = session->graph();  // the root replica (the only graph of one solver)

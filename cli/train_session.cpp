@@ -38,6 +38,8 @@ std::string replicas_note(int replicas) {
   return replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : std::string();
 }
 
+std::string iterations_text(long n) { return std::to_string(n) + (n == 1 ? " iteration" : " iterations"); }
+
 std::string exact(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.9g", v);
@@ -62,7 +64,10 @@ void only_for(const Args& args, const std::string& model, const std::vector<std:
 
 std::vector<FlagSpec> model_flags() {
   return {
-      {"--model", true, "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep"},
+      {"--model", true,
+       "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep (heavy defaults: googlenet takes seconds "
+       "per iteration on a few cores; cifar-quick without --iters trains a whole epoch, then evaluates 10000 "
+       "images)"},
       {"--size", true, "small | medium | large (default small; cifar-quick has one size)"},
       {"--batch", true, "override the batch size"},
       {"--layers", true, "lstm, phased-lstm, pathnet: override the number of layers"},
@@ -70,6 +75,8 @@ std::vector<FlagSpec> model_flags() {
       {"--hidden", true, "lstm, phased-lstm: override the hidden (and input) size"},
       {"--image", true, "pathnet, googlenet: override the image height and width"},
       {"--momentum", true, "cifar-quick, pathnet, googlenet: SGD momentum in [0, 1) (default 0.9)"},
+      {"--warmup", true, "cifar-quick, pathnet, googlenet: iterations of linear learning-rate warm-up (0: none; "
+                         "default googlenet 20, others 0)"},
       {"--epochs", true, "cifar-quick: epochs over the 60000 training images (default 1) unless --iters is given"},
       {"--data", true, std::string("cifar-quick: Fashion-MNIST directory (default ") + kFashionMnistDir + ")"},
       {"--eval-images", true, "cifar-quick: test images for the final accuracy (default 10000, all)"},
@@ -113,7 +120,7 @@ std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
   only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});
   only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
   only_for(args, model, {"--image"}, {"pathnet", "googlenet"});
-  only_for(args, model, {"--momentum"}, {"cifar-quick", "pathnet", "googlenet"});
+  only_for(args, model, {"--momentum", "--warmup"}, {"cifar-quick", "pathnet", "googlenet"});
   only_for(args, model, {"--epochs", "--data", "--eval-images"}, {"cifar-quick"});
   const std::string size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")

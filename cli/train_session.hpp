@@ -42,6 +42,10 @@ class TrainSession {
   virtual float learning_rate() const = 0;
   /// Default iteration count when --iters is not given (epochs of a dataset, or 20).
   virtual long default_iters() const { return 20; }
+  /// What a run of `iters` iterations will do, said before it starts: "20 iterations of batch 64", plus
+  /// epochs, the evaluation and a warning when the defaults are heavy for a small machine.
+  /// `iters_given`: --iters was on the command line (otherwise default_iters() chose the count).
+  virtual std::string run_plan(long iters, bool iters_given) const = 0;
   /// Test-set accuracy in [0, 1] of the current parameters, or a negative value for a model without a
   /// test set. May build and run (and release) a separate inference graph on `engine`.
   virtual double test_accuracy(Engine& engine) {

@@ -237,8 +237,13 @@ void Graph::keep(Tensor t) {
 
 void Graph::set_learning_rate(float learning_rate) {
   CORUN_CHECK(learning_rate > 0.0f, Status::invalid_argument, "learning rate must be positive, got " << learning_rate);
-  for (auto& n : impl_->nodes)
-    if (n.call.kind == OpKind::sgd || n.call.kind == OpKind::sgd_momentum) n.call.f = learning_rate;
+  const auto update = [&](codelets::OpCall& call) {
+    if (call.kind == OpKind::sgd || call.kind == OpKind::sgd_momentum) call.f = learning_rate;
+  };
+  for (auto& n : impl_->nodes) {
+    update(n.call);
+    for (codelets::OpCall& member : n.call.members) update(member);  // updates inside a parallel-op group
+  }
 }
 
 float* Graph::data(Tensor t) {

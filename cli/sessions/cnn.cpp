@@ -67,24 +67,35 @@ class CnnTrain : public TrainSession {
       write_rows(engine, m.graph, m.x, images_, r, n);
       write_rows(engine, m.graph, m.targets, targets_, r, n);
     }
-    return run_step(engine, graphs_, cfg_.learning_rate, cfg_.momentum);
+    const float lr = learning_rate_at(k);
+    if (n == 1 && cfg_.warmup > 0) models_[0]->graph.set_learning_rate(lr);  // replicas: run_replicated's step
+    return run_step(engine, graphs_, lr, cfg_.momentum);
+  }
+
+  // The warm-up's step size at batch k: depends on k only, so a resumed run takes the same steps.
+  float learning_rate_at(uint64_t k) const {
+    if (cfg_.warmup <= 0 || k >= static_cast<uint64_t>(cfg_.warmup)) return cfg_.learning_rate;
+    return cfg_.learning_rate * static_cast<float>(k + 1) / static_cast<float>(cfg_.warmup);
   }
 
   RunIdentity identity() const override {
     const models::CnnConfig& c = cfg();
-    return {{"model", models::cnn_name(c.kind)},       {"size", size_},
-            {"batch", std::to_string(c.batch)},        {"image", std::to_string(c.image)},
-            {"channels", std::to_string(c.channels)},  {"classes", std::to_string(c.classes)},
-            {"filters", std::to_string(c.filters)},    {"width", std::to_string(c.width)},
-            {"learning_rate", exact(c.learning_rate)}, {"momentum", exact(c.momentum)},
-            {"seed", std::to_string(c.seed)}};
+    RunIdentity id = {{"model", models::cnn_name(c.kind)},       {"size", size_},
+                      {"batch", std::to_string(c.batch)},        {"image", std::to_string(c.image)},
+                      {"channels", std::to_string(c.channels)},  {"classes", std::to_string(c.classes)},
+                      {"filters", std::to_string(c.filters)},    {"width", std::to_string(c.width)},
+                      {"learning_rate", exact(c.learning_rate)}, {"momentum", exact(c.momentum)},
+                      {"seed", std::to_string(c.seed)}};
+    if (c.warmup > 0) id.emplace_back("warmup", std::to_string(c.warmup));  // none: as before warm-ups existed
+    return id;
   }
   std::string title() const override {
     const models::CnnConfig& c = cfg();
     char buf[200];
-    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g momentum=%g%s%s",
+    const std::string warmup = c.warmup > 0 ? " warmup=" + std::to_string(c.warmup) : "";
+    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g%s momentum=%g%s%s",
                   models::cnn_name(c.kind), size_.c_str(), c.batch, c.channels, c.image, c.image,
-                  static_cast<double>(c.learning_rate), static_cast<double>(c.momentum),
+                  static_cast<double>(c.learning_rate), warmup.c_str(), static_cast<double>(c.momentum),
                   dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(replicas()).c_str());
     return buf;
   }
@@ -101,11 +112,30 @@ class CnnTrain : public TrainSession {
             {"learning_rate", static_cast<double>(c.learning_rate)},
             {"momentum", static_cast<double>(c.momentum)},
             {"seed", static_cast<long>(c.seed)},
+            {"warmup", c.warmup},
             {"epochs", dataset() ? epochs_ : 0L},
             {"data", dataset() ? "fashion-mnist" : "synthetic"}};
   }
   std::string data_generator() const override {
     return dataset() ? "fashion-mnist, shuffled per epoch" : "corun::models::SyntheticImages";
+  }
+  std::string run_plan(long iters, bool iters_given) const override {
+    const models::CnnConfig& c = cfg();
+    std::string plan = iterations_text(iters) + " of batch " + std::to_string(c.batch) + " at " +
+                       std::to_string(c.image) + "x" + std::to_string(c.image) + " px";
+    if (c.warmup > 0) plan += ", learning rate warmed up over the first " + std::to_string(c.warmup);
+    if (dataset()) {
+      if (!iters_given)
+        plan += " = " + std::to_string(epochs_) + " epoch" + (epochs_ == 1 ? "" : "s") + " of " +
+                std::to_string(batches_per_epoch_ * c.batch) + " Fashion-MNIST images (no --iters)";
+      if (eval_images_ > 0)
+        plan += ", then the test accuracy on " + std::to_string(eval_images_) + " test images (--eval-images)";
+    }
+    if (c.kind == models::CnnKind::googlenet)
+      plan += "; heavy: GoogLeNet takes seconds per iteration on a few cores (--image 32 --batch 8 for a quick look)";
+    else if (dataset() && !iters_given)
+      plan += "; a few minutes on 2 cores (--iters 20 --eval-images 1000 for a quick look)";
+    return plan;
   }
   uint64_t seed() const override { return cfg().seed; }
   float learning_rate() const override { return cfg().learning_rate; }
@@ -197,6 +227,14 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
   cfg.layers = static_cast<int>(args.positive("--layers", cfg.layers));
   cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
   cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+  if (args.has("--warmup")) {  // 0 is allowed: no warm-up
+    const std::string w = args.str("--warmup", "");
+    char* end = nullptr;
+    const long v = std::strtol(w.c_str(), &end, 10);
+    if (w.empty() || *end != '\0' || v < 0 || v > 1000000)
+      throw UsageError("--warmup must be a whole number of iterations >= 0, got '" + w + "'");
+    cfg.warmup = static_cast<int>(v);
+  }
   if (args.has("--momentum")) {
     const std::string m = args.str("--momentum", "");
     char* end = nullptr;

@@ -74,6 +74,10 @@ class LstmTrain : public TrainSession {
             {"seed", static_cast<long>(c.seed)},
             {"cell", c.fused_cell ? "fused" : "unfused"}};
   }
+  std::string run_plan(long iters, bool) const override {
+    return iterations_text(iters) + " of batch " + std::to_string(cfg_.batch) + " (sequences of " +
+           std::to_string(cfg_.seq) + " steps)";
+  }
   std::string data_generator() const override { return "corun::models::SequenceTask"; }
   uint64_t seed() const override { return cfg_.seed; }
   float learning_rate() const override { return cfg_.learning_rate; }

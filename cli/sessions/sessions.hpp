@@ -23,6 +23,8 @@ void write_rows(Engine& engine, Graph& g, Tensor t, const std::vector<float>& wh
 RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, float learning_rate, float momentum);
 /// ", 2 replicas" for a title (nothing for one solver).
 std::string replicas_note(int replicas);
+/// "1 iteration", "20 iterations".
+std::string iterations_text(long n);
 /// A float as text that reads back exactly (%.9g): identities compare as text.
 std::string exact(double v);
 

@@ -54,6 +54,9 @@ class WideDeepTrain : public TrainSession {
             {"learning_rate", static_cast<double>(c.learning_rate)},
             {"seed", static_cast<long>(c.seed)}};
   }
+  std::string run_plan(long iters, bool) const override {
+    return iterations_text(iters) + " of batch " + std::to_string(model_.config.batch);
+  }
   std::string data_generator() const override { return "corun::models::TabularTask"; }
   uint64_t seed() const override { return model_.config.seed; }
   float learning_rate() const override { return model_.config.learning_rate; }

@@ -123,8 +123,9 @@ class Graph {
   /// shape, values in [0, 1]): softplus(z) - t z, averaged. Returns a [1] loss.
   Tensor logistic_xent(Tensor logits, Tensor targets, const std::string& name = "");
   /// The Phased LSTM time gate [B, H] (Neil et al. 2016) for timestamps `time` [B], periods `tau` [H] and
-  /// shifts `shift` [H]: open ratio r_on, leak alpha while closed (codelets/phased_gate). Not
-  /// differentiable: its operands must not depend on parameters.
+  /// shifts `shift` [H]: open ratio r_on, leak alpha while closed (codelets/phased_gate). Differentiable in
+  /// `tau` and `shift` (backward() adds phased_gate_grad, so the periods and shifts learn); not in `time`:
+  /// backward() refuses timestamps that depend on parameters.
   Tensor phased_gate(Tensor time, Tensor tau, Tensor shift, float r_on, float alpha, const std::string& name = "");
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.

@@ -91,6 +91,29 @@ TEST_F(Cli, ProfileWritesAProfileThatTrainLoads) {
   EXPECT_HAS(t.out, "| cpf |");
 }
 
+// `corun profile` takes every model `corun train` knows (make_session): one of each family beside the LSTMs
+// above (tiny shapes through the same flags as train: the test stays short with STARPU_NCPU=8's extra
+// layouts), each writing a profile that names its model and size.
+TEST_F(Cli, ProfileEveryModelFamily) {
+  struct Case {
+    std::string args, model, size;
+  };
+  for (const Case& c : {Case{"--model pathnet --size medium --image 8 --batch 2 --layers 1", "pathnet", "medium"},
+                        Case{"--model wide-deep --batch 8", "wide-deep", "fixed"}}) {
+    SCOPED_TRACE(c.args);
+    const Result p = run("profile " + c.args + " --iters 1 --rounds 1 --calibration-iters 2",
+                         "STARPU_HOME=" + shell_quote(dir_));
+    ASSERT_EQ(p.code, 0) << p;
+    EXPECT_HAS(p.out, "corun profile: " + c.model + " " + c.size + ", policy cpf");
+    EXPECT_HAS(p.out, "(chosen)");
+    const std::string file = "corun-profile-" + c.model + "-" + c.size + ".txt";  // the default -o
+    EXPECT_HAS(read_file(path(file)), "\"model\": \"" + c.model + "\"");
+  }
+  const Result r = run("profile --model wide-deep --layers 2");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_HAS(r.err, "--layers applies to --model");
+}
+
 TEST_F(Cli, ProfileUsageErrors) {
   EXPECT_EQ(run("profile").code, 2);
   const Result r = run(std::string("profile ") + kTinyLstm + " --policy lws");

@@ -1,6 +1,6 @@
 // `corun train` with the convolutional models (docs/models.md): CIFAR-quick learns Fashion-MNIST (a short
 // run: the loss falls and the test accuracy is far above chance; the full epoch is a documented command,
-// too slow for CI), PathNet and GoogLeNet-style networks at tiny sizes with the loss falling, a resumed
+// too slow for CI), PathNet and GoogLeNet-style networks at tiny sizes (replicas, grouping), a resumed
 // momentum run equal bitwise to an uninterrupted one (the velocities are in the checkpoint), and the
 // model flags' usage errors.
 #include "common/cli_run.hpp"
@@ -89,17 +89,8 @@ TEST_F(CnnModels, CifarQuickLearnsFashionMnist) {
   EXPECT_LE(field(json, "test_accuracy"), 1.0);
 }
 
-TEST_F(CnnModels, PathNetLossFalls) {
-  const std::vector<double> l = losses(kTinyPathNet + " --iters 30");
-  ASSERT_EQ(l.size(), 30u);
-  EXPECT_LT(mean(l, 25, 5), 0.7 * mean(l, 0, 5));
-}
-
-TEST_F(CnnModels, GoogLeNetLossFalls) {
-  const std::vector<double> l = losses(kTinyGoogLeNet + " --iters 16 --lr 0.005");
-  ASSERT_EQ(l.size(), 16u);
-  EXPECT_LT(mean(l, 12, 4), 0.9 * mean(l, 0, 4));
-}
+// PathNet's and GoogLeNet's losses falling: test_model_defaults.cpp, at their default sizes (their tiny
+// sizes here start at chance since the initialisation was fixed, and learn too slowly to test in seconds).
 
 // SGD with momentum keeps a velocity per parameter: a run resumed from a checkpoint takes bitwise the same
 // steps only if the checkpoint restores it.

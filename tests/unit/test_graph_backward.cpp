@@ -1,6 +1,7 @@
 // Graph::backward: its preconditions and the structure of successful builds.
 #include <corun/error.hpp>
 #include <corun/graph.hpp>
+#include <corun/models/cnn.hpp>
 
 #include "codelets/op.hpp"
 #include "graphs/graph_impl.hpp"
@@ -258,3 +259,27 @@ TEST(Backward, LeakyReluAndGeluGradientNodes) {
 }
 
 }  // namespace
+
+// A learning-rate schedule (corun train's warm-up) changes every update, also those the parallel-op pass
+// moved into a group task (PathNet's module updates: CORUN_PARALLEL_OPS=on).
+TEST(Backward, SetLearningRateReachesGroupedUpdates) {
+  corun::models::CnnConfig cfg = corun::models::pathnet_config("small");
+  cfg.batch = 2, cfg.image = 8, cfg.filters = 2, cfg.layers = 1;
+  corun::models::Cnn m(cfg);
+  ASSERT_GT(m.graph.group_parallel_ops(), 0);
+  m.graph.set_learning_rate(0.25f);
+  int updates = 0, grouped = 0;
+  for (const auto& n : m.graph.impl().nodes) {
+    if (n.call.kind == corun::codelets::OpKind::sgd_momentum) {
+      EXPECT_FLOAT_EQ(n.call.f, 0.25f) << n.name;
+      ++updates;
+    }
+    for (const auto& member : n.call.members)
+      if (member.kind == corun::codelets::OpKind::sgd_momentum) {
+        EXPECT_FLOAT_EQ(member.f, 0.25f) << n.name;
+        ++grouped;
+      }
+  }
+  EXPECT_GT(grouped, 0) << "the pass grouped no update: the test no longer tests groups";
+  EXPECT_EQ(updates + grouped, static_cast<int>(m.graph.params().size()));
+}

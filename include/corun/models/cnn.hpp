@@ -12,7 +12,8 @@
 //   pathnet      3 layers x 6 modules (conv3x3 -> ReLU -> maxpool 2/2, module outputs summed), batch 64,
 //                small/medium/large = image 32/48/64 and 16/32/48 filters; a dense classifier head
 //   googlenet    GoogLeNet (Szegedy et al. 2015: stem, inception 3a-5b, global average pool, dense head),
-//                every filter count times the width 1/2/4, image 128/192/256 for small/medium/large, batch 32
+//                every filter count times the width 1/2/4, image 64/192/256 for small/medium/large, batch 32,
+//                learning rate warmed up over 20 iterations
 #pragma once
 
 #include <corun/graph.hpp>
@@ -37,6 +38,9 @@ struct CnnConfig {
   int width = 1;        ///< GoogLeNet: filter-count multiplier
   float learning_rate = 0.01f;
   float momentum = 0.9f;
+  /// Iterations of linear learning-rate warm-up: step k (from 0) trains at learning_rate * min(1, (k + 1) /
+  /// warmup); 0: none. The trainer applies it (Graph::set_learning_rate); the graph holds learning_rate.
+  int warmup = 0;
   /// false: gradients only (and the velocities, when momentum > 0), no update nodes: a replica of
   /// Engine::run_replicated, which sums the replicas' gradients and updates once.
   bool sgd_update = true;
@@ -66,12 +70,15 @@ struct Cnn {
   Tensor loss;     ///< [1]
 
   /// He-uniform weights (U(+-sqrt(6 / fan_in)), fan_in = C*R*S or the dense input), zero biases, from
-  /// config.seed. Writes through Graph::data: call before the graph is bound to an Engine.
+  /// config.seed; the classifier at a tenth of that (first loss near ln(classes)) and PathNet's module
+  /// convolutions at 1/modules of it (docs/models.md). Writes through Graph::data: call before the graph is
+  /// bound to an Engine.
   void init_params();
 };
 
 /// A learnable synthetic image task for PathNet and GoogLeNet: each image gets a uniformly drawn class c
-/// and is N(0, 1) noise + 0.5 * pattern_c, one fixed random N(0, 1) pattern per class. Batch k depends only
+/// and is N(0, 1) noise + 0.5 * pattern_c, one fixed random N(0, 1) pattern per class plus a random colour
+/// per class and channel (which global pooling keeps). Batch k depends only
 /// on the seed and k.
 class SyntheticImages {
  public:
