@@ -7,6 +7,7 @@
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
+#include "engine/mpi/job.hpp"
 #include "trace/trace.hpp"
 
 #include <corun/engine.hpp>
@@ -86,10 +87,26 @@ void print_bound(const RunStats& s, const EngineInfo& info) {
               s.bound_cores, s.wall_ms / s.lower_bound_ms);
 }
 
-}  // namespace
+// What every rank of a job must agree on before the first step (docs/batch-jobs.md#several-nodes): a rank
+// started with another binary, other arguments or other settings would hang or diverge, not fail.
+std::vector<job::Fingerprint> fingerprints(int argc, char** argv, const RunIdentity& identity, int replicas,
+                                           const Config& c) {
+  std::string args, config;
+  for (int i = 2; i < argc; ++i) args += std::string(argv[i]) + '\n';
+  for (const auto& [key, value] : identity) config += key + '=' + value + '\n';
+  config += "replicas=" + std::to_string(replicas) + "\npolicy=" + c.policy + "\nkernels=" +
+            (c.ref_kernels ? "ref" : "fast") + "\nnuma=" + std::to_string(static_cast<int>(c.numa)) +
+            "\nparallel_ops=" + std::to_string(c.grouping().enabled) + "/" + std::to_string(c.grouping().min_size);
+  return {{"the corun binary", job::executable_hash()},
+          {"the arguments", job::hash_text(args)},
+          {"the model and engine configuration", job::hash_text(config)}};
+}
 
-int train(int argc, char** argv) {
-  std::unique_ptr<TrainSession> session;
+// The training run of this process. `session` and `engine_owner` belong to the caller, which keeps them alive
+// when a rank of a job fails (train() below).
+int run_training(int argc, char** argv, const job::World& world, std::unique_ptr<TrainSession>& session,
+                 std::unique_ptr<Engine>& engine_owner) {
+  const bool root_rank = world.rank == 0;  // rank 0 alone writes files and reports (one process: itself)
   long iters = 0;
   bool fuse = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
@@ -109,7 +126,12 @@ int train(int argc, char** argv) {
     if (replicas > 1 && args.has("--trace"))
       throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
                        " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
-    session = make_session(args, replicas);
+    if (world.distributed() && args.has("--trace"))
+      throw UsageError("--trace records one solver in one process; run without mpirun/srun to trace");
+    if (world.distributed() && args.has("--resume"))
+      throw UsageError("--resume is not supported across " + std::to_string(world.size) +
+                       " ranks yet; resume with one process (the checkpoint is the same) or start again");
+    session = make_session(args, BatchShare::of(replicas, world.rank, world.size));
     fuse = args.has("--fuse-elementwise");
     engine_config.fuse_elementwise = fuse;
     iters = args.positive("--iters", session->default_iters());
@@ -157,6 +179,8 @@ int train(int argc, char** argv) {
                replicas > 1 ? " of each replica" : "");
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
+  job::check_same(fingerprints(argc, argv, identity, replicas, engine_config));
+  if (!root_rank) json_path = save_dir = grads_dir = ckpt_dir = "";  // rank 0 writes the job's files
   std::unique_ptr<Checkpoints> ckpt;
   CheckpointState state;  // the history before this process (from the checkpoint) and after
   if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
@@ -181,7 +205,8 @@ int train(int argc, char** argv) {
   }
   copy_root_params(*session);  // loaded or resumed weights reach every replica
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
-  Engine engine(engine_config);
+  engine_owner = std::make_unique<Engine>(engine_config);
+  Engine& engine = *engine_owner;
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
               "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
@@ -196,7 +221,11 @@ int train(int argc, char** argv) {
     std::fprintf(stderr, "corun: checkpoint %s\n", path.c_str());
   };
   Progress progress(iters, progress_every, stderr_is_terminal());
-  for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
+  int stop_signal = 0;  // agreed by every rank after each step, so that all stop after the same iteration
+  // One process stops on its own signal; a rank of a job only on the agreed one (a rank stopping alone would
+  // leave the others waiting for its gradients).
+  auto may_continue = [&] { return stop_signal == 0 && (world.distributed() || stop::requested() == 0); };
+  for (long it = state.iteration; it < iters && may_continue(); ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
     ms.push_back(s.wall_ms);
@@ -204,20 +233,26 @@ int train(int argc, char** argv) {
     tasks = s.tasks;
     last = s;
     state.ms.push_back(s.wall_ms);
-    state.losses.push_back(read_loss(*session, engine));
+    const JobStep outcome = finish_step(*session, engine, stop::requested());
+    stop_signal = outcome.stop_signal;
+    state.losses.push_back(outcome.loss);
     state.iteration = it + 1;
-    progress.update(state.iteration, s.wall_ms, state.losses.back());
+    if (root_rank) progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
   progress.finish();
-  const int stop_signal = stop::requested();
+  if (stop_signal == 0 && !world.distributed()) stop_signal = stop::requested();
   const bool stopped = stop_signal != 0 && state.iteration < iters;
   // At the end, and when stopped by a signal (unless nothing ran since the checkpoint we resumed from).
   if (ckpt && state.iteration > ckpt->newest()) checkpoint();
 
   const EngineInfo& info = engine.info();
   // The test accuracy of the final parameters (a model with a test set only; not after a stop signal).
-  const double accuracy = stopped ? -1.0 : session->test_accuracy(engine);
+  const double accuracy = stopped || !root_rank ? -1.0 : session->test_accuracy(engine);
+  if (!root_rank) {  // the job's table and files are rank 0's
+    for (Graph* r : graphs) engine.release(*r);
+    return stopped ? stop::kStoppedExitCode : 0;
+  }
   std::printf("\n%s\n\n", session->title().c_str());
   // The first iteration of a process also registers data and loads perfmodels: keep it out of the summary.
   const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
@@ -262,9 +297,11 @@ int train(int argc, char** argv) {
       const Tensor d = g.grad(p);
       if (!d.valid()) continue;
       std::vector<float> grad = engine.read(g, d);
-      // Replicas: the root holds the sum of the replicas' mean gradients; divided, the whole batch's mean.
-      if (replicas > 1)
-        for (float& x : grad) x /= static_cast<float>(replicas);
+      // Replicas: the root holds the sum of the replicas' mean gradients (of every rank's replicas); divided,
+      // the whole batch's mean.
+      const int job_replicas = replicas * world.size;
+      if (job_replicas > 1)
+        for (float& x : grad) x /= static_cast<float>(job_replicas);
       save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
     }
   }
@@ -331,6 +368,29 @@ int train(int argc, char** argv) {
     return stop::kStoppedExitCode;
   }
   return 0;
+}
+
+}  // namespace
+
+int train(int argc, char** argv) {
+  const job::World& world = job::start();  // MPI, when a launcher started several ranks (engine/mpi/job.hpp)
+  std::unique_ptr<TrainSession> session;
+  std::unique_ptr<Engine> engine;
+  if (!world.distributed()) return run_training(argc, argv, world, session, engine);
+  int code = 0;
+  try {
+    code = run_training(argc, argv, world, session, engine);
+  } catch (const std::exception& e) {
+    // A failing rank ends the whole job at once, named, instead of leaving the others waiting for its
+    // gradients. The engine and the graphs are not torn down: other ranks' transfers may still target them.
+    std::fprintf(stderr, "corun: rank %d of %d failed: %s\n", world.rank, world.size, e.what());
+    std::fflush(stderr);
+    job::abort_job(1);
+  }
+  engine.reset();
+  session.reset();
+  job::finish();
+  return code;
 }
 
 }  // namespace corun::cli
