@@ -66,7 +66,7 @@ void check_same(const std::vector<Fingerprint>& mine) {
     std::string ranks;
     for (int r = 1; r < g_world.size; ++r)
       if (all[static_cast<size_t>(r) * mine.size() + i] != all[i]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    if (!ranks.empty()) wrong << (wrong.tellp() > 0 ? "; " : "") << mine[i].what << " differs on rank(s) " << ranks;
+    if (!ranks.empty()) wrong << (wrong.tellp() > 0 ? "; " : "") << "rank(s) " << ranks << " differ in " << mine[i].what;
   }
   CORUN_CHECK(wrong.str().empty(), Status::invalid_config,
               "the " << g_world.size << " ranks of this job do not run the same training: " << wrong.str()
