@@ -128,9 +128,6 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                        " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
     if (world.distributed() && args.has("--trace"))
       throw UsageError("--trace records one solver in one process; run without mpirun/srun to trace");
-    if (world.distributed() && args.has("--resume"))
-      throw UsageError("--resume is not supported across " + std::to_string(world.size) +
-                       " ranks yet; resume with one process (the checkpoint is the same) or start again");
     session = make_session(args, BatchShare::of(replicas, world.rank, world.size));
     fuse = args.has("--fuse-elementwise");
     engine_config.fuse_elementwise = fuse;
@@ -184,7 +181,8 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   std::unique_ptr<Checkpoints> ckpt;
   CheckpointState state;  // the history before this process (from the checkpoint) and after
   if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
-  if (resume) {
+  if (resume && !root_rank) {  // the job resumes from rank 0's checkpoint, shared below
+  } else if (resume) {
     if (auto loaded = ckpt->load_newest(g, identity)) {
       state = *loaded;
       std::fprintf(stderr, "corun: resuming from %s (%ld iterations done)%s\n", ckpt->loaded_path().c_str(),
@@ -202,6 +200,14 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                                 << p.name() << ".npy has " << a.shape.str());
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
+  }
+  if (resume && world.distributed()) {
+    // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
+    // optimizer state (velocities), so that all ranks hold the same numbers, as after any step.
+    state.iteration = job::broadcast(state.iteration);
+    std::vector<Tensor> tensors = g.params();
+    for (Tensor t : g.optimizer_state()) tensors.push_back(t);
+    for (Tensor t : tensors) job::broadcast(g.data(t), static_cast<size_t>(t.shape().numel()));
   }
   copy_root_params(*session);  // loaded or resumed weights reach every replica
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.

@@ -6,6 +6,7 @@
 // started as one of several ranks is an error (each rank would train alone and overwrite the others' files).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ void check_same(const std::vector<Fingerprint>& mine);
 
 /// Collective: every rank's `mine` (the same count on every rank), concatenated in rank order.
 std::vector<double> all_gather(const std::vector<double>& mine);
+
+/// Collective: rank 0's `count` floats at `data` replace every other rank's (a resumed checkpoint's tensors).
+void broadcast(float* data, size_t count);
+/// Collective: rank 0's value, on every rank.
+long broadcast(long value);
 
 /// Ends every rank of the job at once with `exit_code` (MPI_Abort: the launcher kills the others and names
 /// this rank); in one process, std::exit.

@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -81,6 +82,22 @@ std::vector<double> all_gather(const std::vector<double>& mine) {
                           static_cast<int>(mine.size()), MPI_DOUBLE, MPI_COMM_WORLD),
             "MPI_Allgather");
   return all;
+}
+
+void broadcast(float* data, size_t count) {
+  if (!g_world.distributed()) return;
+  // In pieces MPI's int count can hold.
+  for (size_t done = 0; done < count;) {
+    const int n = static_cast<int>(std::min<size_t>(count - done, size_t{1} << 30));
+    mpi_check(MPI_Bcast(data + done, n, MPI_FLOAT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    done += static_cast<size_t>(n);
+  }
+}
+
+long broadcast(long value) {
+  if (!g_world.distributed()) return value;
+  mpi_check(MPI_Bcast(&value, 1, MPI_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  return value;
 }
 
 [[noreturn]] void abort_job(int exit_code) {

@@ -3,6 +3,7 @@
 //   the replica tree), losses and final parameters, for the LSTM (plain SGD) and CIFAR-quick (momentum);
 // - and what one solver over the whole batch computes within 1e-5 relative (the gradient is summed in
 //   another order, so not bitwise);
+// - --resume across ranks continues bitwise;
 // - rank 0 alone reports and writes; a batch the ranks cannot share, ranks started with different arguments,
 //   and a rank killed mid-run end the job with a non-zero exit and a message that names the problem or rank.
 #include <corun/npy.hpp>
@@ -145,6 +146,22 @@ TEST_F(MpiTrain, CifarQuickWithMomentumTwoRanks) {
   expect_close_losses("ranks2", "solver");
   expect_same_params("ranks2", "solver", 1e-5);
   EXPECT_EQ(count(two.out, "test accuracy:"), 1u) << two;
+}
+
+// A job stopped after 2 iterations and resumed (--resume: rank 0 reads the checkpoint and shares parameters,
+// velocities and the data position) ends bitwise where the uninterrupted job ends. CIFAR-quick: with momentum.
+TEST_F(MpiTrain, ResumeAcrossRanksIsBitwise) {
+  const std::string model = "--model cifar-quick --batch 8 --eval-images 10";
+  const Result whole = ranks(2, model + " --iters 4", "whole");
+  ASSERT_EQ(whole.code, 0) << whole;
+  const Result first = ranks(2, model + " --iters 2 --checkpoint ck", "first");
+  ASSERT_EQ(first.code, 0) << first;
+  const Result rest = ranks(2, model + " --iters 4 --checkpoint ck --resume", "rest");
+  ASSERT_EQ(rest.code, 0) << rest;
+  EXPECT_HAS(rest.err, "resuming from");
+  EXPECT_EQ(count(rest.err, "resuming from"), 1u) << "rank 0 alone reads the checkpoint: " << rest;
+  EXPECT_EQ(losses("rest"), losses("whole"));
+  expect_same_params("rest", "whole", 0.0);
 }
 
 TEST_F(MpiTrain, BatchTheRanksCannotShareIsAnError) {
