@@ -286,6 +286,10 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     std::printf("replicas: %d, remote bytes per iteration %.0f (median; NUMA %s over %d domain%s; from the placement: "
                 "what tasks read from tensors homed on another domain)\n",
                 replicas, remote_med, info.numa_mode.c_str(), info.numa_domains, info.numa_domains == 1 ? "" : "s");
+  if (world.distributed())
+    std::printf("ranks: %d x %d replica(s); rank 0 sent %.0f bytes of gradient sums in the last iteration (StarPU-MPI, "
+                "binary rank tree)\n",
+                world.size, replicas, last.cross_rank_bytes);
   if (accuracy >= 0.0) std::printf("test accuracy: %.2f%%\n", 100.0 * accuracy);
   if (!trace_path.empty()) {
     write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
@@ -317,6 +321,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     config["fuse_elementwise"] = fuse;
     config["parallel_ops"] = pass.enabled;
     config["parallel_ops_min"] = pass.min_size;
+    config["ranks"] = world.size;
     json::Value summary = {{"median_ms", med},
                            {"min_ms", best},
                            {"tasks_per_iter", tasks},
@@ -329,6 +334,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                            {"total_work_ms", last.total_work_ms},
                            {"uncalibrated_nodes", last.uncalibrated}};
     if (numa_accounted) summary["remote_bytes_per_iter"] = remote_med;
+    if (world.distributed()) summary["cross_rank_bytes_last_iter"] = last.cross_rank_bytes;
     if (accuracy >= 0.0) summary["test_accuracy"] = accuracy;
     json::Value result = {
         {"config", std::move(config)},
