@@ -61,7 +61,7 @@ for r in $(seq 1 "$repeats"); do
       STARPU_NCPU=1 "${mpirun[@]}" -np "$n" "$corun" train $model_args --iters "$iters" --json "$json" >"$work/log" 2>&1
     fi || { echo "[bench] failed: $n ranks" >&2; cat "$work/log" >&2; exit 1; }
     ms[$n]+=" $(field "$json" median_ms)"
-    bytes[$n]=$(field "$json" cross_rank_bytes_last_iter)
+    bytes[$n]=$(printf '%.0f' "$(field "$json" cross_rank_bytes_last_iter)")
     if ((n > 1 && n <= cores)); then
       json="$work/replicas$n.$r.json"
       # shellcheck disable=SC2086
