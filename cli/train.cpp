@@ -395,7 +395,7 @@ int train(int argc, char** argv) {
   } catch (const std::exception& e) {
     // A failing rank ends the whole job at once, named, instead of leaving the others waiting for its
     // gradients. The engine and the graphs are not torn down: other ranks' transfers may still target them.
-    std::fprintf(stderr, "corun: rank %d of %d failed: %s\n", world.rank, world.size, e.what());
+    std::fprintf(stderr, "%s [rank %d of %d failed: ending the job]\n", e.what(), world.rank, world.size);
     std::fflush(stderr);
     job::abort_job(1);
   }

@@ -16,7 +16,7 @@ bool built_with_mpi() { return false; }
 const World& start() {
   const int launched = launcher_size();
   CORUN_CHECK(launched <= 1, Status::invalid_config,
-              "corun train was started as one of " << launched
+              "this process was started as one of " << launched
                   << " ranks (mpirun/srun), but this corun was built without MPI: every rank would train alone "
                      "and write the same files. Install Open MPI (apt-get install openmpi-bin libopenmpi-dev) and "
                      "reconfigure with -DCORUN_MPI=ON (docs/batch-jobs.md#several-nodes), or run one process");

@@ -168,6 +168,7 @@ TEST_F(MpiTrain, BatchTheRanksCannotShareIsAnError) {
   const Result r = ranks(4, "--model lstm --layers 1 --seq 4 --hidden 16 --batch 6 --iters 2", "bad");
   EXPECT_NE(r.code, 0) << r;
   EXPECT_HAS(r.err, "global batch of 6 samples does not split evenly over 4 ranks x 1 replicas");
+  EXPECT_HAS(r.err, "of 4 failed: ending the job]");
   EXPECT_FALSE(fs::exists(path("bad.json"))) << r;
 }
 
