@@ -181,8 +181,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   std::unique_ptr<Checkpoints> ckpt;
   CheckpointState state;  // the history before this process (from the checkpoint) and after
   if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
-  if (resume && !root_rank) {  // the job resumes from rank 0's checkpoint, shared below
-  } else if (resume) {
+  if (resume && root_rank) {  // the other ranks of a job get rank 0's checkpoint below
     if (auto loaded = ckpt->load_newest(g, identity)) {
       state = *loaded;
       std::fprintf(stderr, "corun: resuming from %s (%ld iterations done)%s\n", ckpt->loaded_path().c_str(),
