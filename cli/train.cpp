@@ -9,6 +9,7 @@
 #include "cli/progress.hpp"
 #include "cli/shared_machine.hpp"
 #include "cli/stop_signals.hpp"
+#include "engine/mpi/job.hpp"
 #include "trace/trace.hpp"
 
 #include <corun/engine.hpp>
@@ -112,10 +113,26 @@ void print_bound(const RunStats& s, const EngineInfo& info, double traced_makesp
               s.lower_bound_ms, s.critical_path_ms, s.total_work_ms, s.bound_cores, ratio);
 }
 
-}  // namespace
+// What every rank of a job must agree on before the first step (docs/batch-jobs.md#several-nodes): a rank
+// started with another binary, other arguments or other settings would hang or diverge, not fail.
+std::vector<job::Fingerprint> fingerprints(int argc, char** argv, const RunIdentity& identity, int replicas,
+                                           const Config& c) {
+  std::string args, config;
+  for (int i = 2; i < argc; ++i) args += std::string(argv[i]) + '\n';
+  for (const auto& [key, value] : identity) config += key + '=' + value + '\n';
+  config += "replicas=" + std::to_string(replicas) + "\npolicy=" + c.policy + "\nkernels=" +
+            (c.ref_kernels ? "ref" : "fast") + "\nnuma=" + std::to_string(static_cast<int>(c.numa)) +
+            "\nparallel_ops=" + std::to_string(c.grouping().enabled) + "/" + std::to_string(c.grouping().min_size);
+  return {{"the corun binary", job::executable_hash()},
+          {"the arguments", job::hash_text(args)},
+          {"the model and engine configuration", job::hash_text(config)}};
+}
 
-int train(int argc, char** argv) {
-  std::unique_ptr<TrainSession> session;
+// The training run of this process. `session` and `engine_owner` belong to the caller, which keeps them alive
+// when a rank of a job fails (train() below).
+int run_training(int argc, char** argv, const job::World& world, std::unique_ptr<TrainSession>& session,
+                 std::unique_ptr<Engine>& engine_owner) {
+  const bool root_rank = world.rank == 0;  // rank 0 alone writes files and reports (one process: itself)
   long iters = 0;
   bool fuse = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
@@ -159,7 +176,9 @@ int train(int argc, char** argv) {
     if (replicas > 1 && args.has("--trace"))
       throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
                        " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) set CORUN_NUMA=off to trace");
-    session = make_session(args, replicas);
+    if (world.distributed() && args.has("--trace"))
+      throw UsageError("--trace records one solver in one process; run without mpirun/srun to trace");
+    session = make_session(args, BatchShare::of(replicas, world.rank, world.size));
     iters = args.positive("--iters", session->default_iters());
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
     plan = args.str("--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
@@ -167,7 +186,7 @@ int train(int argc, char** argv) {
     return usage_error("train", e, flags(), usage());
   }
   if (policy_help_requested(engine_config)) return 0;
-  std::fprintf(stderr, "corun train: %s\n", plan.c_str());
+  if (root_rank) std::fprintf(stderr, "corun train: %s\n", plan.c_str());
   stop::install();  // from here on, SIGTERM/SIGUSR1/SIGINT stop the run after an iteration
 
   Graph& g = session->graph();  // the root replica (the only graph of one solver)
@@ -195,10 +214,12 @@ int train(int argc, char** argv) {
                replicas > 1 ? " of each replica" : "");
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
+  job::check_same(fingerprints(argc, argv, identity, replicas, engine_config));
+  if (!root_rank) json_path = save_dir = grads_dir = ckpt_dir = "";  // rank 0 writes the job's files
   std::unique_ptr<Checkpoints> ckpt;
   CheckpointState state;  // the history before this process (from the checkpoint) and after
   if (!ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(ckpt_dir);
-  if (resume) {
+  if (resume && root_rank) {  // the other ranks of a job get rank 0's checkpoint below
     if (auto loaded = ckpt->load_newest(g, identity)) {
       state = *loaded;
       std::fprintf(stderr, "corun: resuming from %s (%ld iterations done)%s\n", ckpt->loaded_path().c_str(),
@@ -217,13 +238,22 @@ int train(int argc, char** argv) {
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
   }
+  if (resume && world.distributed()) {
+    // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
+    // optimizer state (velocities), so that all ranks hold the same numbers, as after any step.
+    state.iteration = job::broadcast(state.iteration);
+    std::vector<Tensor> tensors = g.params();
+    for (Tensor t : g.optimizer_state()) tensors.push_back(t);
+    for (Tensor t : tensors) job::broadcast(g.data(t), static_cast<size_t>(t.shape().numel()));
+  }
   copy_root_params(*session);  // loaded or resumed weights reach every replica
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
-  Engine engine(engine_config);
+  engine_owner = std::make_unique<Engine>(engine_config);
+  Engine& engine = *engine_owner;
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
               "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
-  warn_if_shared("train", engine_config.cgroup_root, engine_config.quiet);  // one line, before the timings
+  if (root_rank) warn_if_shared("train", engine_config.cgroup_root, engine_config.quiet);  // one line, before the timings
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
   std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
@@ -235,10 +265,14 @@ int train(int argc, char** argv) {
     std::fprintf(stderr, "corun: checkpoint %s\n", path.c_str());
   };
   Progress progress(iters, progress_every, stderr_is_terminal());
-  for (long it = state.iteration; it < iters && stop::requested() == 0; ++it) {
+  int stop_signal = 0;  // agreed by every rank after each step, so that all stop after the same iteration
+  // One process stops on its own signal; a rank of a job only on the agreed one (a rank stopping alone would
+  // leave the others waiting for its gradients).
+  auto may_continue = [&] { return stop_signal == 0 && (world.distributed() || stop::requested() == 0); };
+  for (long it = state.iteration; it < iters && may_continue(); ++it) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
-    if (it == resumed_from && s.uncalibrated > 0 && !engine_config.quiet)  // StarPU's own chatter is silenced
+    if (it == resumed_from && s.uncalibrated > 0 && !engine_config.quiet && root_rank)  // StarPU's own chatter is silenced
       std::fprintf(stderr,
                    "corun train: calibrating: %d of %d tasks have no performance model yet (StarPU history models "
                    "for machine %s); the first iterations are slower\n",
@@ -248,20 +282,26 @@ int train(int argc, char** argv) {
     tasks = s.tasks;
     last = s;
     state.ms.push_back(s.wall_ms);
-    state.losses.push_back(read_loss(*session, engine));
+    const JobStep outcome = finish_step(*session, engine, stop::requested());
+    stop_signal = outcome.stop_signal;
+    state.losses.push_back(outcome.loss);
     state.iteration = it + 1;
-    progress.update(state.iteration, s.wall_ms, state.losses.back());
+    if (root_rank) progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
   progress.finish();
-  const int stop_signal = stop::requested();
+  if (stop_signal == 0 && !world.distributed()) stop_signal = stop::requested();
   const bool stopped = stop_signal != 0 && state.iteration < iters;
   // At the end, and when stopped by a signal (unless nothing ran since the checkpoint we resumed from).
   if (ckpt && state.iteration > ckpt->newest()) checkpoint();
 
   const EngineInfo& info = engine.info();
   // The test accuracy of the final parameters (a model with a test set only; not after a stop signal).
-  const double accuracy = stopped ? -1.0 : session->test_accuracy(engine);
+  const double accuracy = stopped || !root_rank ? -1.0 : session->test_accuracy(engine);
+  if (!root_rank) {  // the job's table and files are rank 0's
+    for (Graph* r : graphs) engine.release(*r);
+    return stopped ? stop::kStoppedExitCode : 0;
+  }
   std::printf("\n%s\n\n", session->title().c_str());
   // The first iteration of a process also registers data and loads perfmodels: keep it out of the summary.
   const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
@@ -290,6 +330,10 @@ int train(int argc, char** argv) {
     std::printf("replicas: %d, remote bytes per iteration %.0f (median; NUMA %s over %d domain%s; from the placement: "
                 "what tasks read from tensors homed on another domain)\n",
                 replicas, remote_med, info.numa_mode.c_str(), info.numa_domains, info.numa_domains == 1 ? "" : "s");
+  if (world.distributed())
+    std::printf("ranks: %d x %d replica(s); rank 0 sent %.0f bytes of gradient sums in the last iteration (StarPU-MPI, "
+                "binary rank tree)\n",
+                world.size, replicas, last.cross_rank_bytes);
   if (accuracy >= 0.0) std::printf("test accuracy: %.2f%%\n", 100.0 * accuracy);
   if (!trace_path.empty()) {
     write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
@@ -307,9 +351,11 @@ int train(int argc, char** argv) {
       const Tensor d = g.grad(p);
       if (!d.valid()) continue;
       std::vector<float> grad = engine.read(g, d);
-      // Replicas: the root holds the sum of the replicas' mean gradients; divided, the whole batch's mean.
-      if (replicas > 1)
-        for (float& x : grad) x /= static_cast<float>(replicas);
+      // Replicas: the root holds the sum of the replicas' mean gradients (of every rank's replicas); divided,
+      // the whole batch's mean.
+      const int job_replicas = replicas * world.size;
+      if (job_replicas > 1)
+        for (float& x : grad) x /= static_cast<float>(job_replicas);
       save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
     }
   }
@@ -319,6 +365,7 @@ int train(int argc, char** argv) {
     config["fuse_elementwise"] = fuse;
     config["parallel_ops"] = pass.enabled;
     config["parallel_ops_min"] = pass.min_size;
+    config["ranks"] = world.size;
     json::Value summary = {{"median_ms", med},
                            {"min_ms", best},
                            {"tasks_per_iter", tasks},
@@ -331,6 +378,7 @@ int train(int argc, char** argv) {
                            {"total_work_ms", last.total_work_ms},
                            {"uncalibrated_nodes", last.uncalibrated}};
     if (numa_accounted) summary["remote_bytes_per_iter"] = remote_med;
+    if (world.distributed()) summary["cross_rank_bytes_last_iter"] = last.cross_rank_bytes;
     if (accuracy >= 0.0) summary["test_accuracy"] = accuracy;
     json::Value result = {
         {"config", std::move(config)},
@@ -376,6 +424,29 @@ int train(int argc, char** argv) {
     return stop::kStoppedExitCode;
   }
   return 0;
+}
+
+}  // namespace
+
+int train(int argc, char** argv) {
+  const job::World& world = job::start();  // MPI, when a launcher started several ranks (engine/mpi/job.hpp)
+  std::unique_ptr<TrainSession> session;
+  std::unique_ptr<Engine> engine;
+  if (!world.distributed()) return run_training(argc, argv, world, session, engine);
+  int code = 0;
+  try {
+    code = run_training(argc, argv, world, session, engine);
+  } catch (const std::exception& e) {
+    // A failing rank ends the whole job at once, named, instead of leaving the others waiting for its
+    // gradients. The engine and the graphs are not torn down: other ranks' transfers may still target them.
+    std::fprintf(stderr, "%s [rank %d of %d failed: ending the job]\n", e.what(), world.rank, world.size);
+    std::fflush(stderr);
+    job::abort_job(1);
+  }
+  engine.reset();
+  session.reset();
+  job::finish();
+  return code;
 }
 
 }  // namespace corun::cli

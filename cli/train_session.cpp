@@ -6,6 +6,7 @@
 #include "cli/sessions/sessions.hpp"
 
 #include "base/check.hpp"
+#include "engine/mpi/job.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,7 +14,16 @@
 
 namespace corun::cli {
 
-int replica_batch(const std::string& model, int batch, int replicas) {
+int replica_batch(const std::string& model, int batch, const BatchShare& share) {
+  const int replicas = share.total;
+  if (share.total != share.local)  // several ranks
+    CORUN_CHECK(batch % replicas == 0, Status::invalid_argument,
+                "corun train --model " << model << ": the global batch of " << batch
+                                       << " samples does not split evenly over " << share.total / share.local
+                                       << " ranks x " << share.local << " replicas = " << replicas
+                                       << " parts; choose a --batch that is a multiple of " << replicas
+                                       << " (--batch stays the global batch), or change the rank or replica count "
+                                          "(CORUN_REPLICAS)");
   CORUN_CHECK(batch % replicas == 0, Status::invalid_argument,
               "corun train --model " << model << ": the batch of " << batch << " samples does not split evenly over "
                                      << replicas << " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate); choose a --batch "
@@ -29,8 +39,9 @@ void write_rows(Engine& engine, Graph& g, Tensor t, const std::vector<float>& wh
   engine.write(g, t, whole.data() + part * static_cast<size_t>(r), part);
 }
 
-RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, float learning_rate, float momentum) {
-  if (graphs.size() == 1) return engine.run(*graphs[0]);
+RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, const BatchShare& share, float learning_rate,
+                  float momentum) {
+  if (share.total == 1) return engine.run(*graphs[0]);
   return engine.run_replicated(graphs, learning_rate, momentum);
 }
 
@@ -83,10 +94,22 @@ std::vector<FlagSpec> model_flags() {
   };
 }
 
-float read_loss(TrainSession& session, Engine& engine) {
-  double sum = 0.0;  // replica order: the same sum every run
-  for (int r = 0; r < session.replicas(); ++r) sum += engine.read(session.graph(r), session.loss(r))[0];
-  return static_cast<float>(sum / session.replicas());
+JobStep finish_step(TrainSession& session, Engine& engine, int my_stop_signal) {
+  const int n = session.replicas();
+  std::vector<double> mine;  // this rank's losses, then its stop signal
+  for (int r = 0; r < n; ++r) mine.push_back(engine.read(session.graph(r), session.loss(r))[0]);
+  mine.push_back(my_stop_signal);
+  const std::vector<double> all = job::all_gather(mine);
+  JobStep out;
+  double sum = 0.0;  // global replica order: the same sum every run, and as in one process
+  int replicas = 0;
+  for (size_t rank = 0; rank < all.size() / mine.size(); ++rank) {
+    const double* own = all.data() + rank * mine.size();
+    for (int r = 0; r < n; ++r, ++replicas) sum += own[r];
+    out.stop_signal = std::max(out.stop_signal, static_cast<int>(own[n]));
+  }
+  out.loss = static_cast<float>(sum / replicas);
+  return out;
 }
 
 void copy_root_params(TrainSession& session) {
@@ -109,6 +132,11 @@ std::vector<Graph*> replica_graphs(TrainSession& session) {
 bool supports_replicas(const std::string& model) { return model != "wide-deep"; }
 
 std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
+  return make_session(args, BatchShare{replicas, 0, replicas});
+}
+
+std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& share) {
+  const int replicas = share.total;
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
@@ -125,14 +153,15 @@ std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
   const std::string size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")
     throw UsageError("--size must be small, medium or large, got '" + size + "'");
-  if (model == "lstm" || model == "phased-lstm") return make_lstm_session(args, replicas);
+  if (model == "lstm" || model == "phased-lstm") return make_lstm_session(args, share);
   if (replicas > 1 && !supports_replicas(model))
     throw Error(Status::invalid_config,
-                "corun train --model " + model + " runs one solver; " + std::to_string(replicas) +
-                    " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate) work with lstm, phased-lstm, cifar-quick, "
-                    "pathnet and googlenet: unset CORUN_REPLICAS and set CORUN_NUMA=off");
+                "corun train --model " + model + " runs one solver in one process; " + std::to_string(replicas) +
+                    " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate, or several MPI ranks) work with lstm, "
+                    "phased-lstm, cifar-quick, pathnet and googlenet: unset CORUN_REPLICAS, set CORUN_NUMA=off "
+                    "and run one process");
   if (model == "wide-deep") return make_wide_deep_session(args);
-  return make_cnn_session(args, model, size, replicas);
+  return make_cnn_session(args, model, size, share);
 }
 
 }  // namespace corun::cli

@@ -18,6 +18,17 @@
 
 namespace corun::cli {
 
+/// Which parts of every batch this process trains on. The global batch is cut into `total` equal parts, one
+/// per replica of the whole job, and this process's `local` replicas train on parts [first, first + local).
+/// One process: first 0, total = local. MPI rank r of N with R replicas each: first = r R, total = N R
+/// (docs/batch-jobs.md#several-nodes), so N ranks see exactly the rows one process sees.
+struct BatchShare {
+  int local = 1;
+  int first = 0;
+  int total = 1;
+  static BatchShare of(int replicas, int rank, int ranks) { return {replicas, rank * replicas, replicas * ranks}; }
+};
+
 // With N solver replicas (docs/numa.md) a session holds N graphs of the model over batch / N samples each:
 // replica r trains on rows [r B/N, (r+1) B/N) of every batch, so together they see exactly the one solver's
 // batch, and Engine::run_replicated sums their gradients and updates once. Replica 0 (the root) holds the
@@ -54,8 +65,15 @@ class TrainSession {
   }
 };
 
-/// The whole batch's loss after a step: the mean of the replicas' losses (each a mean over its rows).
-float read_loss(TrainSession& session, Engine& engine);
+/// What every rank knows after a step (one process: its own values).
+struct JobStep {
+  float loss = 0.0f;    ///< the whole batch's loss: the mean of every replica's loss of the job
+  int stop_signal = 0;  ///< the largest stop signal any rank received (0: none), so all stop together
+};
+/// Reads this process's replicas' losses (each a mean over its rows), gathers every rank's in rank order (a
+/// collective over the job's ranks) and averages them in global replica order: the same sum as one process
+/// with all the replicas. `my_stop_signal` is this rank's stop::requested().
+JobStep finish_step(TrainSession& session, Engine& engine, int my_stop_signal);
 /// Copies the root's parameters into the other replicas' host buffers (after --load or a resume, before the
 /// engine binds the graphs), so every replica starts from the same weights.
 void copy_root_params(TrainSession& session);
@@ -72,5 +90,7 @@ std::vector<FlagSpec> model_flags();
 /// .replicas; planned_replicas() before the engine starts); throws UsageError for unknown or inapplicable
 /// flags and corun::Error for a batch the replicas cannot share or a model without replica support.
 std::unique_ptr<TrainSession> make_session(const Args& args, int replicas = 1);
+/// The same, for this process's share of a job's batch (`share.local` replicas).
+std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& share);
 
 }  // namespace corun::cli

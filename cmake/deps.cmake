@@ -18,3 +18,20 @@ if(CORUN_STARPU_CONFIG_H)
   file(STRINGS ${CORUN_STARPU_CONFIG_H} _maxcpus REGEX "#define STARPU_MAXCPUS ")
   string(REGEX REPLACE ".*STARPU_MAXCPUS ([0-9]+).*" "\\1" CORUN_STARPU_MAXCPUS "${_maxcpus}")
 endif()
+
+# The optional MPI component (engine/mpi/, docs/batch-jobs.md#several-nodes): `mpirun -np N corun train`
+# over StarPU-MPI. AUTO turns it on when the StarPU we build against has starpumpi-1.3 and an MPI library is
+# found; without it corun builds and tests as one process, and a multi-rank launch is refused.
+set(CORUN_MPI AUTO CACHE STRING "Data-parallel training over MPI ranks with StarPU-MPI: AUTO, ON or OFF")
+set_property(CACHE CORUN_MPI PROPERTY STRINGS AUTO ON OFF)
+set(CORUN_WITH_MPI OFF)
+if(NOT CORUN_MPI STREQUAL "OFF")
+  pkg_check_modules(STARPUMPI IMPORTED_TARGET starpumpi-1.3)
+  find_package(MPI COMPONENTS C QUIET)
+  if(STARPUMPI_FOUND AND MPI_C_FOUND)
+    set(CORUN_WITH_MPI ON)
+  elseif(CORUN_MPI STREQUAL "ON")
+    message(FATAL_ERROR "CORUN_MPI=ON but starpumpi-1.3 (found: ${STARPUMPI_FOUND}) or MPI (found: ${MPI_C_FOUND}) "
+                        "is missing: apt-get install openmpi-bin libopenmpi-dev, and a StarPU built with MPI")
+  endif()
+endif()

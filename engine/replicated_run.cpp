@@ -1,6 +1,9 @@
 // The replicated SGD step (NUMA-Caffe; docs/numa.md): every replica's graph in its own scheduling context
 // with its tensors homed on its domain, the gradients summed along the plan's fixed tree, the update at the
-// root and the new parameters copied back to every replica.
+// root and the new parameters copied back to every replica. Over several processes (engine/cross_ranks.hpp)
+// the roots' sums are then added along the rank tree and the total comes back to every rank, which applies
+// the same update.
+#include "engine/cross_ranks.hpp"
 #include "engine/engine_impl.hpp"
 
 #include "base/check.hpp"
@@ -149,11 +152,15 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     }
   }
   // The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
-  // batch's mean gradient: dividing by n keeps the one-solver update (exactly when n is a power of two).
+  // batch's mean gradient: dividing by their count (over every rank) keeps the one-solver update (exactly
+  // when that count is a power of two).
+  engine::CrossRanks* ranks = engine::cross_ranks();
+  const bool across_ranks = ranks != nullptr && ranks->size() > 1;
+  const size_t total = n * static_cast<size_t>(across_ranks ? ranks->size() : 1);
   for (size_t k = 0; k < np; ++k) {
     Impl::SyncCalls& c = im.sync_calls[k];
-    c.update.f = learning_rate / static_cast<float>(n);
-    c.mean.f = 1.0f / static_cast<float>(n);
+    c.update.f = learning_rate / static_cast<float>(total);
+    c.mean.f = 1.0f / static_cast<float>(total);
     c.momentum.f = learning_rate;
     c.momentum.i[0] = codelets::sgd_momentum_encode(momentum);
   }
@@ -216,6 +223,14 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
                                       {handle(r, grads[r][k]), handle(static_cast<size_t>(c), grads[c][k])},
                                       "replica_grad_sum"),
                r);
+  // Across ranks: every rank's root sum joins the rank tree; afterwards each root holds the same total.
+  if (across_ranks) {
+    std::vector<starpu_data_handle_t> sums(np);
+    for (size_t k = 0; k < np; ++k) sums[k] = handle(0, grads[0][k]);
+    ranks->submit_allreduce(sums, [&](size_t k, starpu_data_handle_t received) {
+      submit(engine::make_call_task(im.sync_calls[k].add_child, {sums[k], received}, "rank_grad_sum"), 0);
+    });
+  }
   for (size_t k = 0; k < np; ++k) {
     if (momentum > 0.0f) {
       submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
@@ -236,7 +251,12 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       submit(engine::make_call_task(im.sync_calls[k].copy, {handle(0, params[0][k]), handle(r, params[r][k])},
                                     "replica_param_copy"),
              r);
-  starpu_task_wait_for_all();
+  if (across_ranks) {
+    ranks->wait_all();  // the tasks and this rank's transfers (StarPU-MPI's requests are not tasks)
+    stats.cross_rank_bytes = ranks->last_bytes_sent();
+  } else {
+    starpu_task_wait_for_all();
+  }
   stats.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   stats.remote_bytes = static_cast<double>(g_replica.remote.load());
   stats.tasks_outside_replica = g_replica.outside.load();

@@ -9,6 +9,7 @@
 #include "codelets/starpu/codelets.hpp"
 #include "engine/allocation.hpp"
 #include "engine/blas.hpp"
+#include "engine/cross_ranks.hpp"
 #include "engine/model_files.hpp"
 #include "engine/starpu_check.hpp"
 #include "sched/layout.hpp"
@@ -142,6 +143,15 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     conf.ncuda = 0;
     conf.nopencl = 0;
     starpu_check(starpu_init(&conf), "starpu_init");
+    // Several MPI ranks: StarPU-MPI's progress thread and tag matching (engine/cross_ranks.hpp).
+    if (engine::CrossRanks* ranks = engine::cross_ranks()) {
+      try {
+        ranks->attach();
+      } catch (...) {
+        starpu_shutdown();
+        throw;
+      }
+    }
 
     EngineInfo& i = impl_->info;
     fill_info(i, policy, workers_source, config);
@@ -178,6 +188,7 @@ Engine::~Engine() {
   impl_->drop_mean_grads();
   for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b.handles);
   impl_->bound.clear();
+  if (engine::CrossRanks* ranks = engine::cross_ranks()) ranks->detach();
   starpu_shutdown();
   g_engine_alive = false;
 }

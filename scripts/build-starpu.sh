@@ -5,8 +5,12 @@
 # buildd's core count: 4 CPU workers and 2 NUMA nodes at most. Combined workers (our teams) share the worker
 # id space, so a manycore node needs maxcpus well above its core count (see docs/architecture.md).
 #
+# With StarPU-MPI (libstarpumpi-1.3, Open MPI from Debian), which `mpirun -np N corun train` uses
+# (docs/batch-jobs.md#several-nodes); the "-mpi" in the cache key makes machines that cached the earlier
+# build without MPI build this one.
+#
 # Result: a prefix outside the repository, reused when present:
-#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16
+#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16-mpi
 # Prints that prefix on its last line of stdout. Everything else goes to stderr.
 set -euo pipefail
 
@@ -14,12 +18,12 @@ STARPU_VERSION=1.3.10
 MAXCPUS=256
 MAXNUMANODES=16
 cache=${CORUN_CACHE:-$HOME/.cache/corun}
-prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES"
+prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES-mpi"
 stamp="$prefix/.corun-build-complete"
 
 log() { echo "[build-starpu] $*" >&2; }
 
-if [[ -f "$stamp" && -f "$prefix/lib/pkgconfig/starpu-1.3.pc" ]]; then
+if [[ -f "$stamp" && -f "$prefix/lib/pkgconfig/starpu-1.3.pc" && -f "$prefix/lib/pkgconfig/starpumpi-1.3.pc" ]]; then
   log "reusing $prefix"
   echo "$prefix"
   exit 0
@@ -46,8 +50,9 @@ SRC
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-# Build dependencies for a CPU-only build (configure is shipped, no autotools needed).
-apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-config libhwloc-dev >&2
+# Build dependencies for a CPU-only build with MPI (configure is shipped, no autotools needed).
+apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-config libhwloc-dev \
+  openmpi-bin libopenmpi-dev >&2
 
 work="$cache/src"
 rm -rf "$work"
@@ -62,10 +67,11 @@ tar xf "$orig"
 srcdir=$(find . -maxdepth 1 -type d -name "starpu-$STARPU_VERSION*" | head -n 1)
 cd "$srcdir"
 
-log "configure (maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
+log "configure (maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES, MPI) into $prefix"
 ./configure --prefix="$prefix" \
   --enable-maxcpus="$MAXCPUS" --enable-maxnumanodes="$MAXNUMANODES" \
-  --disable-cuda --disable-opencl --disable-mpi --disable-fortran \
+  --enable-mpi --with-mpicc="$(command -v mpicc)" --disable-mpi-check \
+  --disable-cuda --disable-opencl --disable-fortran \
   --disable-build-doc --disable-build-examples --disable-build-tests \
   --disable-starpufft --disable-socl --disable-starpurm --disable-mlr \
   --disable-gcc-extensions --disable-opengl-render --without-fxt >"$work/configure.log" 2>&1 \
@@ -77,6 +83,8 @@ make install >"$work/install.log" 2>&1 || { log "make install failed, see $work/
 
 grep -q "define STARPU_MAXCPUS $MAXCPUS" "$prefix/include/starpu/1.3/starpu_config.h" \
   || { log "error: built StarPU does not have STARPU_MAXCPUS $MAXCPUS"; exit 1; }
+[[ -f "$prefix/lib/pkgconfig/starpumpi-1.3.pc" ]] \
+  || { log "error: built StarPU has no StarPU-MPI (starpumpi-1.3.pc); see $work/configure.log"; exit 1; }
 touch "$stamp"
 rm -rf "$work"
 log "done: $prefix"

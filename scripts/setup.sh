@@ -25,8 +25,11 @@ esac
 # zlib1g-dev + dataset-fashion-mnist: `corun train --model cifar-quick` reads the gzip'ed IDX files.
 # nlohmann-json3-dev: the JSON library every corun file format is read and written with (base/json.hpp).
 # libdnnl-dev: oneDNN, measured against im2col + OpenBLAS for the conv kernels (bench/conv_kernels.sh).
+# openmpi-bin + libopenmpi-dev: mpirun and MPI for `mpirun -np N corun train` over StarPU-MPI (the MPI
+# component, CMake option CORUN_MPI; docs/batch-jobs.md#several-nodes) and the tests of label mpi.
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
-          libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev)
+          libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite; exits non-zero on any failure.
-#   1. the suite against the StarPU setup.sh chooses for this machine (all labels);
+#   1. the suite against the StarPU setup.sh chooses for this machine (all labels; label mpi, `mpirun -np 2|4
+#      corun train`, exists only when CMake found the MPI component and mpirun: about 30 s, run serially);
 #   2. the StarPU-dependent labels (engine, cli, install) again against the source-built StarPU with STARPU_NCPU=8
 #      (oversubscribed on small machines: checks correctness with teams of width 1/2/4/8, not speed).
 #   3. the unit and engine labels again under AddressSanitizer + UndefinedBehaviorSanitizer;

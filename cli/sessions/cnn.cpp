@@ -25,13 +25,13 @@ constexpr float kPixelStd = 0.3530f;
 
 class CnnTrain : public TrainSession {
  public:
-  CnnTrain(const models::CnnConfig& cfg, int replicas, std::string size, const std::string& data_dir, long epochs,
-           long eval_images)
-      : cfg_(cfg), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
+  CnnTrain(const models::CnnConfig& cfg, const BatchShare& share, std::string size, const std::string& data_dir,
+           long epochs, long eval_images)
+      : cfg_(cfg), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
     models::CnnConfig rc = cfg;
-    rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, replicas);
-    rc.sgd_update = replicas == 1;  // replicas: gradients (and the root's velocities) only
-    for (int r = 0; r < replicas; ++r) {
+    rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, share);
+    rc.sgd_update = share.total == 1;  // replicas: gradients (and the root's velocities) only
+    for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Cnn>(rc));
       models_.back()->init_params();
       graphs_.push_back(&models_.back()->graph);
@@ -46,8 +46,9 @@ class CnnTrain : public TrainSession {
       batches_per_epoch_ = data_.train.count / cfg.batch;
       eval_images_ = std::min<long>(eval_images_, static_cast<long>(data_.test.count));
     }
-    images_.resize(static_cast<size_t>(models_[0]->x.shape().numel()) * static_cast<size_t>(replicas));
-    targets_.resize(static_cast<size_t>(models_[0]->targets.shape().numel()) * static_cast<size_t>(replicas));
+    // The whole batch's layout (write_rows takes part `first + r` of `total`); a rank fills its own rows only.
+    images_.resize(static_cast<size_t>(models_[0]->x.shape().numel()) * static_cast<size_t>(share.total));
+    targets_.resize(static_cast<size_t>(models_[0]->targets.shape().numel()) * static_cast<size_t>(share.total));
   }
 
   Graph& graph(int r) override { return models_[static_cast<size_t>(r)]->graph; }
@@ -59,17 +60,17 @@ class CnnTrain : public TrainSession {
   RunStats step(Engine& engine, uint64_t k) override {
     if (dataset())
       dataset_batch(k);
-    else
+    else  // the whole batch: one random stream draws every row, so a rank cannot draw its rows alone
       synthetic_.make_batch(k, images_, targets_);
-    const int n = replicas();
-    for (int r = 0; r < n; ++r) {
+    const int n = share_.total;
+    for (int r = 0; r < replicas(); ++r) {
       models::Cnn& m = *models_[static_cast<size_t>(r)];
-      write_rows(engine, m.graph, m.x, images_, r, n);
-      write_rows(engine, m.graph, m.targets, targets_, r, n);
+      write_rows(engine, m.graph, m.x, images_, share_.first + r, n);
+      write_rows(engine, m.graph, m.targets, targets_, share_.first + r, n);
     }
     const float lr = learning_rate_at(k);
-    if (n == 1 && cfg_.warmup > 0) models_[0]->graph.set_learning_rate(lr);  // replicas: run_replicated's step
-    return run_step(engine, graphs_, lr, cfg_.momentum);
+    if (n == 1 && cfg_.warmup > 0) models_[0]->graph.set_learning_rate(lr);  // replicas/ranks: run_replicated's step
+    return run_step(engine, graphs_, share_, lr, cfg_.momentum);
   }
 
   // The warm-up's step size at batch k: depends on k only, so a resumed run takes the same steps.
@@ -96,7 +97,7 @@ class CnnTrain : public TrainSession {
     std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g%s momentum=%g%s%s",
                   models::cnn_name(c.kind), size_.c_str(), c.batch, c.channels, c.image, c.image,
                   static_cast<double>(c.learning_rate), warmup.c_str(), static_cast<double>(c.momentum),
-                  dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(replicas()).c_str());
+                  dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(share_.total).c_str());
     return buf;
   }
   json::Value json_config() const override {
@@ -193,7 +194,9 @@ class CnnTrain : public TrainSession {
     const int64_t first = static_cast<int64_t>(k % static_cast<uint64_t>(batches_per_epoch_)) * cfg().batch;
     const int64_t per = data_.train.rows * data_.train.cols;
     std::fill(targets_.begin(), targets_.end(), 0.0f);
-    for (int b = 0; b < cfg().batch; ++b) {
+    // This process's rows only (its replicas' parts): a rank of a job decodes no other rank's images.
+    const int rows = cfg().batch / share_.total;
+    for (int b = share_.first * rows; b < (share_.first + share_.local) * rows; ++b) {
       const int64_t item = perm_[static_cast<size_t>(first + b)];
       normalise(data_.train, item, images_.data() + b * per);
       targets_[static_cast<size_t>(b * cfg().classes + data_.train.labels[static_cast<size_t>(item)])] = 1.0f;
@@ -201,6 +204,7 @@ class CnnTrain : public TrainSession {
   }
 
   models::CnnConfig cfg_;                             // the whole batch's
+  BatchShare share_;                                  // this process's parts of every batch
   std::vector<std::unique_ptr<models::Cnn>> models_;  // one per replica, batch / replicas each
   std::vector<Graph*> graphs_;
   std::string size_;
@@ -218,7 +222,7 @@ class CnnTrain : public TrainSession {
 }  // namespace
 
 std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::string& model, const std::string& size,
-                                               int replicas) {
+                                               const BatchShare& share) {
   models::CnnConfig cfg = model == "cifar-quick" ? models::cifar_quick_config()
                           : model == "pathnet"   ? models::pathnet_config(size)
                                                  : models::googlenet_config(size);
@@ -245,7 +249,7 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
   }
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.positive("--eval-images", 10000);
-  return std::make_unique<CnnTrain>(cfg, replicas, model == "cifar-quick" ? "fixed" : size,
+  return std::make_unique<CnnTrain>(cfg, share, model == "cifar-quick" ? "fixed" : size,
                                     args.str("--data", kFashionMnistDir), epochs, eval_images);
 }
 

@@ -15,11 +15,11 @@ namespace {
 
 class LstmTrain : public TrainSession {
  public:
-  LstmTrain(const models::LstmConfig& cfg, int replicas) : cfg_(cfg), task_(cfg) {
+  LstmTrain(const models::LstmConfig& cfg, const BatchShare& share) : cfg_(cfg), task_(cfg), share_(share) {
     models::LstmConfig rc = cfg;
-    rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, replicas);
-    rc.sgd_update = replicas == 1;  // replicas: gradients only, Engine::run_replicated updates
-    for (int r = 0; r < replicas; ++r) {
+    rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, share);
+    rc.sgd_update = share.total == 1;  // replicas: gradients only, Engine::run_replicated updates
+    for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Lstm>(rc));
       models_.back()->init_params();
       graphs_.push_back(&models_.back()->graph);
@@ -29,16 +29,19 @@ class LstmTrain : public TrainSession {
   Tensor loss(int r) const override { return models_[static_cast<size_t>(r)]->loss; }
   int replicas() const override { return static_cast<int>(models_.size()); }
   RunStats step(Engine& engine, uint64_t k) override {
-    const int n = replicas();
-    task_.make_batch(k, xs_, targets_);  // the whole batch; replica r writes its rows
+    // The whole batch, even on a rank of a job: the generator draws every row from one random stream, so a
+    // rank cannot draw its rows alone without changing the data. Replica r writes its part of it.
+    task_.make_batch(k, xs_, targets_);
     if (cfg_.phased) task_.make_times(k, times_);
-    for (int r = 0; r < n; ++r) {
+    const int n = share_.total;
+    for (int r = 0; r < replicas(); ++r) {
       models::Lstm& m = *models_[static_cast<size_t>(r)];
-      for (size_t t = 0; t < m.x.size(); ++t) write_rows(engine, m.graph, m.x[t], xs_[t], r, n);
-      write_rows(engine, m.graph, m.targets, targets_, r, n);
-      for (size_t t = 0; t < m.times.size(); ++t) write_rows(engine, m.graph, m.times[t], times_[t], r, n);
+      const int part = share_.first + r;
+      for (size_t t = 0; t < m.x.size(); ++t) write_rows(engine, m.graph, m.x[t], xs_[t], part, n);
+      write_rows(engine, m.graph, m.targets, targets_, part, n);
+      for (size_t t = 0; t < m.times.size(); ++t) write_rows(engine, m.graph, m.times[t], times_[t], part, n);
     }
-    return run_step(engine, graphs_, cfg_.learning_rate, 0.0f);
+    return run_step(engine, graphs_, share_, cfg_.learning_rate, 0.0f);
   }
   RunIdentity identity() const override {
     const models::LstmConfig& c = cfg_;
@@ -58,7 +61,7 @@ class LstmTrain : public TrainSession {
     char buf[200];
     std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g%s",
                   c.phased ? "PhasedLSTM" : "LSTM", c.layers, c.batch, c.seq, c.hidden,
-                  static_cast<double>(c.learning_rate), replicas_note(replicas()).c_str());
+                  static_cast<double>(c.learning_rate), replicas_note(share_.total).c_str());
     return buf;
   }
   json::Value json_config() const override {
@@ -85,6 +88,7 @@ class LstmTrain : public TrainSession {
  private:
   models::LstmConfig cfg_;  // the whole batch's
   models::SequenceTask task_;
+  BatchShare share_;  // this process's parts of every batch
   std::vector<std::unique_ptr<models::Lstm>> models_;  // one per replica, batch / replicas each
   std::vector<Graph*> graphs_;
   std::vector<std::vector<float>> xs_;  // reused: no allocation per step
@@ -94,7 +98,7 @@ class LstmTrain : public TrainSession {
 
 }  // namespace
 
-std::unique_ptr<TrainSession> make_lstm_session(const Args& args, int replicas) {
+std::unique_ptr<TrainSession> make_lstm_session(const Args& args, const BatchShare& share) {
   std::string unused;
   models::LstmConfig cfg = lstm_config_from(args, unused);
   cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
@@ -102,7 +106,7 @@ std::unique_ptr<TrainSession> make_lstm_session(const Args& args, int replicas) 
   const std::string cell = args.str("--cell", "fused");
   if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
   cfg.fused_cell = cell == "fused";
-  return std::make_unique<LstmTrain>(cfg, replicas);
+  return std::make_unique<LstmTrain>(cfg, share);
 }
 
 }  // namespace corun::cli

@@ -15,12 +15,14 @@
 
 namespace corun::cli {
 
-/// The rows of a batch each replica trains on: B / n, or an error when n does not divide B.
-int replica_batch(const std::string& model, int batch, int replicas);
+/// The rows of a batch each replica trains on: B / share.total, or an error when that does not divide B.
+int replica_batch(const std::string& model, int batch, const BatchShare& share);
 /// Writes replica r's rows of a batch-major array holding the whole batch (the r-th of n equal parts) into t.
 void write_rows(Engine& engine, Graph& g, Tensor t, const std::vector<float>& whole, int r, int n);
-/// One step over the replicas' graphs: the one solver's run, or the replicated step with its tree reduction.
-RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, float learning_rate, float momentum);
+/// One step over the replicas' graphs: the one solver's run, or the replicated step with its tree reduction
+/// (also for one replica per rank of a job: the reduction then runs across the ranks).
+RunStats run_step(Engine& engine, const std::vector<Graph*>& graphs, const BatchShare& share, float learning_rate,
+                  float momentum);
 /// ", 2 replicas" for a title (nothing for one solver).
 std::string replicas_note(int replicas);
 /// "1 iteration", "20 iterations".
@@ -29,11 +31,11 @@ std::string iterations_text(long n);
 std::string exact(double v);
 
 /// cli/sessions/lstm.cpp: --model lstm | phased-lstm.
-std::unique_ptr<TrainSession> make_lstm_session(const Args& args, int replicas);
+std::unique_ptr<TrainSession> make_lstm_session(const Args& args, const BatchShare& share);
 /// cli/sessions/wide_deep.cpp: --model wide-deep (one solver).
 std::unique_ptr<TrainSession> make_wide_deep_session(const Args& args);
 /// cli/sessions/cnn.cpp: --model cifar-quick | pathnet | googlenet; `size` is the checked --size.
 std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::string& model, const std::string& size,
-                                               int replicas);
+                                               const BatchShare& share);
 
 }  // namespace corun::cli

@@ -136,6 +136,9 @@ struct RunStats {
   /// run_replicated: tasks that ran on a worker outside their replica's scheduling context (counted where they
   /// ran, in their completion callback). Always 0 unless a policy broke the contexts; tests check it.
   int tasks_outside_replica = 0;
+  /// run_replicated over several MPI ranks (docs/batch-jobs.md#several-nodes): bytes of gradient sums this rank
+  /// sent to other ranks in the step (up the rank tree and back down). 0 in one process.
+  double cross_rank_bytes = 0.0;
 };
 
 /// Facts about the running configuration, for the start line, `corun info` and result tables.
@@ -190,6 +193,11 @@ class Engine {
   /// momentum > 0: SGD with momentum at the root, V = momentum V + G; W -= learning_rate V with G the whole
   /// batch's mean gradient (the summed gradient / replicas) and V the root graph's "<param>.velocity" state
   /// values (backward with sgd_update = false and that momentum creates them), as one solver's update.
+  ///
+  /// Several MPI ranks (the optional MPI component, docs/batch-jobs.md#several-nodes): every rank calls it
+  /// with its own replicas (the same count on each); after the in-process tree, replica 0's sums are added
+  /// along a binary tree over the ranks through StarPU-MPI, the total returns to every rank, and every rank
+  /// applies the same update with the divisor replicas x ranks. One replica per rank is allowed there.
   RunStats run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum = 0.0f);
 
   /// Runs a graph that is not a replica (an evaluation between replicated steps) as one solver: in the root
