@@ -17,18 +17,51 @@ std::atomic<size_t>& refused_allocation() {
 
 }  // namespace corun::fuzz
 
-void* operator new(size_t size) {
+namespace {
+
+// nullptr for a refused or failed allocation.
+void* allocate(size_t size) noexcept {
   if (size > corun::fuzz::kAllocationCap) {
     corun::fuzz::refused_allocation() = size;
-    throw std::bad_alloc();
+    return nullptr;
   }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
+  return std::malloc(size == 0 ? 1 : size);
 }
 
+}  // namespace
+
+// Every plain, array and nothrow form, so that no block is allocated by one allocator and freed by another
+// (AddressSanitizer reports such a mismatch: std::stable_sort's nothrow buffer was one). The aligned forms
+// are left to the runtime, in pairs.
+void* operator new(size_t size) {
+  if (void* p = allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size) {
+  if (void* p = allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  return allocate(size);
+}
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+  return allocate(size);
+}
 void operator delete(void* p) noexcept {
   std::free(p);
 }
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
 void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   std::free(p);
 }
