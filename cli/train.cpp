@@ -2,6 +2,7 @@
 // a results table (optionally JSON, saved parameters, gradients).
 #include "cli/args.hpp"
 #include "cli/checkpoint.hpp"
+#include "cli/co_tenancy.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/train_session.hpp"
@@ -180,6 +181,7 @@ int train(int argc, char** argv) {
     }
   }
   copy_root_params(*session);  // loaded or resumed weights reach every replica
+  CoTenancyWatch co_tenants(machine::allocation(engine_config.cgroup_root).usable);  // the main thread's mask
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
   Engine engine(engine_config);
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
@@ -207,6 +209,7 @@ int train(int argc, char** argv) {
     state.losses.push_back(read_loss(*session, engine));
     state.iteration = it + 1;
     progress.update(state.iteration, s.wall_ms, state.losses.back());
+    co_tenants.check();
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
   progress.finish();
