@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <utility>
 #include <vector>
 
 namespace corun::cli {
