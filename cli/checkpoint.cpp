@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -66,12 +67,19 @@ void sync_path(const std::string& path, bool directory) {
   CORUN_CHECK(rc == 0, Status::io_error, "fsync of '" << path << "' failed: " << std::strerror(err));
 }
 
+// The test-only hook CORUN_TEST_PAUSE_IN_CHECKPOINT (Config::test_pause_in_checkpoint): the process stops
+// itself at `point` of a checkpoint write, and the test that set it kills it there.
+void pause_for_test(const Engine& engine, const char* point) {
+  if (engine.config().test_pause_in_checkpoint == point) ::raise(SIGSTOP);
+}
+
 // Removes a directory tree without ever leaving a partly removed one under its own name: it is renamed
 // to a dot-name first (leftovers of a crash are cleared at the next start).
-void remove_tree(const fs::path& dir) {
+void remove_tree(const fs::path& dir, const Engine& engine) {
   const fs::path aside = dir.parent_path() / (".trash-" + dir.filename().string() + "-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::rename(dir, aside, ec);
+  if (!ec) pause_for_test(engine, "prune");
   fs::remove_all(ec ? dir : aside, ec);
 }
 
@@ -211,6 +219,7 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
     save_npy(tmp + "/" + file, p.shape(), v.data());
     params.push_back({{"name", p.name()}, {"file", file}, {"fnv1a64", fnv1a64(v.data(), v.size())}});
   }
+  pause_for_test(engine, "files");
   const json::Value manifest = {
       {"format", kFormat},
       {"version", kVersion},
@@ -227,6 +236,7 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
       {"ms_per_iter", state.ms}};
   write_file_atomically(tmp + "/manifest.json", json::dump(manifest) + "\n",
                         "the checkpoint manifest");  // last: a directory with a manifest has every file
+  pause_for_test(engine, "manifest");
   sync_path(tmp, true);
   CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
               "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));
@@ -238,7 +248,7 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
   for (const auto& e : fs::directory_iterator(dir_, ec))
     if (const long it = parse_name(e.path().filename().string()); it >= 0 && e.is_directory()) all.push_back(it);
   std::sort(all.rbegin(), all.rend());
-  for (size_t i = kKeep; i < all.size(); ++i) remove_tree(fs::path(dir_) / ckpt_name(all[i]));
+  for (size_t i = kKeep; i < all.size(); ++i) remove_tree(fs::path(dir_) / ckpt_name(all[i]), engine);
   return final_path;
 }
 

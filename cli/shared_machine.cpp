@@ -24,15 +24,20 @@ std::vector<std::string> sharing_warnings(const machine::Allocation& allocation)
   return w;
 }
 
-void warn_if_shared(const std::string& command, const std::string& cgroup_root, bool quiet) {
-  if (quiet) return;
-  const std::vector<std::string> w = sharing_warnings(machine::allocation(cgroup_root));
-  if (w.empty()) return;
+bool warn_if_shared(const std::string& command, const std::string& cgroup_root, bool quiet) {
+  return !quiet && warn_if_shared(command, machine::allocation(cgroup_root), quiet);
+}
+
+bool warn_if_shared(const std::string& command, const machine::Allocation& allocation, bool quiet) {
+  if (quiet) return false;
+  const std::vector<std::string> w = sharing_warnings(allocation);
+  if (w.empty()) return false;
   const std::string more = w.size() > 1 ? ", and " + std::to_string(w.size() - 1) + " more (corun info)" : "";
   std::fprintf(stderr,
                "corun %s: warning: the cores are shared: %s%s; timings will be slower and noisier than on an idle "
                "machine\n",
                command.c_str(), w.front().c_str(), more.c_str());
+  return true;
 }
 
 }  // namespace corun::cli

@@ -17,6 +17,8 @@ std::vector<std::string> sharing_warnings(const machine::Allocation& allocation)
 /// Prints "corun <command>: warning: the cores are shared (<first line>, and N more); timings will be slower
 /// and noisier than on an idle machine" to stderr when sharing_warnings finds any. `quiet` (CORUN_QUIET=1)
 /// silences it, as it does the start line.
-void warn_if_shared(const std::string& command, const std::string& cgroup_root, bool quiet);
+/// Returns true when it printed.
+bool warn_if_shared(const std::string& command, const machine::Allocation& allocation, bool quiet);
+bool warn_if_shared(const std::string& command, const std::string& cgroup_root, bool quiet);
 
 }  // namespace corun::cli

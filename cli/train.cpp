@@ -2,6 +2,7 @@
 // a results table (optionally JSON, saved parameters, gradients).
 #include "cli/args.hpp"
 #include "cli/checkpoint.hpp"
+#include "cli/co_tenancy.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
@@ -247,13 +248,14 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     for (Tensor t : tensors) job::broadcast(g.data(t), static_cast<size_t>(t.shape().numel()));
   }
   copy_root_params(*session);  // loaded or resumed weights reach every replica
+  CoTenancyWatch co_tenants("train", machine::allocation(engine_config.cgroup_root), engine_config.quiet);
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
   engine_owner = std::make_unique<Engine>(engine_config);
   Engine& engine = *engine_owner;
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
               "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
-  if (root_rank) warn_if_shared("train", engine_config.cgroup_root, engine_config.quiet);  // one line, before the timings
+  if (root_rank) co_tenants.check();  // one line, before the timings (and later, if a co-tenant arrives)
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
   std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
@@ -287,6 +289,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     state.losses.push_back(outcome.loss);
     state.iteration = it + 1;
     if (root_rank) progress.update(state.iteration, s.wall_ms, state.losses.back());
+    if (root_rank) co_tenants.check();
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
   }
   progress.finish();

@@ -27,6 +27,8 @@ Config Config::from_env() {
   if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) c.parallel_ops_min = static_cast<int>(*v);
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;
+  if (auto v = env::get_choice("CORUN_TEST_PAUSE_IN_CHECKPOINT", {"files", "manifest", "prune"}))
+    c.test_pause_in_checkpoint = *v;
   return c;
 }
 

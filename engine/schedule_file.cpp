@@ -43,10 +43,15 @@ FrozenSchedule read_text(const std::string& path, std::istream& in) {
   meta >> g >> std::hex >> s.graph_hash >> std::dec >> nw >> n >> cw >> s.cores;
   CORUN_CHECK(meta && g == "graph" && nw == "nodes" && cw == "cores" && n < (size_t{1} << 30), Status::invalid_config,
               where(path) << " line 2 is malformed: '" << line << "'");
-  s.first.assign(n, -1);
-  s.width.assign(n, 0);
-  for (size_t i = 0; i < n && in >> s.first[i] >> s.width[i]; ++i) {
+  // The blocks are counted as they are read, not allocated from "nodes": a damaged count must not make a
+  // 60-byte file ask for gigabytes (found by tests/fuzz).
+  for (int first = 0, width = 0; s.first.size() < n && in >> first >> width;) {
+    s.first.push_back(first);
+    s.width.push_back(width);
   }
+  CORUN_CHECK(s.first.size() == n, Status::invalid_config,
+              where(path) << ": bad or missing block for node " << s.first.size() << " (" << n
+                          << " nodes); remove the file to recompute it");
   check_blocks(path, s);
   return s;
 }

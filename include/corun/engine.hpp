@@ -74,6 +74,12 @@ struct Config {
   /// $XDG_CACHE_HOME or ~/.cache; docs/serving.md).
   std::string serve_plans;
 
+  /// CORUN_TEST_PAUSE_IN_CHECKPOINT=files|manifest|prune — for the test suite only: `corun train
+  /// --checkpoint` stops itself (SIGSTOP) at that point of every checkpoint write (after the parameter files,
+  /// after the manifest, inside the removal of an old checkpoint), so that a test's kill -9 lands there every
+  /// time instead of by chance (tests/cli/test_checkpoint_kill.cpp). "" = never.
+  std::string test_pause_in_checkpoint;
+
   /// The grouping pass these settings ask for: CORUN_PARALLEL_OPS over the caller's default.
   ParallelOps grouping() const { return {parallel_ops.value_or(parallel_ops_by_default), parallel_ops_min}; }
 

@@ -250,7 +250,8 @@ TEST_F(Allocation, BadCgroupInputIsAClearError) {
 TEST_F(Allocation, AnotherStarpuProcessOnTheSameCpusIsReported) {
   const int cpu = cpus_.front();
   // A long training run in the background on the same CPU; its pid comes back through a file.
-  const std::string bg = "cd " + shell_quote(dir_) + " && (env -u STARPU_NCPU CORUN_QUIET=1 " + taskset(cpu) + " " +
+  const std::string bg = "cd " + shell_quote(dir_) + " && " + corun::testing::private_starpu_home(dir_) +
+                         "(env -u STARPU_NCPU CORUN_QUIET=1 " + taskset(cpu) + " " +
                          shell_quote(CORUN_EXE) +
                          " train --model lstm --size medium --iters 100000 >/dev/null 2>&1 & echo $! > bg.pid)";
   ASSERT_EQ(std::system(bg.c_str()), 0);

@@ -36,11 +36,20 @@ inline std::ostream& operator<<(std::ostream& os, const CommandResult& r) {
             << r.err;
 }
 
-/// Runs `cmd` (a shell command line) in `dir`, with stdin from /dev/null; stdout and stderr go through
-/// files in `dir` (stdout.txt, stderr.txt).
+/// The environment every spawned corun starts from: its own StarPU home, `dir`/.starpu-home, so that tests
+/// running in parallel under ctest -j never share ~/.starpu (StarPU asserted in CI when a run with a
+/// narrower CPU mask rewrote the shared bus files). XDG_CACHE_HOME is unset because StarPU prefers it to
+/// STARPU_HOME. A test that wants another home (one it calibrated on purpose) sets STARPU_HOME in its own
+/// command, which comes later and wins.
+inline std::string private_starpu_home(const std::string& dir) {
+  return "export STARPU_HOME=" + shell_quote(dir + "/.starpu-home") + " && unset XDG_CACHE_HOME && ";
+}
+
+/// Runs `cmd` (a shell command line) in `dir`, with stdin from /dev/null and the StarPU home of
+/// private_starpu_home(); stdout and stderr go through files in `dir` (stdout.txt, stderr.txt).
 inline CommandResult run_command(const std::string& dir, const std::string& cmd) {
   CommandResult r;
-  r.cmd = "cd " + shell_quote(dir) + " && " + cmd;
+  r.cmd = "cd " + shell_quote(dir) + " && " + private_starpu_home(dir) + cmd;
   const std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
   const std::string full = r.cmd + " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
   const int status = std::system(full.c_str());

@@ -12,6 +12,10 @@ set -euo pipefail
 build=${1:?usage: test_install.sh BUILD_DIR SOURCE_DIR}
 src=${2:?usage: test_install.sh BUILD_DIR SOURCE_DIR}
 tmp=$(mktemp -d /tmp/corun_install_XXXXXX)
+# A private StarPU home for the installed corun and the examples: parallel ctest never shares ~/.starpu
+# (StarPU prefers XDG_CACHE_HOME to STARPU_HOME, hence the unset).
+export STARPU_HOME="$tmp/starpu-home"
+unset XDG_CACHE_HOME
 mkdir -p "$tmp/ex"
 step() { echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; echo "(files kept in $tmp)" >&2; exit 1; }

@@ -21,7 +21,7 @@ const char* const kVariables[] = {
     "CORUN_SCHED",       "CORUN_KERNELS",        "CORUN_QUIET",         "CORUN_EXECUTORS",        "CORUN_PROFILE",
     "CORUN_FIXED_WIDTH", "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC", "CORUN_SCHEDULE",         "CORUN_VERBOSE",
     "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT",
-    "CORUN_SERVE_PLANS"};
+    "CORUN_SERVE_PLANS", "CORUN_TEST_PAUSE_IN_CHECKPOINT"};
 
 // Every test starts and ends with none of Config's variables set.
 class ConfigFromEnv : public ::testing::Test {
@@ -43,6 +43,7 @@ TEST_F(ConfigFromEnv, UnsetMeansTheDefaults) {
   EXPECT_FALSE(c.parallel_ops.has_value());
   EXPECT_EQ(c.parallel_ops_min, 2);
   EXPECT_EQ(c.cgroup_root, "");
+  EXPECT_EQ(c.test_pause_in_checkpoint, "");
   EXPECT_FALSE(c.fuse_elementwise);
   EXPECT_FALSE(c.replicate_by_default);
 }
@@ -64,6 +65,7 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
   setenv("CORUN_PARALLEL_OPS_MIN", "5", 1);
   setenv("CORUN_CGROUP_ROOT", "/tmp/cg", 1);
   setenv("CORUN_SERVE_PLANS", "/tmp/plans", 1);
+  setenv("CORUN_TEST_PAUSE_IN_CHECKPOINT", "prune", 1);
   const Config c = Config::from_env();
   EXPECT_EQ(c.policy, "cpf");
   EXPECT_TRUE(c.ref_kernels);
@@ -82,6 +84,7 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
   EXPECT_EQ(c.parallel_ops_min, 5);
   EXPECT_EQ(c.serve_plans, "/tmp/plans");
   EXPECT_EQ(c.cgroup_root, "/tmp/cg");
+  EXPECT_EQ(c.test_pause_in_checkpoint, "prune");
   setenv("CORUN_NUMA", "interleave", 1);
   EXPECT_EQ(Config::from_env().numa, Config::NumaMode::interleave);
   setenv("CORUN_NUMA", "off", 1);
@@ -92,7 +95,8 @@ TEST_F(ConfigFromEnv, MalformedValuesNameTheVariable) {
   const std::vector<std::pair<const char*, const char*>> bad = {
       {"CORUN_NUMA", "auto"},          {"CORUN_REPLICAS", "0"},         {"CORUN_REPLICAS", "2x"},
       {"CORUN_PARALLEL_OPS", "maybe"}, {"CORUN_PARALLEL_OPS_MIN", "1"}, {"CORUN_PARALLEL_OPS_MIN", "two"},
-      {"CORUN_KERNELS", "turbo"},      {"CORUN_QUIET", "yes"},          {"CORUN_FIXED_WIDTH", "0"}};
+      {"CORUN_KERNELS", "turbo"},      {"CORUN_QUIET", "yes"},          {"CORUN_FIXED_WIDTH", "0"},
+      {"CORUN_TEST_PAUSE_IN_CHECKPOINT", "sometimes"}};
   for (const auto& [name, value] : bad) {
     setenv(name, value, 1);
     EXPECT_CORUN_ERROR(Config::from_env(), Status::invalid_config, name, value);

@@ -1,0 +1,185 @@
+// Deterministic signal and kill -9 tests of `corun train --checkpoint` (issue 21 item 9): instead of sleeping
+// and hoping that a kill lands inside a checkpoint write, the run stops itself there (the test-only hook
+// CORUN_TEST_PAUSE_IN_CHECKPOINT, docs/env-vars.md), the test sees it stopped (waitpid WUNTRACED) and kills
+// it at exactly that point; signals are sent to a stopped process and delivered together on SIGCONT.
+// After every kill, the newest checkpoint must load and resume to the losses of an uninterrupted run.
+#include "common/cli_run.hpp"
+#include "common/temp_dir_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#ifndef CORUN_EXE
+#error "CORUN_EXE must be defined to the path of the corun executable"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using corun::testing::contains;
+using corun::testing::read_file;
+using corun::testing::shell_quote;
+using Result = corun::testing::CommandResult;
+
+const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4";
+const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_TEST_PAUSE_IN_CHECKPOINT CORUN_QUIET=1 ";
+
+std::string losses_of(const std::string& json_text) {  // the "loss" array's text: equal text is equal bits
+  const auto at = json_text.find("\"loss\":[");
+  return at == std::string::npos ? "" : json_text.substr(at + 8, json_text.find(']', at) - at - 8);
+}
+
+long newest_checkpoint(const std::string& dir) {
+  long newest = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.size() == 14) newest = std::max(newest, std::atol(name.c_str() + 5));
+  }
+  return newest;
+}
+
+// Whether `dir` holds an entry whose name starts with `prefix`.
+bool has_entry(const std::string& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+class CheckpointKill : public corun::testing::TempDirTest {
+ protected:
+  CheckpointKill() : TempDirTest("ckptkill") {}
+  void TearDown() override {
+    if (pid_ > 0) {  // a failed assertion left the child running or stopped
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    TempDirTest::TearDown();
+  }
+
+  Result run(const std::string& args) {
+    return corun::testing::run_command(dir_, kEnv + shell_quote(CORUN_EXE) + " " + args);
+  }
+
+  // Starts corun in the background (stdout/stderr to run.out / run.err) with `env` added.
+  void spawn(const std::string& args, const std::string& env) {
+    const std::string cmd = "cd " + shell_quote(dir_) + " && " + corun::testing::private_starpu_home(dir_) + "exec " +
+                            kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args + " >run.out 2>run.err </dev/null";
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+
+  // Waits until the child stops (SIGSTOP); false when it exits first or after `timeout_s`.
+  bool wait_stopped(int timeout_s = 120) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      const pid_t r = waitpid(pid_, &status, WUNTRACED | WNOHANG);
+      if (r == pid_ && WIFSTOPPED(status)) return true;
+      if (r == pid_) {  // it ended instead
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  // Exit code of the child (128 + signal when killed).
+  int wait_exit() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // The losses of an uninterrupted run of `iters` iterations.
+  std::string reference(long iters) {
+    const Result r = run("train " + kTiny + " --iters " + std::to_string(iters) + " --json ref.json");
+    EXPECT_EQ(r.code, 0) << r;
+    return losses_of(read_file(path("ref.json")));
+  }
+
+  pid_t pid_ = -1;
+  int exit_code_ = -1;  ///< of a child that ended during wait_stopped()
+};
+
+// kill -9 at each point of a checkpoint write: what the kill leaves is cleaned up, and the newest complete
+// checkpoint resumes to bitwise the losses of an uninterrupted run.
+class KillInsideWrite : public CheckpointKill, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(KillInsideWrite, LeavesTheNewestCheckpointResumable) {
+  const std::string point = GetParam();
+  spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 1",
+        "CORUN_TEST_PAUSE_IN_CHECKPOINT=" + point);
+  ASSERT_TRUE(wait_stopped()) << "corun never paused at '" << point << "':\n" << read_file(path("run.err"));
+  // Stopped inside the write: the temporary checkpoint (files, manifest) or the old one set aside (prune).
+  EXPECT_TRUE(has_entry(path("ck"), point == std::string("prune") ? ".trash-" : ".tmp-")) << point;
+  ASSERT_EQ(kill(pid_, SIGKILL), 0);
+  ASSERT_EQ(wait_exit(), 128 + SIGKILL);
+
+  const long k = newest_checkpoint(path("ck"));
+  // The pause of files/manifest comes in the first write (no checkpoint yet), prune's in the third.
+  ASSERT_EQ(k, point == std::string("prune") ? 3 : -1) << point;
+  const long total = std::max(k, 0L) + 2;
+  const Result r = run("train " + kTiny + " --iters " + std::to_string(total) +
+                       " --checkpoint ck --checkpoint-every 1 --resume --json resumed.json");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_FALSE(has_entry(path("ck"), ".tmp-")) << "leftovers of the killed write were not cleared";
+  EXPECT_FALSE(has_entry(path("ck"), ".trash-")) << "leftovers of the killed removal were not cleared";
+  if (k > 0) {
+    EXPECT_TRUE(contains(r.err, "resuming from ck/ckpt-")) << r;
+  }
+  EXPECT_EQ(losses_of(read_file(path("resumed.json"))), reference(total));
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, KillInsideWrite, ::testing::Values("files", "manifest", "prune"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+// A signal sent while the run is stopped inside a checkpoint write is handled when it continues: the
+// write completes, the run stops after its iteration with exit 3, and two signals (delivered together)
+// exit at once.
+TEST_F(CheckpointKill, SignalsDeliveredInsideAWrite) {
+  spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 1 --json stopped.json",
+        "CORUN_TEST_PAUSE_IN_CHECKPOINT=manifest");
+  ASSERT_TRUE(wait_stopped()) << read_file(path("run.err"));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  // Each further checkpoint write pauses again; continue it until the run ends.
+  for (int i = 0; i < 100 && pid_ > 0; ++i) {
+    ASSERT_EQ(kill(pid_, SIGCONT), 0);
+    if (!wait_stopped()) break;
+  }
+  ASSERT_EQ(pid_, -1) << "the run did not stop after SIGTERM";
+  const std::string err = read_file(path("run.err"));
+  EXPECT_EQ(exit_code_, 3) << err;
+  EXPECT_TRUE(contains(err, "corun: stopped by SIGTERM after iteration 1")) << err;
+  EXPECT_TRUE(contains(read_file(path("stopped.json")), "\"stopped_by\":\"SIGTERM\""));
+  EXPECT_EQ(newest_checkpoint(path("ck")), 1);
+
+  // Two signals while stopped: both pending, delivered together on SIGCONT: the second exits at once.
+  spawn("train " + kTiny + " --iters 100000000 --checkpoint ck2 --checkpoint-every 1",
+        "CORUN_TEST_PAUSE_IN_CHECKPOINT=files");
+  ASSERT_TRUE(wait_stopped()) << read_file(path("run.err"));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  ASSERT_EQ(kill(pid_, SIGUSR1), 0);  // another number: two pending signals never merge into one
+  ASSERT_EQ(kill(pid_, SIGCONT), 0);
+  const int code = wait_exit();
+  const std::string err2 = read_file(path("run.err"));
+  EXPECT_TRUE(code == 128 + SIGTERM || code == 128 + SIGUSR1) << code << "\n" << err2;
+  EXPECT_TRUE(contains(err2, "corun: second signal: exiting at once")) << err2;
+}
+
+}  // namespace
