@@ -47,7 +47,7 @@ long Args::positive(const std::string& flag, long fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   const auto v = parse::integer(it->second);
-  if (!v || *v <= 0 || *v > 1000000000L) throw UsageError(flag + " needs a positive integer, got '" + it->second + "'");
+  if (!v || *v <= 0 || *v > 1000000000L) throw UsageError(flag + " needs a positive integer, got '" + it->second + "' (from 1 to 1000000000)");
   return *v;
 }
 
@@ -55,7 +55,7 @@ double Args::positive_real(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   const auto v = parse::real(it->second);
-  if (!v || !(*v > 0.0) || *v > 1e9) throw UsageError(flag + " needs a positive number, got '" + it->second + "'");
+  if (!v || !(*v > 0.0) || *v > 1e9) throw UsageError(flag + " needs a positive number, got '" + it->second + "' (above 0, at most 1e9)");
   return *v;
 }
 

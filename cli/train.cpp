@@ -4,6 +4,7 @@
 #include "cli/checkpoint.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
+#include "cli/non_finite.hpp"
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
@@ -47,6 +48,9 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--progress-every", true,
      "without a terminal, print a progress line every N iterations (default: iterations / 10); on a terminal "
      "one line is redrawn after every iteration"},
+    {"--allow-non-finite", false,
+     "load --load parameters holding NaN or inf, and keep training when the loss is not finite (by default "
+     "both stop the run with exit 1)"},
     {"--resume", false, "continue from the newest checkpoint in the --checkpoint directory (from 0 when it has none)"},
     {"--help", false, "show this help"},
 };
@@ -86,6 +90,20 @@ void print_bound(const RunStats& s, const EngineInfo& info) {
               s.bound_cores, s.wall_ms / s.lower_bound_ms);
 }
 
+// The run stops at a non-finite loss: what went bad first, and what is kept (the checkpoints written so far
+// all had finite losses; nothing else is written).
+void report_non_finite_loss(long it, float loss, const std::string& first_bad, const Checkpoints* ckpt) {
+  std::fprintf(stderr,
+               "corun: error: the loss is %g at iteration %ld: training stopped%s%s; no --json, --save, --trace or "
+               "--dump-grads output is written. %s Lower --lr, check the --load parameters, or pass "
+               "--allow-non-finite to keep training.\n",
+               static_cast<double>(loss), it + 1, first_bad.empty() ? "" : "; the first non-finite value is ",
+               first_bad.c_str(),
+               ckpt == nullptr || ckpt->newest() < 0
+                   ? "No checkpoint was written."
+                   : ("The newest checkpoint (iteration " + std::to_string(ckpt->newest()) + ") is kept.").c_str());
+}
+
 }  // namespace
 
 int train(int argc, char** argv) {
@@ -95,6 +113,7 @@ int train(int argc, char** argv) {
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
+  bool allow_non_finite = false;
   Config engine_config = Config::from_env();
   try {
     Args args(argc, argv, 2, flags());
@@ -121,6 +140,7 @@ int train(int argc, char** argv) {
     ckpt_dir = args.str("--checkpoint", "");
     ckpt_every = args.positive("--checkpoint-every", 0);
     resume = args.has("--resume");
+    allow_non_finite = args.has("--allow-non-finite");
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
@@ -172,10 +192,12 @@ int train(int argc, char** argv) {
   }
   if (!load_dir.empty()) {
     for (Tensor p : g.params()) {
-      NpyArray a = load_npy(load_dir + "/" + p.name() + ".npy");
+      const std::string file = load_dir + "/" + p.name() + ".npy";
+      NpyArray a = load_npy(file);
       CORUN_CHECK(a.shape == p.shape(), Status::invalid_argument,
-                  "parameter '" << p.name() << "' has shape " << p.shape().str() << " but " << load_dir << "/"
-                                << p.name() << ".npy has " << a.shape.str());
+                  "parameter '" << p.name() << "' has shape " << p.shape().str() << " but " << file << " has "
+                                << a.shape.str());
+      if (!allow_non_finite) check_finite_parameter(p.name(), file, a.data);
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
   }
@@ -205,6 +227,12 @@ int train(int argc, char** argv) {
     last = s;
     state.ms.push_back(s.wall_ms);
     state.losses.push_back(read_loss(*session, engine));
+    if (!allow_non_finite && !std::isfinite(state.losses.back())) {
+      progress.finish();
+      report_non_finite_loss(it, state.losses.back(), first_non_finite_value(engine, g), ckpt.get());
+      for (Graph* r : graphs) engine.release(*r);
+      return 1;
+    }
     state.iteration = it + 1;
     progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (ckpt && ckpt_every > 0 && state.iteration % ckpt_every == 0 && state.iteration < iters) checkpoint();
@@ -321,7 +349,7 @@ int train(int argc, char** argv) {
                           {"stopped_by", stopped ? stop::name(stop_signal) : ""},
                           {"checkpoint", ckpt ? ckpt_dir : std::string()}};
     result["summary"] = std::move(summary);
-    write_file_atomically(json_path, json::dump(result) + "\n");
+    write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }
   for (Graph* r : graphs) engine.release(*r);
   if (stopped) {
