@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -42,13 +43,16 @@ MemoryBudget memory_budget(const std::string& root) {
   } catch (const std::exception&) {
     // A malformed cgroup file is reported by `corun info`; here the other limits still apply.
   }
-  // The address-space limit counts virtual memory: what is mapped already is not available any more.
-  struct rlimit as {};
-  if (root.empty() && ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    const double mapped = std::max(0.0, proc_kib_field("/proc/self/status", "VmSize"));
-    consider(std::max(0.0, static_cast<double>(as.rlim_cur) - mapped), "the address-space limit (ulimit -v) less what is mapped");
-  }
+  if (root.empty()) consider(address_space_left(), "the address-space limit (ulimit -v) less what is mapped");
   return m;
+}
+
+double address_space_left() {
+  // The limit counts virtual memory: what is mapped already is not available any more.
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return -1;
+  const double mapped = std::max(0.0, proc_kib_field("/proc/self/status", "VmSize"));
+  return std::max(0.0, static_cast<double>(as.rlim_cur) - mapped);
 }
 
 std::string human_bytes(double bytes) {

@@ -19,6 +19,10 @@ struct MemoryBudget {
 /// Unreadable files leave their limit out. `root` ("" = the real system) lets tests use a fake tree.
 MemoryBudget memory_budget(const std::string& root = "");
 
+/// The address-space limit (RLIMIT_AS, `ulimit -v`) less what this process has mapped (VmSize); -1 when
+/// there is no limit.
+double address_space_left();
+
 /// "1.5 GiB", "12.0 TiB", "800 KiB": a byte count for a message.
 std::string human_bytes(double bytes);
 

@@ -209,6 +209,7 @@ int train(int argc, char** argv) {
   stop::install();  // again: starpu_init replaced the SIGINT handler
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
+  double slowest_ms = 0.0;
   std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
   int tasks = g.num_nodes();
   RunStats last;
@@ -222,6 +223,10 @@ int train(int argc, char** argv) {
     if (!trace_path.empty() && it == iters - 1) engine.set_tracing(true);
     const RunStats s = session->step(engine, static_cast<uint64_t>(it));  // batch `it`: the data position
     ms.push_back(s.wall_ms);
+    // After a stop signal: time for the iteration under way and a checkpoint (about as long as a few
+    // iterations) before the grace period ends it.
+    slowest_ms = std::max(slowest_ms, s.wall_ms);
+    stop::set_grace_seconds(10.0 * slowest_ms / 1000.0 + stop::kMinGraceSeconds);
     remote.push_back(s.remote_bytes);
     tasks = s.tasks;
     last = s;

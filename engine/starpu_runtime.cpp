@@ -157,6 +157,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     conf.ncuda = 0;
     conf.nopencl = 0;
     starpu_check(starpu_init(&conf), "starpu_init");
+    blas::provision_worker_buffers();  // now, not mid-run: a failed BLAS allocation spins instead of failing
 
     EngineInfo& i = impl_->info;
     fill_info(i, policy, workers_source, config);
