@@ -74,4 +74,17 @@ TEST(Footprint, AbsurdSizesAreRefusedNamingFlagEstimateAndLimit) {
   EXPECT_LT(corun::cli::lstm_footprint(corun::models::lstm_config("large")).bytes, 2.0 * (1u << 30));
 }
 
+TEST(Footprint, ShapesWhoseElementCountOverflowsAreRefused) {
+  // Extents from flags or files multiply: 2^31 x 2^31 x 4 = 2^64 would wrap to 0 elements.
+  const int64_t big = int64_t{1} << 31;
+  try {
+    (void)corun::Shape{big, big, 4};
+    FAIL() << "not refused";
+  } catch (const corun::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds more than 2^60 elements"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)(corun::Shape{3037000500, 3037000500}), corun::Error);  // the product overflows int64
+  EXPECT_EQ((corun::Shape{1 << 20, 1 << 20}).numel(), int64_t{1} << 40);
+}
+
 }  // namespace
