@@ -39,7 +39,8 @@ MemoryBudget memory_budget(const std::string& root) {
   consider(proc_kib_field(root + "/proc/meminfo", "MemAvailable"), "MemAvailable in /proc/meminfo");
   try {
     const cgroup::Limits l = cgroup::read_limits(root);
-    if (l.memory_free_bytes) consider(*l.memory_free_bytes, "the cgroup memory limit (" + l.memory_file + ") less its usage");
+    if (l.memory_free_bytes)
+      consider(*l.memory_free_bytes, "the cgroup memory limit (" + l.memory_file + ") less its usage");
   } catch (const std::exception&) {
     // A malformed cgroup file is reported by `corun info`; here the other limits still apply.
   }

@@ -42,10 +42,10 @@ void check_fits(const Footprint& f, const std::string& flags, const std::string&
   if (f.bytes <= available_bytes) return;
   char tasks[32];
   std::snprintf(tasks, sizeof tasks, "%.3g", f.tasks);
-  detail::fail(Status::invalid_config,
-               (flags.empty() ? std::string("this model") : flags) + " asks for at least " + human_bytes(f.bytes) +
-                   " of tensors (" + shape + ", at least " + tasks + " tasks per iteration), more than the " +
-                   human_bytes(available_bytes) + " available (" + available_source + "); " + lower_hint);
+  detail::fail(Status::invalid_config, (flags.empty() ? std::string("this model") : flags) + " asks for at least " +
+                                           human_bytes(f.bytes) + " of tensors (" + shape + ", at least " + tasks +
+                                           " tasks per iteration), more than the " + human_bytes(available_bytes) +
+                                           " available (" + available_source + "); " + lower_hint);
 }
 
 void check_fits_in_memory(const Footprint& f, const std::string& flags, const std::string& shape,

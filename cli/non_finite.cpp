@@ -11,12 +11,18 @@ namespace {
 
 const char* kind_name(ValueKind k) {
   switch (k) {
-    case ValueKind::input: return "input";
-    case ValueKind::param: return "parameter";
-    case ValueKind::constant: return "constant";
-    case ValueKind::activation: return "the output of op";
-    case ValueKind::gradient: return "the gradient output of op";
-    case ValueKind::state: return "optimizer state";
+    case ValueKind::input:
+      return "input";
+    case ValueKind::param:
+      return "parameter";
+    case ValueKind::constant:
+      return "constant";
+    case ValueKind::activation:
+      return "the output of op";
+    case ValueKind::gradient:
+      return "the gradient output of op";
+    case ValueKind::state:
+      return "optimizer state";
   }
   return "value";
 }

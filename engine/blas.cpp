@@ -15,10 +15,18 @@
 
 namespace corun::blas {
 
-void pin_single_thread() { openblas_set_num_threads(1); }
-std::string config_string() { return openblas_get_config(); }
-std::string core_name() { return openblas_get_corename(); }
-int threads() { return openblas_get_num_threads(); }
+void pin_single_thread() {
+  openblas_set_num_threads(1);
+}
+std::string config_string() {
+  return openblas_get_config();
+}
+std::string core_name() {
+  return openblas_get_corename();
+}
+int threads() {
+  return openblas_get_num_threads();
+}
 
 namespace {
 
@@ -42,7 +50,7 @@ std::string limit_hint(unsigned workers) {
 
 }  // namespace
 
-void provision_worker_buffers() {
+void provision_worker_buffers(bool touch_on_workers) {
   const unsigned workers = starpu_cpu_worker_get_count();
   const double left = address_space_left();
   const double needed = workers * kBufferBytes;
@@ -52,6 +60,7 @@ void provision_worker_buffers() {
                                              ", less than the " + human_bytes(needed) +
                                              " the BLAS buffers need: " + limit_hint(workers));
   }
+  if (!touch_on_workers) return;
   // The watchdog: OpenBLAS does not return from a failed allocation, so only a timer can end the wait.
   std::mutex m;
   std::condition_variable cv;
@@ -60,8 +69,8 @@ void provision_worker_buffers() {
     std::unique_lock<std::mutex> lock(m);
     if (cv.wait_for(lock, std::chrono::seconds(kProvisionSeconds), [&] { return done; })) return;
     const std::string msg = "corun: error: the BLAS buffers could not be allocated within " +
-                            std::to_string(kProvisionSeconds) + " s (out of memory or address space): " +
-                            limit_hint(workers) + "\n";
+                            std::to_string(kProvisionSeconds) +
+                            " s (out of memory or address space): " + limit_hint(workers) + "\n";
     const ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
     (void)ignored;
     ::_exit(1);

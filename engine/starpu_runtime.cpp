@@ -157,7 +157,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     conf.ncuda = 0;
     conf.nopencl = 0;
     starpu_check(starpu_init(&conf), "starpu_init");
-    blas::provision_worker_buffers();  // now, not mid-run: a failed BLAS allocation spins instead of failing
+    // Now, not mid-run: a failed BLAS allocation spins instead of failing.
+    blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
 
     EngineInfo& i = impl_->info;
     fill_info(i, policy, workers_source, config);

@@ -51,8 +51,10 @@ class RobustIo : public corun::testing::TempDirTest {
   // The tiny model's parameters, every element `value`, saved into `dir` as --load reads them.
   void write_params(const std::string& dir, float value, const std::string& only = "") {
     fs::create_directories(dir);
-    const std::vector<std::pair<std::string, corun::Shape>> params = {
-        {"w0", corun::Shape{16, 32}}, {"b0", corun::Shape{32}}, {"w_out", corun::Shape{8, 10}}, {"b_out", corun::Shape{10}}};
+    const std::vector<std::pair<std::string, corun::Shape>> params = {{"w0", corun::Shape{16, 32}},
+                                                                      {"b0", corun::Shape{32}},
+                                                                      {"w_out", corun::Shape{8, 10}},
+                                                                      {"b_out", corun::Shape{10}}};
     for (const auto& [name, shape] : params) {
       const float v = only.empty() || only == name ? value : 0.01f;
       std::vector<float> data(static_cast<size_t>(shape.numel()), v);

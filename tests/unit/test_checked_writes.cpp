@@ -80,7 +80,9 @@ TEST_F(CheckedWrites, FailedWriteLeavesTheOldFileAndNoTemporary) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     std::signal(SIGXFSZ, SIG_IGN);  // else the kernel kills the writer instead of failing the write
-    struct rlimit lim {4096, 4096};
+    struct rlimit lim {
+      4096, 4096
+    };
     setrlimit(RLIMIT_FSIZE, &lim);
     const std::string msg = error_of([&] { corun::write_file_atomically(path("out.json"), std::string(100000, 'x')); });
     const bool ok = msg.find("'" + path("out.json") + "' (write): File too large") != std::string::npos;
@@ -114,7 +116,8 @@ class MountedTmpfs : public CheckedWrites {
 TEST_F(MountedTmpfs, FullFileSystem) {
   const std::string out = path("fs/out.json");
   write_text(out, "old contents\n");
-  const std::string msg = error_of([&] { corun::write_file_atomically(out, std::string(256 * 1024, 'x'), "the results"); });
+  const std::string msg =
+      error_of([&] { corun::write_file_atomically(out, std::string(256 * 1024, 'x'), "the results"); });
   EXPECT_NE(msg.find("the results '" + out + "' (write): No space left on device"), std::string::npos) << msg;
   EXPECT_EQ(corun::read_file(out), "old contents\n");
   expect_only(path("fs"), "out.json");
