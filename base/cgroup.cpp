@@ -121,6 +121,42 @@ std::vector<std::string> levels(const std::string& mount, std::string dir) {
   return out;
 }
 
+// A byte count from a cgroup memory file; nothing for "max" (v2) or v1's "no limit" (close to 2^63).
+std::optional<double> memory_bytes(const std::string& text, const std::string& file) {
+  const std::string t = trim(text);
+  if (t == "max") return std::nullopt;
+  const auto v = parse::integer(t);
+  CORUN_CHECK(v && *v >= 0, Status::io_error, file << ": '" << t << "' is not 'max' or a byte count");
+  if (*v >= (1L << 62)) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+// The memory limit minus the usage, the smallest over the levels (each level caps its subtree).
+void read_memory(const std::string& root, const std::vector<Mount>& mounts, const std::string& proc_cgroup,
+                 Limits& out) {
+  const auto h = find_hierarchy("memory", mounts, proc_cgroup);
+  if (!h) {
+    out.notes.push_back("no memory controller mounted");
+    return;
+  }
+  const char* limit_name = h->version == 2 ? "memory.max" : "memory.limit_in_bytes";
+  const char* usage_name = h->version == 2 ? "memory.current" : "memory.usage_in_bytes";
+  for (const std::string& dir : levels(h->mount, h->dir)) {
+    const std::string file = dir + "/" + limit_name;
+    const auto limit_text = slurp(root + file);
+    const auto usage_text = slurp(root + dir + "/" + usage_name);
+    if (!limit_text || !usage_text) continue;  // the root cgroup has no limit file
+    const auto limit = memory_bytes(*limit_text, file);
+    const auto usage = memory_bytes(*usage_text, dir + "/" + usage_name);
+    if (!limit || !usage) continue;
+    const double free = std::max(0.0, *limit - *usage);
+    if (!out.memory_free_bytes || free < *out.memory_free_bytes) {
+      out.memory_free_bytes = free;
+      out.memory_file = file;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int> parse_cpu_list(const std::string& text, const std::string& what) {
@@ -234,6 +270,7 @@ Limits read_limits(const std::string& root) {
   } else {
     out.notes.push_back("no cpu controller mounted");
   }
+  read_memory(root, mounts, *proc_cgroup, out);
   return out;
 }
 

@@ -1,4 +1,5 @@
-// base/cgroup.hpp — what the kernel's control groups allow this process: the cpuset and the CPU quota.
+// base/cgroup.hpp — what the kernel's control groups allow this process: the cpuset, the CPU quota and the
+// memory left under the memory limit.
 //
 //   corun::cgroup::Limits l = corun::cgroup::read_limits();      // from /proc/self/cgroup and the mounts
 //   if (l.cpuset) ... *l.cpuset is e.g. {0, 1, 2, 3};  l.quota_cpus is 2.5 for "250000 100000"
@@ -34,6 +35,8 @@ struct Limits {
   std::string cpuset_file;                 ///< the file it came from (without the root prefix)
   std::optional<double> quota_cpus;        ///< CPU bandwidth limit in CPUs (quota / period), when one is set
   std::string quota_file;                  ///< the file of the smallest quota
+  std::optional<double> memory_free_bytes; ///< the smallest (memory limit - usage) over the levels, when a limit is set
+  std::string memory_file;                 ///< the limit file of that level
   std::vector<std::string> notes;          ///< what could not be read (unreadable files are not errors)
 };
 

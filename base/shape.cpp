@@ -17,6 +17,13 @@ Shape Shape::of(const int64_t* extents, int n) {
                 "shape extents must be positive, dimension " << i << " is " << extents[i]);
     s.dims[static_cast<size_t>(i)] = extents[i];
   }
+  // Every size computed from a shape (elements, bytes, offsets) fits in 64 bits: a model flag or a file
+  // asking for more is refused here, before any multiplication can wrap around.
+  int64_t count = 1;
+  for (int i = 0; i < n; ++i) {
+    CORUN_CHECK(!__builtin_mul_overflow(count, extents[i], &count) && count <= (int64_t{1} << 60),
+                Status::invalid_argument, "shape " << s.str() << " holds more than 2^60 elements: no memory holds it");
+  }
   return s;
 }
 

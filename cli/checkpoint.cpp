@@ -1,5 +1,7 @@
 #include "cli/checkpoint.hpp"
 
+#include "cli/non_finite.hpp"
+
 #include <corun/npy.hpp>
 
 #include "base/check.hpp"
@@ -75,11 +77,11 @@ void pause_for_test(const Engine& engine, const char* point) {
 
 // Removes a directory tree without ever leaving a partly removed one under its own name: it is renamed
 // to a dot-name first (leftovers of a crash are cleared at the next start).
-void remove_tree(const fs::path& dir, const Engine& engine) {
+void remove_tree(const fs::path& dir, const Engine* engine = nullptr) {
   const fs::path aside = dir.parent_path() / (".trash-" + dir.filename().string() + "-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::rename(dir, aside, ec);
-  if (!ec) pause_for_test(engine, "prune");
+  if (!ec && engine) pause_for_test(*engine, "prune");
   fs::remove_all(ec ? dir : aside, ec);
 }
 
@@ -121,8 +123,17 @@ Checkpoints::~Checkpoints() {
 std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdentity& identity) {
   long newest = -1;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_, ec))
-    if (e.is_directory()) newest = std::max(newest, parse_name(e.path().filename().string()));
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const long it = parse_name(e.path().filename().string());
+    if (it < 0) continue;
+    // Something named like a checkpoint that is not a directory (a file, a FIFO, a dangling link) is never
+    // skipped in favour of an older checkpoint: resuming from there would silently repeat iterations.
+    std::error_code type_ec;
+    CORUN_CHECK(e.is_directory(type_ec), Status::io_error,
+                "--resume: '" << e.path().string() << "' is named like a checkpoint but is not a directory; move it out of "
+                              << dir_ << " (the newest checkpoint directory then is the one resumed)");
+    newest = std::max(newest, it);
+  }
   CORUN_CHECK(!ec, Status::io_error, "--checkpoint: cannot list '" << dir_ << "': " << ec.message());
   if (newest < 0) return std::nullopt;
 
@@ -197,15 +208,38 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
                                double learning_rate, const std::string& data_generator, unsigned long long seed) {
   const std::string name = ckpt_name(state.iteration);
   const std::string final_path = dir_ + "/" + name;
-  if (fs::exists(final_path)) {  // the same iteration of the same run: the same content
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(final_path, ec))) {  // the same iteration of the same run: the same content
+    CORUN_CHECK(fs::is_directory(final_path, ec), Status::io_error,
+                "cannot write checkpoint '" << final_path << "': something that is not a checkpoint directory is "
+                                            << "in its place; move it away");
     newest_ = std::max(newest_, state.iteration);
     return final_path;
   }
   const std::string tmp = dir_ + "/.tmp-" + name + "-" + std::to_string(::getpid());
-  std::error_code ec;
   fs::remove_all(tmp, ec);
   CORUN_CHECK(fs::create_directory(tmp, ec), Status::io_error,
               "cannot create checkpoint directory '" << tmp << "': " << ec.message());
+  try {
+    write_into(tmp, final_path, g, engine, identity, state, learning_rate, data_generator, seed);
+  } catch (...) {
+    remove_tree(tmp);  // a failed write (a full disk) leaves nothing behind; the older checkpoints stay
+    throw;
+  }
+  newest_ = std::max(newest_, state.iteration);
+
+  // Keep the newest kKeep checkpoints.
+  std::vector<long> all;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (const long it = parse_name(e.path().filename().string()); it >= 0 && e.is_directory()) all.push_back(it);
+  std::sort(all.rbegin(), all.rend());
+  for (size_t i = kKeep; i < all.size(); ++i) remove_tree(fs::path(dir_) / ckpt_name(all[i]), &engine);
+  return final_path;
+}
+
+void Checkpoints::write_into(const std::string& tmp, const std::string& final_path, Graph& g, Engine& engine,
+                             const RunIdentity& identity, const CheckpointState& state, double learning_rate,
+                             const std::string& data_generator, unsigned long long seed) {
 
   const std::vector<Tensor> state_tensors = g.optimizer_state();
   json::Value config = json::Value::object();
@@ -215,6 +249,11 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
   json::Value params = json::Value::array();
   for (Tensor p : saved_tensors(g)) {
     const std::vector<float> v = engine.read(g, p);
+    // A checkpoint is what a run resumes from: a nan in it would only replay the failure.
+    CORUN_CHECK(first_non_finite(v) == v.size(), Status::runtime_error,
+                "not writing checkpoint " << final_path << ": '" << p.name()
+                                          << "' holds NaN or inf (the training diverged); the older checkpoints in "
+                                          << dir_ << " are kept");
     const std::string file = p.name() + ".npy";
     save_npy(tmp + "/" + file, p.shape(), v.data());
     params.push_back({{"name", p.name()}, {"file", file}, {"fnv1a64", fnv1a64(v.data(), v.size())}});
@@ -241,15 +280,6 @@ std::string Checkpoints::write(Graph& g, Engine& engine, const RunIdentity& iden
   CORUN_CHECK(std::rename(tmp.c_str(), final_path.c_str()) == 0, Status::io_error,
               "cannot rename '" << tmp << "' to '" << final_path << "': " << std::strerror(errno));
   sync_path(dir_, true);
-  newest_ = std::max(newest_, state.iteration);
-
-  // Keep the newest kKeep checkpoints.
-  std::vector<long> all;
-  for (const auto& e : fs::directory_iterator(dir_, ec))
-    if (const long it = parse_name(e.path().filename().string()); it >= 0 && e.is_directory()) all.push_back(it);
-  std::sort(all.rbegin(), all.rend());
-  for (size_t i = kKeep; i < all.size(); ++i) remove_tree(fs::path(dir_) / ckpt_name(all[i]), engine);
-  return final_path;
 }
 
 }  // namespace corun::cli

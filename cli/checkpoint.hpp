@@ -62,6 +62,11 @@ class Checkpoints {
   static constexpr int kKeep = 2;
 
  private:
+  // The files of one checkpoint into `tmp`, then `tmp` renamed to `final_path` (both synced).
+  void write_into(const std::string& tmp, const std::string& final_path, Graph& g, Engine& engine,
+                  const RunIdentity& identity, const CheckpointState& state, double learning_rate,
+                  const std::string& data_generator, unsigned long long seed);
+
   std::string dir_;
   std::string loaded_;
   int lock_fd_ = -1;

@@ -4,12 +4,14 @@
 #include "cli/fashion_mnist.hpp"
 
 #include "base/check.hpp"
+#include "base/files.hpp"
 
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace corun::cli {
 namespace {
@@ -52,7 +54,9 @@ std::vector<uint8_t> read_maybe_gzip(const std::string& path) {
               "cannot open '" << path << "': " << std::strerror(errno)
                               << " (Fashion-MNIST comes with Debian's dataset-fashion-mnist package: apt-get install "
                                  "dataset-fashion-mnist, or pass --data DIR)");
-  gzFile f = gzopen(path.c_str(), "rb");
+  const int fd = open_regular_file(path);  // a FIFO or a directory is refused, never waited on
+  gzFile f = gzdopen(fd, "rb");
+  if (f == nullptr) ::close(fd);
   CORUN_CHECK(f != nullptr, Status::io_error, "cannot open '" << path << "': " << std::strerror(errno));
   std::vector<uint8_t> out;
   uint8_t chunk[1 << 16];

@@ -47,14 +47,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return true;
 }
 
-// rsvg-convert writes the PNG beside `path`; moving it into place makes it appear whole or not at all.
-void rename_into_place(const std::string& tmp, const std::string& path) {
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::remove(tmp.c_str());
-  CORUN_CHECK(!ec, Status::io_error, "cannot write '" << path << "': " << ec.message());
-}
-
 // The first `name` on PATH that is an executable file, or "".
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -124,7 +116,17 @@ void write_png(const std::string& svg, const std::string& out) {
                 "cannot write '" << out << "': " << rsvg << " exited with status " << status
                                  << (err.empty() ? "" : ": ") << err);
   }
-  rename_into_place(tmp_png, out);
+  // rsvg-convert's own output is not checked for a full disk: it is read back and written through the one
+  // checked writer, which leaves `out` either whole or as it was.
+  std::string png;
+  try {
+    png = read_file(tmp_png);
+  } catch (...) {
+    std::remove(tmp_png.c_str());
+    throw;
+  }
+  std::remove(tmp_png.c_str());
+  write_file_atomically(out, png, "the picture");
 }
 
 }  // namespace
@@ -169,7 +171,7 @@ int plot_trace(int argc, char** argv) {
   };
   const std::string svg = gantt_svg(trace, opt);
   if (ends_with(out, ".svg")) {
-    write_file_atomically(out, svg);
+    write_file_atomically(out, svg, "the picture");
   } else {
     write_png(svg, out);
   }

@@ -10,6 +10,7 @@ namespace corun::cli::stop {
 namespace {
 
 volatile std::sig_atomic_t g_first = 0;
+volatile std::sig_atomic_t g_grace_seconds = kMinGraceSeconds;
 
 void say(const char* text, size_t n) {
   // write(2) is async-signal-safe; nothing useful can be done when it fails.
@@ -28,6 +29,17 @@ void on_signal(int sig) {
   static const char msg[] =
       "corun: signal received: finishing the current iteration, then checkpoint and exit (another signal exits at once)\n";
   say(msg, sizeof(msg) - 1);
+  // A kernel that never returns (or a wait that never ends) must not keep the job alive: alarm() is
+  // async-signal-safe, and on_alarm ends the process if the graceful stop has not by then.
+  ::alarm(static_cast<unsigned>(g_grace_seconds));
+}
+
+void on_alarm(int) {
+  static const char msg[] =
+      "corun: the run did not stop within its grace period after the signal (a task is stuck?): exiting now (the "
+      "newest complete checkpoint stays valid)\n";
+  say(msg, sizeof(msg) - 1);
+  ::_exit(128 + g_first);
 }
 
 }  // namespace
@@ -40,6 +52,15 @@ void install() {
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&sa.sa_mask, s);
   sa.sa_flags = SA_RESTART;  // interrupted reads and writes resume; the loop polls requested()
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
+  struct sigaction alarm_action {};
+  alarm_action.sa_handler = on_alarm;
+  sigemptyset(&alarm_action.sa_mask);
+  sigaction(SIGALRM, &alarm_action, nullptr);
+}
+
+void set_grace_seconds(double seconds) {
+  const double s = seconds < kMinGraceSeconds ? kMinGraceSeconds : seconds > 86400 ? 86400 : seconds;
+  g_grace_seconds = static_cast<std::sig_atomic_t>(s);
 }
 
 int requested() { return g_first; }

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/non_finite.hpp"
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
 #include "cli/shared_machine.hpp"
@@ -51,6 +52,9 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--progress-every", true,
      "without a terminal, print a progress line every N iterations (default: iterations / 10); on a terminal "
      "one line is redrawn after every iteration"},
+    {"--allow-non-finite", false,
+     "load --load parameters holding NaN or inf, and keep training when the loss is not finite (by default "
+     "both stop the run with exit 1)"},
     {"--resume", false, "continue from the newest checkpoint in the --checkpoint directory (from 0 when it has none)"},
     {"--help", false, "show this help"},
 };
@@ -129,6 +133,20 @@ std::vector<job::Fingerprint> fingerprints(int argc, char** argv, const RunIdent
           {"the model and engine configuration", job::hash_text(config)}};
 }
 
+// The run stops at a non-finite loss: what went bad first, and what is kept (the checkpoints written so far
+// all had finite losses; nothing else is written).
+void report_non_finite_loss(long it, float loss, const std::string& first_bad, const Checkpoints* ckpt) {
+  std::fprintf(stderr,
+               "corun: error: the loss is %g at iteration %ld: training stopped%s%s; no --json, --save, --trace or "
+               "--dump-grads output is written. %s Lower --lr, check the --load parameters, or pass "
+               "--allow-non-finite to keep training.\n",
+               static_cast<double>(loss), it + 1, first_bad.empty() ? "" : "; the first non-finite value is ",
+               first_bad.c_str(),
+               ckpt == nullptr || ckpt->newest() < 0
+                   ? "No checkpoint was written."
+                   : ("The newest checkpoint (iteration " + std::to_string(ckpt->newest()) + ") is kept.").c_str());
+}
+
 // The training run of this process. `session` and `engine_owner` belong to the caller, which keeps them alive
 // when a rank of a job fails (train() below).
 int run_training(int argc, char** argv, const job::World& world, std::unique_ptr<TrainSession>& session,
@@ -140,6 +158,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
   std::string plan;  // what the run will do, said before it starts
+  bool allow_non_finite = false;
   Config engine_config = Config::from_env();
   try {
     Args args(argc, argv, 2, flags());
@@ -159,6 +178,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     resume = args.has("--resume");
     args.positive("--iters", 1);  // malformed counts fail now; their defaults depend on the model (below)
     args.positive("--progress-every", 1);
+    allow_non_finite = args.has("--allow-non-finite");
     if (args.has("--checkpoint") && ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
     if (ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
     if (ckpt_dir.empty() && resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
@@ -232,10 +252,12 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   }
   if (!load_dir.empty()) {
     for (Tensor p : g.params()) {
-      NpyArray a = load_npy(load_dir + "/" + p.name() + ".npy");
+      const std::string file = load_dir + "/" + p.name() + ".npy";
+      NpyArray a = load_npy(file);
       CORUN_CHECK(a.shape == p.shape(), Status::invalid_argument,
-                  "parameter '" << p.name() << "' has shape " << p.shape().str() << " but " << load_dir << "/"
-                                << p.name() << ".npy has " << a.shape.str());
+                  "parameter '" << p.name() << "' has shape " << p.shape().str() << " but " << file << " has "
+                                << a.shape.str());
+      if (!allow_non_finite) check_finite_parameter(p.name(), file, a.data);
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
   }
@@ -258,6 +280,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   if (root_rank) co_tenants.check();  // one line, before the timings (and later, if a co-tenant arrives)
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
+  double slowest_ms = 0.0;
   std::vector<double> remote;  // bytes read from tensors homed on another NUMA domain, per iteration
   int tasks = g.num_nodes();
   RunStats last;
@@ -280,6 +303,10 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                    "for machine %s); the first iterations are slower\n",
                    s.uncalibrated, s.tasks, engine.info().machine_key.c_str());
     ms.push_back(s.wall_ms);
+    // After a stop signal: time for the iteration under way and a checkpoint (about as long as a few
+    // iterations) before the grace period ends it.
+    slowest_ms = std::max(slowest_ms, s.wall_ms);
+    stop::set_grace_seconds(10.0 * slowest_ms / 1000.0 + stop::kMinGraceSeconds);
     remote.push_back(s.remote_bytes);
     tasks = s.tasks;
     last = s;
@@ -287,6 +314,13 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     const JobStep outcome = finish_step(*session, engine, stop::requested());
     stop_signal = outcome.stop_signal;
     state.losses.push_back(outcome.loss);
+    if (!allow_non_finite && !std::isfinite(state.losses.back())) {  // the same loss on every rank
+      progress.finish();
+      const std::string first_bad = first_non_finite_value(engine, g);
+      if (root_rank) report_non_finite_loss(it, state.losses.back(), first_bad, ckpt.get());
+      for (Graph* r : graphs) engine.release(*r);
+      return 1;
+    }
     state.iteration = it + 1;
     if (root_rank) progress.update(state.iteration, s.wall_ms, state.losses.back());
     if (root_rank) co_tenants.check();
@@ -417,7 +451,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                           {"stopped_by", stopped ? stop::name(stop_signal) : ""},
                           {"checkpoint", ckpt ? ckpt_dir : std::string()}};
     result["summary"] = std::move(summary);
-    write_file_atomically(json_path, json::dump(result) + "\n");
+    write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }
   for (Graph* r : graphs) engine.release(*r);
   if (stopped) {

@@ -1,12 +1,87 @@
 #include "engine/blas.hpp"
 
+#include "base/check.hpp"
+#include "base/memory_budget.hpp"
+
 #include <cblas.h>
+#include <starpu.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 
 namespace corun::blas {
 
-void pin_single_thread() { openblas_set_num_threads(1); }
-std::string config_string() { return openblas_get_config(); }
-std::string core_name() { return openblas_get_corename(); }
-int threads() { return openblas_get_num_threads(); }
+void pin_single_thread() {
+  openblas_set_num_threads(1);
+}
+std::string config_string() {
+  return openblas_get_config();
+}
+std::string core_name() {
+  return openblas_get_corename();
+}
+int threads() {
+  return openblas_get_num_threads();
+}
+
+namespace {
+
+// Long enough for a loaded machine to run one 8x8 sgemm per worker; short enough that a batch job stuck on
+// an allocation fails within seconds instead of burning its allocation.
+constexpr int kProvisionSeconds = 20;
+
+void touch_buffer(void*) {
+  float a[64] = {}, b[64] = {}, c[64] = {};
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8);
+}
+
+std::string limit_hint(unsigned workers) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "OpenBLAS needs a %.0f MiB scratch buffer per worker (%u workers); raise the "
+                "limit (ulimit -v) or run fewer workers (STARPU_NCPU)",
+                kBufferBytes / (1024 * 1024), workers);
+  return buf;
+}
+
+}  // namespace
+
+void provision_worker_buffers(bool touch_on_workers) {
+  const unsigned workers = starpu_cpu_worker_get_count();
+  const double left = address_space_left();
+  const double needed = workers * kBufferBytes;
+  if (left >= 0 && left < needed) {
+    starpu_shutdown();
+    detail::fail(Status::invalid_config, "the address-space limit (ulimit -v) leaves " + human_bytes(left) +
+                                             ", less than the " + human_bytes(needed) +
+                                             " the BLAS buffers need: " + limit_hint(workers));
+  }
+  if (!touch_on_workers) return;
+  // The watchdog: OpenBLAS does not return from a failed allocation, so only a timer can end the wait.
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(m);
+    if (cv.wait_for(lock, std::chrono::seconds(kProvisionSeconds), [&] { return done; })) return;
+    const std::string msg = "corun: error: the BLAS buffers could not be allocated within " +
+                            std::to_string(kProvisionSeconds) +
+                            " s (out of memory or address space): " + limit_hint(workers) + "\n";
+    const ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
+    (void)ignored;
+    ::_exit(1);
+  });
+  starpu_execute_on_each_worker(touch_buffer, nullptr, STARPU_CPU);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+}
 
 }  // namespace corun::blas

@@ -1,4 +1,5 @@
-// engine/blas.hpp — OpenBLAS facts and the one-thread pinning every worker relies on.
+// engine/blas.hpp — OpenBLAS facts, the one-thread pinning every worker relies on, and its scratch buffer
+// provisioned on every worker at start-up.
 #pragma once
 
 #include <string>
@@ -12,5 +13,19 @@ std::string config_string();
 /// The kernel family OpenBLAS selected at load time (honours OPENBLAS_CORETYPE).
 std::string core_name();
 int threads();
+
+/// Bytes of address space OpenBLAS maps for one thread's scratch buffer at its first call (its compile-time
+/// BUFFER_SIZE of 128 MiB, measured on 0.3.21, plus alignment).
+inline constexpr double kBufferBytes = 130.0 * 1024 * 1024;
+
+/// Provisions OpenBLAS's scratch buffers at start-up. OpenBLAS retries a failed buffer mmap forever at 100%
+/// CPU (the spin `ulimit -v` used to cause in the middle of a run), so first the address-space limit is
+/// compared with what the buffers of all CPU workers need: too little is corun::Error(invalid_config) naming
+/// `ulimit -v` and the size to ask for (StarPU is shut down first). Then, with `touch_on_workers`, every
+/// worker takes its buffer now with one tiny sgemm, and a provisioning that does not finish within seconds
+/// ends the process with exit 1 and that message. corun's own policies pass false: StarPU hands them the
+/// post-execution hooks of tasks pinned to a worker, which they never pushed (the stress test hangs). Call
+/// right after starpu_init.
+void provision_worker_buffers(bool touch_on_workers);
 
 }  // namespace corun::blas

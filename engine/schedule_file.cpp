@@ -5,6 +5,7 @@
 #include "base/json.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -92,8 +93,15 @@ FrozenSchedule read_json(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+// False when nothing is at `path` yet (the first tuned run writes it); anything there, even a FIFO or a
+// directory, goes to read_file, which refuses what is not a regular file instead of waiting on it.
+bool schedule_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
 void check_schedule(const std::string& path) {
-  if (!std::ifstream(path).good()) return;  // written once the schedule is frozen
+  if (!schedule_exists(path)) return;  // written once the schedule is frozen
   const std::string text = read_file(path);
   if (text.rfind(kTextHeader, 0) == 0) return;
   const size_t start = text.find_first_not_of(" \t\r\n");
@@ -102,9 +110,10 @@ void check_schedule(const std::string& path) {
 }
 
 std::optional<FrozenSchedule> read_schedule(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.good()) return std::nullopt;  // not written yet: the first tuned run writes it
+  if (!schedule_exists(path)) return std::nullopt;  // not written yet: the first tuned run writes it
   check_schedule(path);
+  const std::string text = read_file(path);
+  std::istringstream in(text);
   std::string first;
   std::getline(in, first);
   if (first == kTextHeader) {
@@ -117,7 +126,7 @@ std::optional<FrozenSchedule> read_schedule(const std::string& path) {
     return read_text(path, in);
   }
   try {
-    return read_json(path, read_file(path));
+    return read_json(path, text);
   } catch (const Error& e) {
     if (e.status() != Status::io_error) throw;
     throw Error(Status::invalid_config, e.what() + std::string("; remove the file to recompute it"));

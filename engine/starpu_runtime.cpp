@@ -143,6 +143,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     conf.ncuda = 0;
     conf.nopencl = 0;
     starpu_check(starpu_init(&conf), "starpu_init");
+    // Now, not mid-run: a failed BLAS allocation spins instead of failing.
+    blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
     // Several MPI ranks: StarPU-MPI's progress thread and tag matching (engine/cross_ranks.hpp).
     if (engine::CrossRanks* ranks = engine::cross_ranks()) {
       try {

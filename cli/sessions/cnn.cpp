@@ -2,6 +2,7 @@
 // (cifar-quick, with its test accuracy at the end) or synthetic images, one graph per replica.
 #include "cli/fashion_mnist.hpp"
 #include "cli/sessions/sessions.hpp"
+#include "cli/footprint.hpp"
 
 #include <corun/models/cnn.hpp>
 
@@ -247,6 +248,13 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
       throw UsageError("--momentum must be a number in [0, 1), got '" + m + "'");
     cfg.momentum = static_cast<float>(v);
   }
+  std::string given;  // checked before anything is built: every tensor is allocated as the graph grows
+  for (const char* flag : {"--batch", "--image", "--layers"})
+    if (args.has(flag)) given += (given.empty() ? "" : " ") + std::string(flag) + " " + args.str(flag, "");
+  check_fits_in_memory(cnn_footprint(cfg), given.empty() ? "--size " + size : given,
+                       model + " batch=" + std::to_string(cfg.batch) + " image=" + std::to_string(cfg.image) +
+                           (model == "pathnet" ? " layers=" + std::to_string(cfg.layers) : ""),
+                       "lower --batch, --image or --layers");
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.positive("--eval-images", 10000);
   return std::make_unique<CnnTrain>(cfg, share, model == "cifar-quick" ? "fixed" : size,

@@ -6,6 +6,7 @@
 #include "base/parse.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,14 @@ constexpr const char* kFormat = "corun-profile";
 constexpr int kVersion = 1;
 constexpr const char* kTextHeader = "# corun profile v1";  // the text format of earlier versions
 constexpr const char* kRegenerate = "; regenerate it with `corun profile`";
+
+// A measured time: nan, inf or a negative value would make the profile pick a layout at random.
+double milliseconds(const json::Node& n) {
+  const double v = n.number();
+  CORUN_CHECK(std::isfinite(v) && v >= 0.0, Status::io_error,
+              n.name() << " must be a finite, non-negative time in milliseconds, not " << v);
+  return v;
+}
 
 Profile read_json(const std::string& path, const std::string& text) {
   const json::Value doc = json::parse(text, "profile '" + path + "'");
@@ -39,8 +48,8 @@ Profile read_json(const std::string& path, const std::string& text) {
   for (const json::Node& t : d.at("tried").items()) {
     ProfiledConfig c;
     c.layout = parse_layout(t.at("layout").string(), t.name() + ".layout");
-    c.median_ms = t.at("median_ms").number();
-    c.min_ms = t.at("min_ms").number();
+    c.median_ms = milliseconds(t.at("median_ms"));
+    c.min_ms = milliseconds(t.at("min_ms"));
     c.runs = static_cast<int>(t.at("runs").integer(0, 1 << 30));
     p.tried.push_back(c);
   }
@@ -89,7 +98,7 @@ Profile read_text(const std::string& path, std::istream& in) {
         const std::string prefix = std::string(name) + "=";
         if (field.rfind(prefix, 0) != 0) bad("config needs " + prefix + "..., got '" + field + "'");
         const auto v = parse::real(field.substr(prefix.size()));
-        if (!v) bad(std::string(name) + " is not a number: '" + field + "'");
+        if (!v || *v < 0) bad(std::string(name) + " is not a finite, non-negative number: '" + field + "'");
         return *v;
       };
       c.median_ms = num(median, "median_ms");
@@ -117,22 +126,21 @@ void write_profile(const std::string& path, const Profile& p) {
 }
 
 Profile read_profile(const std::string& path) {
-  std::ifstream in(path);
-  CORUN_CHECK(in.good(), Status::io_error,
-              "cannot read the profile '" << path << "' (CORUN_PROFILE): " << std::strerror(errno)
-                                          << "; create one with `corun profile --model M --size S -o FILE`");
-  std::string first;
-  std::getline(in, first);
-  if (first == kTextHeader) {
+  std::string text;
+  try {
+    text = read_file(path);  // a regular file only: a FIFO or a directory is refused, never waited on
+  } catch (const Error& e) {
+    throw Error(Status::io_error, std::string(e.what()) + " (the profile named by CORUN_PROFILE); create one with "
+                                                          "`corun profile --model M --size S -o FILE`");
+  }
+  if (text.compare(0, text.find('\n'), kTextHeader) == 0) {
     std::fprintf(stderr,
                  "corun: warning: read the profile '%s' in the old text format; `corun profile` writes profiles "
                  "as JSON: the next time it is written, it will be JSON\n",
                  path.c_str());
-    in.clear();
-    in.seekg(0);
+    std::istringstream in(text);
     return read_text(path, in);
   }
-  const std::string text = read_file(path);
   const size_t start = text.find_first_not_of(" \t\r\n");
   CORUN_CHECK(start != std::string::npos, Status::invalid_config,
               "profile '" << path << "': empty file" << kRegenerate);

@@ -92,6 +92,11 @@ std::vector<float> load_exact(const std::filesystem::path& file, const Shape& wa
   CORUN_CHECK(a.shape == want, Status::io_error,
               "serve: " << file.string() << " has shape " << a.shape.str() << ", expected " << want.str()
                         << " for this model (check --input/--hidden/--layers and the cell type)");
+  // A NaN or inf weight makes every answer NaN: refuse it here, naming the file, not at the first request.
+  for (size_t i = 0; i < a.data.size(); ++i)
+    CORUN_CHECK(std::isfinite(a.data[i]), Status::io_error,
+                "serve: " << file.string() << " is not finite: element " << i << " is " << a.data[i]
+                          << " (the weights must be finite numbers)");
   return std::move(a.data);
 }
 

@@ -4,8 +4,10 @@
 #include "base/env.hpp"
 #include "base/files.hpp"
 #include "base/json.hpp"
+#include "base/parse.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -63,6 +65,12 @@ std::string where(const std::string& path) {
   return "serve: plan file " + path;
 }
 
+// A plan's measured time decides whether it is reused: nan, inf or a negative time is a damaged file.
+void check_calibrated_ms(const std::string& path, double ms, const std::string& line) {
+  CORUN_CHECK(std::isfinite(ms) && ms >= 0.0, Status::io_error,
+              where(path) << line << ": calibrated_ms " << ms << " is not a finite, non-negative time" << kReplan);
+}
+
 std::optional<Plan> read_json(const std::string& path, const std::string& text, const std::string& key, Cell cell) {
   const json::Value doc = json::parse(text, where(path));
   const json::Node d(doc, where(path) + ": ");
@@ -82,6 +90,7 @@ std::optional<Plan> read_json(const std::string& path, const std::string& text, 
   CORUN_CHECK(parse_exec_mode(mode, &p.mode), Status::io_error,
               where(path) << ": mode '" << mode << "' is not wcs, per-step, inline or resident" << kReplan);
   p.calibrated_ms = d.at("calibrated_ms").number();
+  check_calibrated_ms(path, p.calibrated_ms, "");
   return p;
 }
 
@@ -128,7 +137,11 @@ std::optional<Plan> read_text(const std::string& path, std::istream& f, const st
           where(path) << " line " << lineno << ": mode '" << value << "' is not wcs, per-step, inline or resident");
       ++fields;
     } else if (name == "calibrated_ms") {
-      p.calibrated_ms = std::strtod(value.c_str(), nullptr);
+      const std::string at = " line " + std::to_string(lineno);
+      const std::optional<double> ms = parse::real(value);
+      CORUN_CHECK(ms.has_value(), Status::io_error,
+                  where(path) << at << ": calibrated_ms '" << value << "' is not a finite number of milliseconds" << kReplan);
+      check_calibrated_ms(path, *ms, at);
     } else {
       CORUN_CHECK(false, Status::io_error,
                   where(path) << " line " << lineno << ": unknown field '" << name << "'" << kReplan);
@@ -163,9 +176,12 @@ void save_plan(const std::string& path, const std::string& key, const Plan& plan
 }
 
 std::optional<Plan> load_plan(const std::string& path, const std::string& key, Cell cell) {
-  std::ifstream f(path);
-  if (!f.good()) return std::nullopt;
+  // No plan yet is the normal first run; anything else under the name (a FIFO, a directory, an unreadable
+  // file) is an error from read_file, never waited on.
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return std::nullopt;
   const std::string text = read_file(path);
+  std::istringstream f(text);
   const size_t start = text.find_first_not_of(" \t\r\n");
   if (start == std::string::npos || text[start] != '{') {
     std::fprintf(stderr,

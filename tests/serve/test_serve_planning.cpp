@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace corun::serve {
@@ -231,6 +232,35 @@ TEST(ServePlanFile, IsJsonAndReadsTheOldTextFormatWithAWarning) {
           "mode": "wcs", "calibrated_ms": 1})"),
       {"hoisted_gates must be an integer in [0, 15], not 99"});
   corun::testing::expect_contains(bad(R"({"format": "corun-trace"})"), {"is not a corun serving plan"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ServePlanFile, NonFiniteTimesAndNonRegularFilesAreErrors) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("corun-serve-plan-nan-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string key = plan_key(ModelSpec{Cell::lstm, 16, 16, 1, false}, 1, 10, 2, "corun-test");
+  const std::string path = plan_path(dir.string(), key);
+  auto bad = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return corun::testing::error_message([&] { load_plan(path, key, Cell::lstm); }, Status::io_error);
+  };
+  const std::string text = "# corun serve plan\nkey " + key + "\nhoisted_gates 15\nworkers 2\ndirection_groups 1\nxi 1\nxj 2\nmode wcs\n";
+  corun::testing::expect_contains(bad(text + "calibrated_ms nan\n"),
+                                  {path, "line 9: calibrated_ms 'nan' is not a finite number", "re-plan"});
+  corun::testing::expect_contains(bad(text + "calibrated_ms 12abc\n"), {"calibrated_ms '12abc'"});
+  const std::string head = R"({"format": "corun-serve-plan", "version": 1, "key": ")" + key +
+                           R"(", "hoisted_gates": 15, "workers": 2, "direction_groups": 1, "xi": 1, "xj": 1, "mode": "wcs", )";
+  corun::testing::expect_contains(bad(head + R"("calibrated_ms": -1})"), {"calibrated_ms -1 is not a finite, non-negative"});
+  // nan written by a JSON library is null: not a number.
+  corun::testing::expect_contains(bad(head + R"("calibrated_ms": null})"), {"calibrated_ms", "number"});
+  // A FIFO where the plan should be: refused at once, never waited on.
+  std::filesystem::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  ::alarm(20);
+  const std::string fifo = corun::testing::error_message([&] { load_plan(path, key, Cell::lstm); }, Status::io_error);
+  ::alarm(0);
+  EXPECT_NE(fifo.find("is a FIFO, not a regular file"), std::string::npos) << fifo;
   std::filesystem::remove_all(dir);
 }
 

@@ -180,7 +180,7 @@ TEST_F(CgroupTree, NothingMountedOrNoProc) {
   const cg::Limits l = cg::read_limits(dir_);
   EXPECT_FALSE(l.cpuset.has_value());
   EXPECT_FALSE(l.quota_cpus.has_value());
-  EXPECT_EQ(l.notes.size(), 2u);  // neither controller
+  EXPECT_EQ(l.notes.size(), 3u);  // no cpuset, cpu or memory controller
 }
 
 TEST_F(CgroupTree, MalformedFilesAreErrorsNamingThem) {

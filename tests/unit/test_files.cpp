@@ -69,13 +69,13 @@ TEST_F(AtomicWrite, PathUnderARegularFileFails) {
   EXPECT_EQ(entries(), (std::vector<std::string>{"plain"}));
 }
 
-// The temporary file is written, then the rename fails (the target is a non-empty directory): the old
-// content stays and the temporary file is removed.
+// A directory in the target's place (which would make the rename fail after the whole file was written)
+// is refused before anything is written: the old content stays and no temporary file is left.
 TEST_F(AtomicWrite, FailedRenameRemovesTheTemporaryFile) {
   fs::create_directory(path("target"));
   std::ofstream(path("target/inside")) << "keep";
   EXPECT_CORUN_ERROR(corun::write_file_atomically(path("target"), "x"), Status::io_error,
-                     "cannot write '" + path("target") + "' (rename)");
+                     "cannot write '" + path("target") + "' (it is a directory)");
   EXPECT_EQ(entries(), (std::vector<std::string>{"target"}));
   EXPECT_EQ(corun::read_file(path("target/inside")), "keep");
 }

@@ -188,6 +188,14 @@ TEST_F(ProfileFile, MalformedJsonIsAClearError) {
                      "profile '" + path("e") + "': tried[0].median_ms must be a number, not a string");
   EXPECT_CORUN_ERROR(sched::read_profile(write("f", R"({"format": "corun-profile", "format": "x"})")),
                      Status::invalid_config, "duplicate member name \"format\"");
+  // A measured time that is negative (or nan, written as null) would make the layout choice arbitrary.
+  std::string negative = full;
+  negative.replace(negative.find("\"fast\""), 6, "-2.5");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("g", negative)), Status::invalid_config,
+                     "tried[0].median_ms must be a finite, non-negative time in milliseconds, not -2.5");
+  EXPECT_CORUN_ERROR(sched::read_profile(write("h", "# corun profile v1\nlayout=2x1\nconfig=2x1 median_ms=nan "
+                                                    "min_ms=1 runs=5\n")),
+                     Status::invalid_config, "median_ms is not a finite, non-negative number");
 }
 
 TEST_F(ProfileFile, BadFilesAreClearErrors) {

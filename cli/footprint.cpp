@@ -1,0 +1,57 @@
+#include "cli/footprint.hpp"
+
+#include "base/check.hpp"
+#include "base/memory_budget.hpp"
+
+#include <cstdio>
+
+namespace corun::cli {
+
+namespace {
+
+// A graph node costs more than its tensors: its name, inputs, outputs and the hints the policies read.
+// 128 bytes is below what a node of the LSTM holds (measured with the unit test's graphs).
+constexpr double kBytesPerNode = 128;
+
+}  // namespace
+
+Footprint lstm_footprint(const models::LstmConfig& c) {
+  // Doubles throughout: the product of four flags capped at 1e9 each overflows every integer type.
+  const double L = c.layers, S = c.seq, B = c.batch, H = c.hidden, I = c.input;
+  // Per layer and step, forward: xh [B, in+H], the matmul and gates [B, 4H], h and c [B, H]: 12 BH; the
+  // backward pass holds as much again. 16 BH is below that (the count of the fused cell, which holds least).
+  const double activations = L * S * B * H * 16.0 + S * B * I;
+  // Weights [in+H, 4H] and biases of every layer, and their gradients.
+  const double weights = 2.0 * (L * (2.0 * H * 4.0 * H + 4.0 * H) + H * c.classes);
+  Footprint f;
+  f.tasks = L * S * 8.0;  // fused cell: at least concat, matmul, add and the cell forward, and as many backward
+  f.bytes = 4.0 * (activations + weights) + f.tasks * kBytesPerNode;
+  return f;
+}
+
+Footprint cnn_footprint(const models::CnnConfig& c) {
+  const double input = static_cast<double>(c.batch) * c.channels * c.image * c.image;
+  Footprint f;
+  f.tasks = 4.0 * (c.kind == models::CnnKind::pathnet ? c.layers * c.modules : 4);
+  f.bytes = 4.0 * 2.0 * input + f.tasks * kBytesPerNode;  // the input batch and a first activation its size
+  return f;
+}
+
+void check_fits(const Footprint& f, const std::string& flags, const std::string& shape, double available_bytes,
+                const std::string& available_source, const std::string& lower_hint) {
+  if (f.bytes <= available_bytes) return;
+  char tasks[32];
+  std::snprintf(tasks, sizeof tasks, "%.3g", f.tasks);
+  detail::fail(Status::invalid_config, (flags.empty() ? std::string("this model") : flags) + " asks for at least " +
+                                           human_bytes(f.bytes) + " of tensors (" + shape + ", at least " + tasks +
+                                           " tasks per iteration), more than the " + human_bytes(available_bytes) +
+                                           " available (" + available_source + "); " + lower_hint);
+}
+
+void check_fits_in_memory(const Footprint& f, const std::string& flags, const std::string& shape,
+                          const std::string& lower_hint) {
+  const MemoryBudget m = memory_budget();
+  check_fits(f, flags, shape, m.bytes, m.source, lower_hint);
+}
+
+}  // namespace corun::cli
