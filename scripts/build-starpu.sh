@@ -5,8 +5,15 @@
 # buildd's core count: 4 CPU workers and 2 NUMA nodes at most. Combined workers (our teams) share the worker
 # id space, so a manycore node needs maxcpus well above its core count (see docs/architecture.md).
 #
+#   scripts/build-starpu.sh [source|simgrid]
+#
+# source (default): the native build. simgrid: the same StarPU with --enable-simgrid against Debian's
+# libsimgrid-dev (3.32), for `corun simulate`: kernels become simulated sleeps taken from the perf models
+# (docs/simulation.md). SimGrid forces hwloc off; the build is otherwise the same.
+#
 # Result: a prefix outside the repository, reused when present:
-#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16
+#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16           (source)
+#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-simgrid-cpus256-numa16   (simgrid)
 # Prints that prefix on its last line of stdout. Everything else goes to stderr.
 set -euo pipefail
 
@@ -14,7 +21,13 @@ STARPU_VERSION=1.3.10
 MAXCPUS=256
 MAXNUMANODES=16
 cache=${CORUN_CACHE:-$HOME/.cache/corun}
-prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES"
+variant=${1:-source}
+case "$variant" in
+  source) prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES" ;;
+  # 128 simulated cores need 128 worker ids plus 127 for the aligned power-of-two teams: maxcpus 256.
+  simgrid) prefix="$cache/starpu-$STARPU_VERSION-simgrid-cpus$MAXCPUS-numa$MAXNUMANODES" ;;
+  *) echo "[build-starpu] error: flavour '$variant' is not one of source, simgrid" >&2; exit 2 ;;
+esac
 stamp="$prefix/.corun-build-complete"
 
 log() { echo "[build-starpu] $*" >&2; }
@@ -48,8 +61,13 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # Build dependencies for a CPU-only build (configure is shipped, no autotools needed).
 apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-config libhwloc-dev >&2
+simgrid_flags=()
+if [[ "$variant" == simgrid ]]; then
+  apt-get install -y -q --no-install-recommends libsimgrid-dev >&2
+  simgrid_flags=(--enable-simgrid)
+fi
 
-work="$cache/src"
+work="$cache/src-$variant"
 rm -rf "$work"
 mkdir -p "$work"
 # apt downloads as the unprivileged _apt user when it can write the target directory (no sandbox warning).
@@ -62,8 +80,8 @@ tar xf "$orig"
 srcdir=$(find . -maxdepth 1 -type d -name "starpu-$STARPU_VERSION*" | head -n 1)
 cd "$srcdir"
 
-log "configure (maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
-./configure --prefix="$prefix" \
+log "configure ($variant, maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
+./configure --prefix="$prefix" "${simgrid_flags[@]}" \
   --enable-maxcpus="$MAXCPUS" --enable-maxnumanodes="$MAXNUMANODES" \
   --disable-cuda --disable-opencl --disable-mpi --disable-fortran \
   --disable-build-doc --disable-build-examples --disable-build-tests \
@@ -77,6 +95,10 @@ make install >"$work/install.log" 2>&1 || { log "make install failed, see $work/
 
 grep -q "define STARPU_MAXCPUS $MAXCPUS" "$prefix/include/starpu/1.3/starpu_config.h" \
   || { log "error: built StarPU does not have STARPU_MAXCPUS $MAXCPUS"; exit 1; }
+if [[ "$variant" == simgrid ]]; then
+  grep -q "define STARPU_SIMGRID 1" "$prefix/include/starpu/1.3/starpu_config.h" \
+    || { log "error: built StarPU does not have STARPU_SIMGRID"; exit 1; }
+fi
 touch "$stamp"
 rm -rf "$work"
 log "done: $prefix"
