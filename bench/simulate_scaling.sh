@@ -4,10 +4,11 @@
 #
 #   bench/simulate_scaling.sh [--build DIR] [--models "lstm:small pathnet:small ..."] [--policies "..."]
 #                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
-#                             [--validate] [-o FILE]
+#                             [--validate] [--measured-dir DIR] [-o FILE]
 #
 # 1. Calibrates each model natively, in a private STARPU_HOME: lws with STARPU_CALIBRATE=1 (every op at
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
+#    --measured-dir DIR skips this and uses models calibrated before (a STARPU_PERF_MODEL_DIR).
 # 2. --validate: measured vs simulated (2c-1numa, optimistic law: it reproduces the measured widths)
 #    median ms/iteration per model and policy on this machine.
 # 3. Per law, core count, model and policy: `corun simulate --machine machines/<c>c-1numa.json` (2 cores:
@@ -26,6 +27,7 @@ cores_list="2 8 16 32 64 128"
 laws="optimistic pessimistic"
 iters=6
 validate=0
+measured_dir=
 out=
 while (($#)); do
   case "$1" in
@@ -36,6 +38,7 @@ while (($#)); do
     --laws) laws=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --validate) validate=1; shift ;;
+    --measured-dir) measured_dir=$2; shift 2 ;;
     -o) out=$2; shift 2 ;;
     *) echo "simulate_scaling.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -47,9 +50,15 @@ simgrid_corun="$root/build/simgrid/cli/corun"
 out=${out:-$root/bench/results/simulate-scaling-$(date +%Y%m%d-%H%M%S).md}
 work=$(mktemp -d /tmp/corun-simscale-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-export STARPU_HOME="$work/starpu"  # models calibrate from scratch, private to this run
 unset STARPU_PERF_MODEL_DIR STARPU_SCHED CORUN_SCHED CORUN_EXECUTORS CORUN_PROFILE STARPU_NCPU STARPU_HOSTNAME
-measured_dir="$STARPU_HOME/.starpu/sampling"
+calibrate=1
+if [[ -n "$measured_dir" ]]; then
+  calibrate=0
+  export STARPU_PERF_MODEL_DIR="$measured_dir"
+else
+  measured_dir="$work/models"  # models calibrate from scratch, private to this run
+  export STARPU_PERF_MODEL_DIR="$measured_dir"
+fi
 
 # `corun train` args of "model:size".
 train_args() { echo "--model ${1%%:*} --size ${1##*:}"; }
@@ -76,6 +85,7 @@ policy_env() {
 
 cores_here=$(nproc)
 for m in $models; do
+  ((calibrate)) || break
   # shellcheck disable=SC2046
   STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=lws "$corun" train $(train_args "$m") --iters 12 >/dev/null 2>&1
   # shellcheck disable=SC2046
