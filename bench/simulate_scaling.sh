@@ -4,7 +4,7 @@
 #
 #   bench/simulate_scaling.sh [--build DIR] [--models "lstm:small pathnet:small ..."] [--policies "..."]
 #                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
-#                             [--validate] [--measured-dir DIR] [-o FILE]
+#                             [--validate] [--measured-dir DIR] [--ignore-width2] [-o FILE]
 #
 # 1. Calibrates each model natively, in a private STARPU_HOME: lws with STARPU_CALIBRATE=1 (every op at
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
@@ -28,6 +28,7 @@ laws="optimistic pessimistic"
 iters=6
 validate=0
 measured_dir=
+ignore_width2=
 out=
 while (($#)); do
   case "$1" in
@@ -39,6 +40,7 @@ while (($#)); do
     --iters) iters=$2; shift 2 ;;
     --validate) validate=1; shift ;;
     --measured-dir) measured_dir=$2; shift 2 ;;
+    --ignore-width2) ignore_width2=--ignore-width2; shift ;;
     -o) out=$2; shift 2 ;;
     *) echo "simulate_scaling.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -115,7 +117,7 @@ fi
 
 for law in $laws; do
   for m in $models; do
-    echo "## $m, $law law: ms/iteration (makespan / lower bound)" | tee -a "$out"
+    echo "## $m, $law law${ignore_width2:+ (width-2 times ignored)}: ms/iteration (makespan / lower bound)" | tee -a "$out"
     echo | tee -a "$out"
     header="| policy |"; rule="|---|"
     for c in $cores_list; do header+=" $c cores |"; rule+="---:|"; done
@@ -125,7 +127,7 @@ for law in $laws; do
       for c in $cores_list; do
         machine="$root/machines/${c}c-1numa.json"
         # shellcheck disable=SC2046
-        text=$(env $(policy_env "$c" "$p") "$corun" simulate --machine "$machine" --law "$law" \
+        text=$(env $(policy_env "$c" "$p") "$corun" simulate --machine "$machine" --law "$law" $ignore_width2 \
                --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") --iters "$iters" 2>&1 || true)
         ms=$(median_ms <<<"$text"); r=$(ratio <<<"$text")
         row+=" ${ms:-failed}${r:+ ($r)} |"

@@ -37,6 +37,7 @@ const std::vector<FlagSpec> kFlags = {
     {"--measured-dir", true, "perf model directory of this machine's measurements (default STARPU_PERF_MODEL_DIR "
                              "or ~/.starpu/sampling)"},
     {"--measured-key", true, "machine key of those measurements (default this machine's, as `corun info` prints it)"},
+    {"--ignore-width2", false, "source (b): ignore measured width-2 times (measured on a loaded machine)"},
     {"--dir", true, "where to write the simulated machine's files (default a new directory under /tmp)"},
     {"--corun", true, "corun built against the SimGrid StarPU (default build/simgrid/cli/corun beside this build)"},
     {"--help", false, "show this help"},
@@ -103,6 +104,9 @@ int simulate(int argc, char** argv) {
     req.target_models = args.str("--models", "");
     req.measured_dir = args.str("--measured-dir", "");
     req.measured_key = args.str("--measured-key", "");
+    req.use_width2 = !args.has("--ignore-width2");
+    if (args.has("--models") && args.has("--ignore-width2"))
+      throw UsageError("--ignore-width2 applies to scaled models (source b), not to --models (source a)");
     req.out_dir = args.str("--dir", "");
     simgrid_corun = args.str("--corun", "");
   } catch (const UsageError& e) {

@@ -71,14 +71,16 @@ std::string law_source(const SourceRequest& req, const Machine& machine, const f
   CORUN_CHECK(!files.empty(), Status::invalid_config,
               "no measured models of machine key '"
                   << req.measured_key << "' in " << measured.string()
-                  << ": run the same command natively first (CORUN_SCHED=corun calibrates widths 1 and 2), "
-                  << "or pass --measured-dir / --measured-key");
+                  << ": run the same command natively first, with STARPU_CALIBRATE=1 CORUN_SCHED=lws and at least "
+                  << "12 iterations (every op at width 1; docs/simulation.md), or pass --measured-dir / --measured-key");
   ScaleCounts counts;
   for (const ModelFile& f : files) {
-    const HistoryModel scaled = scale_model(read_history_file(f.path.string()), machine, law, counts);
+    const HistoryModel scaled =
+        scale_model(read_history_file(f.path.string()), machine, law, counts, req.use_width2);
     write_file_atomically((out / (f.symbol + "." + key)).string(), history_file_text(scaled), "model");
   }
-  return std::string("(b) ") + law_name(law) + " scaling law from measured widths 1-2 of machine key " +
+  return std::string("(b) ") + law_name(law) + " scaling law from measured " +
+         (req.use_width2 ? "widths 1-2" : "width 1 (width 2 ignored)") + " of machine key " +
          req.measured_key + ": " + std::to_string(files.size()) + " ops, " + std::to_string(counts.footprints) +
          " footprints (" + std::to_string(counts.with_width2) + " with a width-2 time" +
          (counts.skipped_no_width1 ? ", " + std::to_string(counts.skipped_no_width1) + " without width 1 left out" : "") +

@@ -16,6 +16,7 @@ struct SourceRequest {
   std::string target_models;  ///< source (a) when not empty: directory of corun_<op>.<key> files
   std::string measured_dir;   ///< source (b): perf model dir holding codelets/45/corun_<op>.<measured_key>
   std::string measured_key;
+  bool use_width2 = true;     ///< source (b): false ignores the measured width-2 times
   std::string out_dir;        ///< becomes STARPU_PERF_MODEL_DIR of the simulated run
 };
 

@@ -39,14 +39,15 @@ double scaled_time_us(double t1, double t2, unsigned long bytes, int w, const Ma
   return std::max(compute, memory) + machine.team_sync_us * levels;
 }
 
-HistoryModel scale_model(const HistoryModel& measured, const Machine& machine, Law law, ScaleCounts& counts) {
+HistoryModel scale_model(const HistoryModel& measured, const Machine& machine, Law law, ScaleCounts& counts,
+                         bool use_width2) {
   std::map<uint32_t, const HistoryEntry*> width1, width2;
   for (const auto& [width, entries] : measured.by_width)
     for (const HistoryEntry& e : entries) {
       // An entry StarPU flushed or never calibrated predicts nothing.
       if (!(e.mean_us > 0) || e.nsample == 0) continue;
       if (width == 1) width1[e.footprint] = &e;
-      if (width == 2) width2[e.footprint] = &e;
+      if (width == 2 && use_width2) width2[e.footprint] = &e;
     }
   for (const auto& [footprint, e] : width2)
     if (!width1.count(footprint)) ++counts.skipped_no_width1;

@@ -36,6 +36,9 @@ struct ScaleCounts {
 };
 
 /// The model of `measured` on `machine`: widths 1..machine.cores for every footprint measured at width 1.
-HistoryModel scale_model(const HistoryModel& measured, const Machine& machine, Law law, ScaleCounts& counts);
+/// With `use_width2` false, width-2 times are ignored (taken on a loaded machine they are noise, see
+/// docs/simulation.md) and every footprint gets the law's default serial fraction.
+HistoryModel scale_model(const HistoryModel& measured, const Machine& machine, Law law, ScaleCounts& counts,
+                         bool use_width2 = true);
 
 }  // namespace corun::cli::sim

@@ -150,6 +150,18 @@ TEST(SimulateModels, ScaleModelCoversEveryWidthOfTheMachine) {
   EXPECT_DOUBLE_EQ(time(16, 0x7bbe3d86), 100.0 / 16);  // width 1 only: perfectly parallel when optimistic
 }
 
+TEST(SimulateModels, IgnoringWidth2UsesTheLawsDefaultSerialFraction) {
+  TempDir dir;
+  const std::string path = (dir.path / "corun_matmul.key").string();
+  corun::write_file_atomically(path, kStarpuFile);
+  sim::ScaleCounts counts;
+  const sim::HistoryModel scaled = sim::scale_model(sim::read_history_file(path), machine(16, 1),
+                                                    sim::Law::optimistic, counts, /*use_width2=*/false);
+  EXPECT_EQ(counts.with_width2, 0);
+  for (const auto& e : scaled.by_width.at(2))
+    if (e.footprint == 0x418eac27u) EXPECT_DOUBLE_EQ(e.mean_us, 200);  // 400 / 2, not the measured 250
+}
+
 TEST(SimulateModels, ShippedMachineFilesAreValid) {
   int n = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(CORUN_SOURCE_DIR) / "machines")) {
