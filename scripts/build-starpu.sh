@@ -64,7 +64,9 @@ apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-confi
 simgrid_flags=()
 if [[ "$variant" == simgrid ]]; then
   apt-get install -y -q --no-install-recommends libsimgrid-dev >&2
-  simgrid_flags=(--enable-simgrid)
+  # Last on the configure line, so they win over the native flags: StarPU-MPI under SimGrid would need a
+  # static build and smpirun (configure.ac:587-589), so MPI stays off here whatever the native build does.
+  simgrid_flags=(--enable-simgrid --disable-mpi)
 fi
 
 work="$cache/src-$variant"
@@ -81,12 +83,12 @@ srcdir=$(find . -maxdepth 1 -type d -name "starpu-$STARPU_VERSION*" | head -n 1)
 cd "$srcdir"
 
 log "configure ($variant, maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
-./configure --prefix="$prefix" "${simgrid_flags[@]}" \
+./configure --prefix="$prefix" \
   --enable-maxcpus="$MAXCPUS" --enable-maxnumanodes="$MAXNUMANODES" \
   --disable-cuda --disable-opencl --disable-mpi --disable-fortran \
   --disable-build-doc --disable-build-examples --disable-build-tests \
   --disable-starpufft --disable-socl --disable-starpurm --disable-mlr \
-  --disable-gcc-extensions --disable-opengl-render --without-fxt >"$work/configure.log" 2>&1 \
+  --disable-gcc-extensions --disable-opengl-render --without-fxt "${simgrid_flags[@]}" >"$work/configure.log" 2>&1 \
   || { log "configure failed, see $work/configure.log"; tail -n 30 "$work/configure.log" >&2; exit 1; }
 
 log "make -j$(nproc)"
