@@ -25,7 +25,8 @@ variant=${1:-source}
 case "$variant" in
   source) prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES" ;;
   # 128 simulated cores need 128 worker ids plus 127 for the aligned power-of-two teams: maxcpus 256.
-  simgrid) prefix="$cache/starpu-$STARPU_VERSION-simgrid-cpus$MAXCPUS-numa$MAXNUMANODES" ;;
+  # "-workers400": see --enable-maxmpidev below (a build without it, STARPU_NMAXWORKERS 144, is not reused).
+  simgrid) prefix="$cache/starpu-$STARPU_VERSION-simgrid-cpus$MAXCPUS-numa$MAXNUMANODES-workers400" ;;
   *) echo "[build-starpu] error: flavour '$variant' is not one of source, simgrid" >&2; exit 2 ;;
 esac
 stamp="$prefix/.corun-build-complete"
@@ -66,7 +67,11 @@ if [[ "$variant" == simgrid ]]; then
   apt-get install -y -q --no-install-recommends libsimgrid-dev >&2
   # Last on the configure line, so they win over the native flags: StarPU-MPI under SimGrid would need a
   # static build and smpirun (configure.ac:587-589), so MPI stays off here whatever the native build does.
-  simgrid_flags=(--enable-simgrid --disable-mpi)
+  # --enable-maxmpidev=1: 1.3.10's configure computes STARPU_NMAXWORKERS as 16 * ceil((maxmpidev * maxcpus
+  # + CUDA + OpenCL + MIC slots) / 16) and, under SimGrid only, leaves maxmpidev at 0 (configure.ac:2376-2395),
+  # which drops the CPUs: 144 workers whatever maxcpus says, too few for 128 cores + 127 teams. With 1 it is
+  # 400. Master-slave MPI stays off (the option only sizes an unused array).
+  simgrid_flags=(--enable-simgrid --disable-mpi --enable-maxmpidev=1)
 fi
 
 work="$cache/src-$variant"
@@ -100,6 +105,8 @@ grep -q "define STARPU_MAXCPUS $MAXCPUS" "$prefix/include/starpu/1.3/starpu_conf
 if [[ "$variant" == simgrid ]]; then
   grep -q "define STARPU_SIMGRID 1" "$prefix/include/starpu/1.3/starpu_config.h" \
     || { log "error: built StarPU does not have STARPU_SIMGRID"; exit 1; }
+  workers=$(sed -n 's/^#define STARPU_NMAXWORKERS \([0-9]*\).*/\1/p' "$prefix/include/starpu/1.3/starpu_config.h")
+  ((workers >= MAXCPUS)) || { log "error: built StarPU has STARPU_NMAXWORKERS $workers < $MAXCPUS"; exit 1; }
 fi
 touch "$stamp"
 rm -rf "$work"
