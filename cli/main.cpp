@@ -5,6 +5,9 @@
 #include "cli/commands.hpp"
 
 #include <corun/error.hpp>
+// In a SimGrid build of StarPU, starpu.h renames main to starpu_main, which StarPU's own main runs as the
+// simulated application (docs/simulation.md); in a native build it changes nothing here.
+#include <starpu.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +24,7 @@ const char* kUsage =
     "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
     "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
     "  serve-bench RNN serving latency: planned LSTM/GRU inference or a BLAS baseline (corun serve-bench --help)\n"
+    "  simulate    run train or infer in simulated time on a described machine (corun simulate --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
     "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal\n";
 }
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
     if (!std::strcmp(argv[1], "plot-trace")) return corun::cli::plot_trace(argc, argv);
     if (!std::strcmp(argv[1], "serve-bench")) return corun::cli::serve_bench(argc, argv);
+    if (!std::strcmp(argv[1], "simulate")) return corun::cli::simulate(argc, argv);
   } catch (const corun::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -17,6 +17,14 @@ find_file(CORUN_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_
 if(CORUN_STARPU_CONFIG_H)
   file(STRINGS ${CORUN_STARPU_CONFIG_H} _maxcpus REGEX "#define STARPU_MAXCPUS ")
   string(REGEX REPLACE ".*STARPU_MAXCPUS ([0-9]+).*" "\\1" CORUN_STARPU_MAXCPUS "${_maxcpus}")
+  # A SimGrid StarPU (scripts/build-starpu.sh simgrid): programs run in simulated time, so only the tests
+  # labelled simgrid are built (the others would run kernels that simulation never executes).
+  file(STRINGS ${CORUN_STARPU_CONFIG_H} _simgrid REGEX "#define STARPU_SIMGRID 1")
+  if(_simgrid)
+    set(CORUN_STARPU_SIMGRID ON)
+  else()
+    set(CORUN_STARPU_SIMGRID OFF)
+  endif()
 endif()
 
 # The optional MPI component (engine/mpi/, docs/batch-jobs.md#several-nodes): `mpirun -np N corun train`

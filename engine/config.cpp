@@ -40,6 +40,7 @@ std::string EngineInfo::summary() const {
      << " kernels=" << kernels;
   if (!layout.empty()) os << " executors=" << layout << " (" << layout_source << ")";
   if (replicas > 1) os << " replicas=" << replicas;
+  if (simulated) os << " simulated=SimGrid (kernels do not run; times come from machine key " << machine_key << ")";
   return os.str();
 }
 

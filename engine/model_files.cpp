@@ -67,6 +67,11 @@ void quarantine_corrupt_models(const char* machine_key, bool quiet) {
   // a shutdown, the forked copy of the perfmodel state is stale), and files written since were written
   // by StarPU itself.
   if (machine_key == nullptr || g_checked.exchange(true)) return;
+#ifdef STARPU_SIMGRID
+  // The check forks, and a forked SimGrid process cannot run StarPU's parser (its locks are simulated);
+  // the simulated run's models are the files `corun simulate` wrote (its format is tested against the parser).
+  return;
+#endif
   const std::filesystem::path dir = codelet_model_dir();
   std::error_code ec;
   if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return;

@@ -81,6 +81,9 @@ void fill_info(EngineInfo& i, const sched::ResolvedPolicy& policy, const std::st
   i.blas_threads = blas::threads();
   i.kernels = config.ref_kernels ? "ref" : "fast";
   i.machine_key = std::getenv("STARPU_HOSTNAME");
+#ifdef STARPU_SIMGRID
+  i.simulated = true;
+#endif
 }
 }  // namespace
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Sets up everything corun needs on a Debian 12 machine (as root) and builds it.
 #
-#   scripts/setup.sh [system|source]     builds into build/<flavour>, prints that directory last
+#   scripts/setup.sh [system|source|simgrid]     builds into build/<flavour>, prints that directory last
 #
 # Flavour (which StarPU to build against), in order of precedence: the argument, $CORUN_STARPU, or auto:
 #   system  Debian's libstarpu-dev (capped at 4 CPU workers and 2 NUMA nodes)
 #   source  StarPU 1.3.10 built from Debian's source package with maxcpus 256 / maxnumanodes 16
 #           (scripts/build-starpu.sh; cached in ${CORUN_CACHE:-~/.cache/corun})
+#   simgrid the same StarPU built with --enable-simgrid against Debian's libsimgrid-dev (build-starpu.sh simgrid):
+#           programs run in simulated time; `corun simulate` of a native build runs this build's corun
+#           (docs/simulation.md). Only the tests labelled simgrid are built here; no benchmarks or examples.
 #   auto    system when the machine's cores plus the teams we create fit in its caps, source otherwise
 # Idempotent: packages already installed and a StarPU build already cached are reused.
 set -euo pipefail
@@ -17,8 +20,8 @@ log() { echo "[setup] $*" >&2; }
 
 flavour=${1:-${CORUN_STARPU:-auto}}
 case "$flavour" in
-  auto|system|source) ;;
-  *) log "error: StarPU flavour '$flavour' is not one of auto, system, source (argument or CORUN_STARPU)"; exit 2 ;;
+  auto|system|source|simgrid) ;;
+  *) log "error: StarPU flavour '$flavour' is not one of auto, system, source, simgrid (argument or CORUN_STARPU)"; exit 2 ;;
 esac
 
 # librsvg2-bin: rsvg-convert, which `corun plot-trace -o X.png` uses to rasterise its SVG.
@@ -30,6 +33,8 @@ esac
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
           libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev
           openmpi-bin libopenmpi-dev)
+# libsimgrid-dev: SimGrid 3.32, which the simgrid flavour's StarPU is built against and links at run time.
+if [[ "$flavour" == simgrid ]]; then packages+=(libsimgrid-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,16 +62,22 @@ if [[ "$flavour" == auto ]]; then
 fi
 
 pkgpath=
+cmake_flags=()
 if [[ "$flavour" == source ]]; then
   prefix=$("$here/build-starpu.sh" | tail -n 1)
   pkgpath="$prefix/lib/pkgconfig"
+elif [[ "$flavour" == simgrid ]]; then
+  prefix=$("$here/build-starpu.sh" simgrid | tail -n 1)
+  pkgpath="$prefix/lib/pkgconfig"
+  # Every program linked against a SimGrid StarPU runs simulated: benchmarks and examples would measure nothing.
+  cmake_flags=(-DCORUN_BUILD_BENCH=OFF -DCORUN_BUILD_EXAMPLES=OFF)
 fi
 
 build="$root/build/$flavour"
 mkdir -p "$build"
 log "configuring and building corun in $build (StarPU: $flavour)"
 PKG_CONFIG_PATH="$pkgpath${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 \
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_flags[@]}" >"$build.configure.log" 2>&1 \
   || { cat "$build.configure.log" >&2; log "error: cmake configure failed"; exit 1; }
 cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 \
   || { tail -n 60 "$build.build.log" >&2; log "error: build failed (full log: $build.build.log)"; exit 1; }

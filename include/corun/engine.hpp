@@ -170,6 +170,7 @@ struct EngineInfo {
   std::string numa_mode = "off"; ///< "off", "replicate" or "interleave" (the plan's mode)
   int numa_domains = 1;          ///< NUMA domains the workers (or the replicas' homes) span; when > 1 every
                                  ///< run accounts RunStats::remote_bytes
+  bool simulated = false;        ///< linked against a SimGrid StarPU: times are simulated (docs/simulation.md)
 
   /// One line: "policy=lws (default) workers=2 starpu=1.3.10 (maxcpus 4, maxnumanodes 2) ...".
   std::string summary() const;

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# bench/simulate_scaling.sh — every policy at 2..128 simulated cores, per model, under both scaling laws
+# (docs/simulation.md, issue 17). Needs a native build and build/simgrid (scripts/setup.sh simgrid).
+#
+#   bench/simulate_scaling.sh [--build DIR] [--models "lstm:small pathnet:small ..."] [--policies "..."]
+#                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
+#                             [--validate] [--measured-dir DIR] [--ignore-width2] [-o FILE]
+#
+# 1. Calibrates each model natively, in a private STARPU_HOME: lws with STARPU_CALIBRATE=1 (every op at
+#    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
+#    --measured-dir DIR skips this and uses models calibrated before (a STARPU_PERF_MODEL_DIR).
+# 2. --validate: measured vs simulated (2c-1numa, optimistic law: it reproduces the measured widths)
+#    median ms/iteration per model and policy on this machine.
+# 3. Per law, core count, model and policy: `corun simulate --machine machines/<c>c-1numa.json` (2 cores:
+#    2c-1numa), median ms/iteration and makespan / lower bound of the last iteration. "sequential" is one
+#    op at a time at full width: cpf with one executor of all cores (CORUN_EXECUTORS=1x<c>).
+# Tables go to stdout and to FILE (default bench/results/simulate-scaling-<date>.md).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+
+build=
+models="lstm:small pathnet:small googlenet:small"
+policies="lws dmdas pheft cpf corun sequential"
+cores_list="2 8 16 32 64 128"
+laws="optimistic pessimistic"
+iters=6
+validate=0
+measured_dir=
+ignore_width2=
+out=
+while (($#)); do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --policies) policies=$2; shift 2 ;;
+    --cores) cores_list=$2; shift 2 ;;
+    --laws) laws=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --validate) validate=1; shift ;;
+    --measured-dir) measured_dir=$2; shift 2 ;;
+    --ignore-width2) ignore_width2=--ignore-width2; shift ;;
+    -o) out=$2; shift 2 ;;
+    *) echo "simulate_scaling.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
+  esac
+done
+build=$(bench_build_dir "$build")
+corun="$build/cli/corun"
+simgrid_corun="$root/build/simgrid/cli/corun"
+[[ -x "$simgrid_corun" ]] || { echo "simulate_scaling.sh: no $simgrid_corun: run scripts/setup.sh simgrid" >&2; exit 1; }
+out=${out:-$root/bench/results/simulate-scaling-$(date +%Y%m%d-%H%M%S).md}
+work=$(mktemp -d /tmp/corun-simscale-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+unset STARPU_PERF_MODEL_DIR STARPU_SCHED CORUN_SCHED CORUN_EXECUTORS CORUN_PROFILE STARPU_NCPU STARPU_HOSTNAME
+calibrate=1
+if [[ -n "$measured_dir" ]]; then
+  calibrate=0
+  export STARPU_PERF_MODEL_DIR="$measured_dir"
+else
+  measured_dir="$work/models"  # models calibrate from scratch, private to this run
+  export STARPU_PERF_MODEL_DIR="$measured_dir"
+fi
+
+# `corun train` args of "model:size".
+train_args() { echo "--model ${1%%:*} --size ${1##*:}"; }
+# Median ms/iter from a train results table (5th-from-last row layout: | iters | median | min | ...).
+median_ms() { awk -F'|' '/^\| [0-9]+ \|/ { gsub(/ /, "", $3); print $3 }' | tail -n 1; }
+# "ratio R" of the "last iteration: makespan ... ratio R" line.
+ratio() { sed -n 's/.*ratio \([0-9.]*\).*/\1/p' | tail -n 1; }
+# Environment of one policy column at $1 cores.
+policy_env() {
+  case "$2" in
+    sequential) echo "CORUN_SCHED=cpf CORUN_EXECUTORS=1x$1" ;;
+    *) echo "CORUN_SCHED=$2" ;;
+  esac
+}
+
+{
+  echo "# Simulated scaling ($(date -u +%Y-%m-%dT%H:%MZ), git $(bench_git_sha))"
+  echo
+  echo "Models measured on this machine ($(nproc) cores; loaded by other jobs while measuring), scaled by the"
+  echo "named law of docs/simulation.md (model source (b)); machines/<c>c-1numa.json. $iters iterations,"
+  echo "median ms/iteration (simulated) and makespan / lower bound of the last iteration."
+  echo
+} | tee "$out"
+
+cores_here=$(nproc)
+for m in $models; do
+  ((calibrate)) || break
+  # shellcheck disable=SC2046
+  STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=lws "$corun" train $(train_args "$m") --iters 12 >/dev/null 2>&1
+  # shellcheck disable=SC2046
+  STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=cpf CORUN_EXECUTORS=1x"$cores_here" \
+    "$corun" train $(train_args "$m") --iters 12 >/dev/null 2>&1
+done
+
+if ((validate)); then
+  echo "## Validation on this machine: measured vs simulated (2c-1numa, optimistic law)" | tee -a "$out"
+  echo | tee -a "$out"
+  echo "| model | policy | measured ms/iter | simulated ms/iter | error |" | tee -a "$out"
+  echo "|---|---|---:|---:|---:|" | tee -a "$out"
+  for m in $models; do
+    for p in $policies; do
+      # shellcheck disable=SC2046
+      meas=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms)
+      # shellcheck disable=SC2046
+      sim=$(env $(policy_env "$cores_here" "$p") "$corun" simulate --machine "$root/machines/2c-1numa.json" \
+            --law optimistic --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") \
+            --iters "$iters" 2>/dev/null | median_ms)
+      err=$(awk -v a="${meas:-0}" -v b="${sim:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%+.1f%%", 100 * (b - a) / a; else print "n/a" }')
+      echo "| $m | $p | ${meas:-failed} | ${sim:-failed} | $err |" | tee -a "$out"
+    done
+  done
+  echo | tee -a "$out"
+fi
+
+for law in $laws; do
+  for m in $models; do
+    echo "## $m, $law law${ignore_width2:+ (width-2 times ignored)}: ms/iteration (makespan / lower bound)" | tee -a "$out"
+    echo | tee -a "$out"
+    header="| policy |"; rule="|---|"
+    for c in $cores_list; do header+=" $c cores |"; rule+="---:|"; done
+    echo "$header" | tee -a "$out"; echo "$rule" | tee -a "$out"
+    for p in $policies; do
+      row="| $p |"
+      for c in $cores_list; do
+        machine="$root/machines/${c}c-1numa.json"
+        # shellcheck disable=SC2046
+        text=$(env $(policy_env "$c" "$p") "$corun" simulate --machine "$machine" --law "$law" $ignore_width2 \
+               --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") --iters "$iters" 2>&1 || true)
+        ms=$(median_ms <<<"$text"); r=$(ratio <<<"$text")
+        row+=" ${ms:-failed}${r:+ ($r)} |"
+      done
+      echo "$row" | tee -a "$out"
+    done
+    echo | tee -a "$out"
+  done
+done
+echo "results: $out" >&2

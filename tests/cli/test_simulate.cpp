@@ -1,0 +1,109 @@
+// `corun simulate` in a native build: usage errors (exit 2), bad machine files and missing measurements
+// (exit 1, a message naming what to fix, nothing started), and the files it writes for a simulated run
+// (platform and per-width models, from measured models of a fake machine key). The simulated run itself
+// needs build/simgrid: label simgrid, docs/simulation.md.
+#include "common/cli_run.hpp"
+#include "common/temp_dir_test.hpp"
+
+#include "base/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#ifndef CORUN_EXE
+#error "CORUN_EXE must be defined to the path of the corun executable"
+#endif
+#ifndef CORUN_SOURCE_DIR
+#error "CORUN_SOURCE_DIR must be defined to the repository root"
+#endif
+
+namespace {
+
+using corun::testing::shell_quote;
+using Result = corun::testing::CommandResult;
+namespace fs = std::filesystem;
+
+const std::string kMachine = std::string(CORUN_SOURCE_DIR) + "/machines/16c-2numa.json";
+
+// One measured op at widths 1 and 2 (a StarPU 1.3 history file, comments dropped).
+const char* kMeasured =
+    "45\n2\n1\n0\n0\n1\n1\n1\n0 0 0 0 nan nan 0 0 0\nnan nan nan\n0\n"
+    "0000abcd 4096 0 1.000000e+02 1 1000 10010 12\n"
+    "1\n0\n0\n2\n1\n1\n0 0 0 0 nan nan 0 0 0\nnan nan nan\n0\n"
+    "0000abcd 4096 0 6.000000e+01 1 600 3610 12\n";
+
+class Simulate : public corun::testing::TempDirTest {
+ protected:
+  Simulate() : TempDirTest("simulate") {}
+  Result run(const std::string& args) {
+    return corun::testing::run_command(dir_, shell_quote(CORUN_EXE) + " simulate " + args);
+  }
+  // A stand-in for the SimGrid build of corun: prints its arguments and the environment it was given.
+  std::string fake_simgrid_corun() {
+    const std::string path = dir_ + "/fake-corun";
+    corun::write_file_atomically(path, "#!/bin/sh\necho \"ran: $* ncpu=$STARPU_NCPU host=$STARPU_HOSTNAME\"\n");
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+};
+
+TEST_F(Simulate, UsageErrors) {
+  Result r = run("-- train --model lstm");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--machine FILE is required"), std::string::npos) << r;
+  r = run("--machine " + kMachine);
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("the command to simulate is missing"), std::string::npos) << r;
+  r = run("--machine " + kMachine + " -- profile --model lstm");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("only train and infer"), std::string::npos) << r;
+  r = run("--machine " + kMachine + " --law median -- train --model lstm");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--law must be optimistic or pessimistic"), std::string::npos) << r;
+}
+
+TEST_F(Simulate, BadMachineFileAndMissingMeasurementsSayWhatToDo) {
+  const std::string fake = fake_simgrid_corun();
+  corun::write_file_atomically(dir_ + "/m.json", R"({"format": "corun-machine", "version": 1, "name": "Big Box",
+    "cores": 16, "numa_domains": 1, "domain_bandwidth_gbs": 10, "team_sync_us": 1})");
+  Result r = run("--machine m.json --corun " + fake + " --dir out -- train --model lstm");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("name 'Big Box'"), std::string::npos) << r;
+  EXPECT_EQ(r.out.find("ran:"), std::string::npos) << r;
+
+  r = run("--machine " + kMachine + " --corun " + fake + " --measured-dir empty --measured-key k --dir out -- train");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("no measured models of machine key 'k'"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("run the same command natively first"), std::string::npos) << r;
+  EXPECT_EQ(r.out.find("ran:"), std::string::npos) << r;
+
+  r = run("--machine " + kMachine + " --corun " + dir_ + "/nothing-here -- train --model lstm");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("scripts/setup.sh simgrid"), std::string::npos) << r;
+}
+
+TEST_F(Simulate, WritesTheMachineAndRunsTheSimgridBuild) {
+  const std::string fake = fake_simgrid_corun();
+  fs::create_directories(dir_ + "/measured/codelets/45");
+  corun::write_file_atomically(dir_ + "/measured/codelets/45/corun_matmul.k", kMeasured);
+  const Result r = run("--machine " + kMachine + " --law optimistic --corun " + fake +
+                       " --measured-dir measured --measured-key k --dir out -- train --model lstm --iters 3");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("simulated time"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("machine 16c-2numa"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("(b) optimistic scaling law"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("1 footprints (1 with a width-2 time)"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("ran: train --model lstm --iters 3 ncpu=16 host=corun-sim-16c-2numa-optimistic"),
+            std::string::npos)
+      << r;
+  const std::string model = corun::read_file(dir_ + "/out/codelets/45/corun_matmul.corun-sim-16c-2numa-optimistic");
+  EXPECT_NE(model.find("# number of cores \n16\n"), std::string::npos);
+  // Width 2 keeps the measured 60 µs (serial fraction 0.2); width 16: 100 (0.2 + 0.8 / 16) = 25 µs.
+  EXPECT_NE(model.find("6.000000e+01"), std::string::npos);
+  EXPECT_NE(model.find("2.500000e+01"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ + "/out/bus/corun-sim-16c-2numa-optimistic.platform.v4.xml"));
+}
+
+}  // namespace
