@@ -23,8 +23,11 @@ Engine::Impl::Bound& Engine::Impl::bind(Graph& graph, int home) {
   // remove fused intermediates, which then get no handle (each pass runs once per graph).
   auto found = bound.find(&g);
   if ((found == bound.end() || found->second.handles.empty()) && !g.values.empty()) {
-    const engine::PassModels models = pass_models();
-    engine::apply_graph_passes(graph, config, &models);
+    auto done = planned.find(&g);
+    const bool fresh = done != planned.end() && done->second == g.nodes.size();
+    if (done != planned.end()) planned.erase(done);  // one binding's worth: the address may be reused later
+    if (!fresh) plan_graph(graph);
+    planned.erase(&g);
   }
   Bound& b = bound[&g];
   auto& handles = b.handles;

@@ -71,6 +71,10 @@ struct Engine::Impl {
   // widths are known once StarPU runs).
   std::unique_ptr<engine::StarpuOpTimes> pass_times;
   engine::PassModels pass_models();
+  // Graphs Engine::apply_graph_passes ran the plan step on, with their node count then: their first bind()
+  // skips it when the graph has not changed since (a pass that grouped nothing leaves no mark on the graph).
+  std::unordered_map<detail::GraphImpl*, size_t> planned;
+  GraphPassReport plan_graph(Graph& graph);
 
   // binding.cpp. `home`: the memory node to register on (run_replicated: the replica's domain); -1 keeps the
   // graph's current home (main RAM for a new binding). A new binding first runs the plan step's passes.

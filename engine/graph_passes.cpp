@@ -104,9 +104,13 @@ engine::PassModels Engine::Impl::pass_models() {
   return m;
 }
 
-GraphPassReport Engine::apply_graph_passes(Graph& graph) {
-  const engine::PassModels models = impl_->pass_models();
-  return engine::apply_graph_passes(graph, impl_->config, &models);
+GraphPassReport Engine::Impl::plan_graph(Graph& graph) {
+  const engine::PassModels models = pass_models();
+  GraphPassReport r = engine::apply_graph_passes(graph, config, &models);
+  planned[&graph.impl()] = graph.impl().nodes.size();
+  return r;
 }
+
+GraphPassReport Engine::apply_graph_passes(Graph& graph) { return impl_->plan_graph(graph); }
 
 }  // namespace corun
