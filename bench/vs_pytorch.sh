@@ -58,12 +58,16 @@ for p in $passes; do
   [[ "$p" == off || "$p" == auto || "$p" == on ]] || { echo "error: --passes takes off, auto and on, got '$p'" >&2; exit 2; }
 done
 
-if ! python3 -c 'import torch' 2>/dev/null; then
+# Debian's python3-torch lives in the system Python; a python3 earlier in PATH (pyenv, a venv) lacks it.
+torch_py=/usr/bin/python3
+[[ -x "$torch_py" ]] || torch_py=python3
+if ! "$torch_py" -c 'import torch' 2>/dev/null; then
   echo "vs_pytorch: installing python3-torch python3-torchvision (PyTorch from Debian)" >&2
   if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch python3-torchvision >&2; then
     echo "error: PyTorch is missing and apt-get could not install it; run as root: apt-get install python3-torch python3-torchvision" >&2
     exit 1
   fi
+  "$torch_py" -c 'import torch' || { echo "error: $torch_py cannot import torch after the install" >&2; exit 1; }
 fi
 
 build=$(bench_build_dir "$build")
@@ -122,7 +126,7 @@ for ((r = 1; r <= rounds; ++r)); do
       done
     done
     for t in 1 2; do
-      line=$(python3 "$ref" "$torch_name" --threads "$t" --iters "$n" --warmup 1) || exit 1
+      line=$("$torch_py" "$ref" "$torch_name" --threads "$t" --iters "$n" --warmup 1) || exit 1
       record "$name" pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")" ms
       [[ "$name" == cifar-quick ]] && echo "$line" >"$work/cifar-torch-$t.json"
     done
@@ -135,7 +139,7 @@ for ((r = 1; r <= rounds; ++r)); do
     [[ -n "$lat" ]] || { echo "error: corun serve-bench printed no latency for $cfg" >&2; exit 1; }
     record "$name" corun - - 2 "$r" "$(python3 -c "print($lat * 1000)")" us
     for t in 1 2; do
-      line=$(python3 "$ref" "$name" --threads "$t" --iters "$requests" --warmup 2) || exit 1
+      line=$("$torch_py" "$ref" "$name" --threads "$t" --iters "$requests" --warmup 2) || exit 1
       record "$name" pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
     done
   done
@@ -144,7 +148,7 @@ for ((r = 1; r <= rounds; ++r)); do
   [[ -n "$lat" ]] || { echo "error: corun infer printed no latency" >&2; exit 1; }
   record wide-deep corun - - 1 "$r" "$lat" us
   for t in 1 2; do
-    line=$(python3 "$ref" wide-deep --threads "$t" --iters 2000 --warmup 100) || exit 1
+    line=$("$torch_py" "$ref" wide-deep --threads "$t" --iters 2000 --warmup 100) || exit 1
     record wide-deep pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
   done
 done
@@ -154,6 +158,6 @@ sgemm2=$("$sgemm" 2048 2 10)
 cmd="bench/vs_pytorch.sh --rounds $rounds --policies \"$policies\" --passes \"$passes\" --iters $iters --lstm-medium-iters $lstm_medium_iters --cifar-iters $cifar_iters --requests $requests"
 python3 "$here/summarize_vs_pytorch.py" --results "$results" --machine "$work/machine.json" --command "$cmd" \
   --git "$(bench_git_sha)" --info "$(bench_corun_info "$corun")" --sgemm "$sgemm1" --sgemm "$sgemm2" \
-  --torch "$(python3 -c 'import torch; print(torch.__version__, "oneDNN", torch.backends.mkldnn.is_available())')" \
+  --torch "$("$torch_py" -c 'import torch; print(torch.__version__, "with oneDNN" if torch.backends.mkldnn.is_available() else "without oneDNN")')" \
   --cifar-iters "$cifar_iters" >"$out"
 echo "vs_pytorch: wrote $out" >&2

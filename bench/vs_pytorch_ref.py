@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The PyTorch side of bench/vs_pytorch.sh: the same workloads as corun's (same shapes, losses and optimisers;
 docs/models.md), timed the same way, one JSON line per run on stdout.
 
@@ -11,6 +11,7 @@ timed iterations (its epoch time is the median times the epoch's iterations when
 inference workloads the median latency in µs. Not a test.
 """
 import argparse
+import gzip
 import json
 import os
 import statistics
@@ -111,7 +112,10 @@ def train_step(model, opt, make_batch):
 
 
 def read_idx(path):
-    with open(path, "rb") as f:
+    """An MNIST idx file, gzipped (as Debian ships Fashion-MNIST) or not."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path += ".gz"
+    with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as f:
         data = f.read()
     ndim = data[3]
     dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
