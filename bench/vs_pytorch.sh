@@ -122,7 +122,8 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ -f "$work/machine.json" ]] || cp "$json" "$work/machine.json"
         record "$name" corun "$p" "$pass" 2 "$r" \
           "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["median_ms"])' "$json")" ms
-        grep -o 'parallel-op pass [a-z]*: [0-9]* group(s)' "$work/run.err" | head -n 1 >"$work/$name.$p.$pass.groups" || true
+        record "$name" corun-tasks "$p" "$pass" 2 "$r" \
+          "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["tasks_per_iter"])' "$json")" tasks
       done
     done
     for t in 1 2; do
