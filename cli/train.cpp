@@ -67,7 +67,8 @@ std::vector<FlagSpec> flags() {
 
 std::string usage() {
   return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep [options]\n" + describe(flags()) +
-         "environment: CORUN_PARALLEL_OPS=on|off (the parallel-op grouping pass; default off for train), CORUN_PARALLEL_OPS_MIN=N,\n"
+         "environment: CORUN_PARALLEL_OPS=auto|on|off (the parallel-op grouping pass; default auto for train: groups only\n"
+         "where the per-width models predict a gain), CORUN_PARALLEL_OPS_MIN=N,\n"
          "CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
@@ -213,26 +214,38 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   Graph& g = session->graph();  // the root replica (the only graph of one solver)
   const std::vector<Graph*> graphs = replica_graphs(*session);
   const int replicas = session->replicas();
-  // The plan step's passes (--fuse-elementwise, and the parallel-op grouping pass with CORUN_PARALLEL_OPS=on):
-  // same numbers, fewer tasks. The engine would run them at the first step; run here, after backward (in the
-  // session) and before the engine starts, they can be reported. A checkpoint does not depend on them.
-  // Grouping is off unless asked for: under policies that form no teams (lws, the default, eager, dmdas) a
-  // group runs on one worker, and training steps of these models measured 0.6-0.9x slower with it
-  // (docs/models.md).
+  // The plan step's passes (--fuse-elementwise, and the parallel-op grouping pass): same numbers, fewer
+  // tasks. The engine would run them at the first step; run here, after backward (in the session) and
+  // before the first step, they can be reported. A checkpoint does not depend on them. Grouping is auto by
+  // default: a group is made only where the engine's per-width models predict a gain under its policy
+  // (under policies that form no teams, lws, eager, dmdas, a group runs on one worker, and PathNet's grouped
+  // convolutions measured 1.5x slower: docs/models.md); with no models yet, none is made.
   engine_config.parallel_ops_by_default = false;
+  engine_config.parallel_ops_auto_by_default = true;
   const ParallelOps pass = engine_config.grouping();
+  engine_owner = std::make_unique<Engine>(engine_config);
+  Engine& engine = *engine_owner;
+  CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
+              "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
+  stop::install();  // again: starpu_init replaced the SIGINT handler
   GraphPassReport root_pass;
   int nodes_before = 0, nodes_after = 0;  // over every replica's graph
   for (Graph* r : graphs) {  // every replica gets the same passes, so they stay copies of one graph
-    const GraphPassReport report = apply_graph_passes(*r, engine_config);
+    const GraphPassReport report = engine.apply_graph_passes(*r);
     nodes_before += report.nodes_before;
     nodes_after += report.nodes_after;
     if (r == &g) root_pass = report;
   }
   const size_t groups = root_pass.groups.size();
-  std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration%s\n",
-               pass.enabled ? "on" : "off", groups, root_pass.nodes_before, root_pass.nodes_after,
-               replicas > 1 ? " of each replica" : "");
+  if (root_rank) {
+    std::fprintf(stderr, "corun train: parallel-op pass %s: %zu group(s), %d -> %d tasks per iteration%s",
+                 pass.mode(), groups, root_pass.nodes_before, root_pass.nodes_after,
+                 replicas > 1 ? " of each replica" : "");
+    if (pass.by_models)
+      std::fprintf(stderr, " (%d declined: no predicted gain, or no models yet; CORUN_VERBOSE=passes says why)",
+                   root_pass.declined);
+    std::fputc('\n', stderr);
+  }
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", fuse ? "true" : "false");
   job::check_same(fingerprints(argc, argv, identity, replicas, engine_config));
@@ -272,11 +285,6 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   copy_root_params(*session);  // loaded or resumed weights reach every replica
   CoTenancyWatch co_tenants("train", machine::allocation(engine_config.cgroup_root), engine_config.quiet);
   // Initial states are zero inputs: the graph's buffers start zero-filled and nothing writes them.
-  engine_owner = std::make_unique<Engine>(engine_config);
-  Engine& engine = *engine_owner;
-  CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
-              "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
-  stop::install();  // again: starpu_init replaced the SIGINT handler
   if (root_rank) co_tenants.check();  // one line, before the timings (and later, if a co-tenant arrives)
   const long resumed_from = state.iteration;
   std::vector<double> ms;  // this process's iterations
@@ -354,7 +362,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   // and copy tasks, which the passes do not change).
   const int tasks_before_pass = tasks + (nodes_before - nodes_after);
   std::printf("tasks/iter before the passes: %d (CORUN_PARALLEL_OPS=%s, %zu group(s))\n", tasks_before_pass,
-              pass.enabled ? "on" : "off", groups);
+              pass.mode(), groups);
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
   if (resumed_from > 0)
     std::printf("(resumed at iteration %ld: this run did %zu iterations)\n", resumed_from, ms.size());
@@ -401,6 +409,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     config["iters"] = iters;
     config["fuse_elementwise"] = fuse;
     config["parallel_ops"] = pass.enabled;
+    config["parallel_ops_mode"] = pass.mode();
     config["parallel_ops_min"] = pass.min_size;
     config["ranks"] = world.size;
     json::Value summary = {{"median_ms", med},

@@ -22,7 +22,13 @@ Engine::Impl::Bound& Engine::Impl::bind(Graph& graph, int home) {
   // A graph the engine has not registered yet gets the plan step first: the passes change its nodes and
   // remove fused intermediates, which then get no handle (each pass runs once per graph).
   auto found = bound.find(&g);
-  if ((found == bound.end() || found->second.handles.empty()) && !g.values.empty()) apply_graph_passes(graph, config);
+  if ((found == bound.end() || found->second.handles.empty()) && !g.values.empty()) {
+    auto done = planned.find(&g);
+    const bool fresh = done != planned.end() && done->second == g.nodes.size();
+    if (done != planned.end()) planned.erase(done);  // one binding's worth: the address may be reused later
+    if (!fresh) plan_graph(graph);
+    planned.erase(&g);
+  }
   Bound& b = bound[&g];
   auto& handles = b.handles;
   if (handles.empty()) b.home = home >= 0 ? home : STARPU_MAIN_RAM;

@@ -19,11 +19,17 @@ Config Config::from_env() {
   if (auto x = env::get_int("CORUN_WIDTH_INTERVAL", 1, 4096)) c.width_interval = static_cast<int>(*x);
   if (auto d = env::get_bool("CORUN_DETERMINISTIC")) c.deterministic = *d;
   if (auto v = env::get("CORUN_SCHEDULE")) c.schedule = *v;
-  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "none"})) c.verbose_sched = *v == "sched";
+  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "passes", "all", "none"})) {
+    c.verbose_sched = *v == "sched" || *v == "all";
+    c.verbose_passes = *v == "passes" || *v == "all";
+  }
   if (const auto m = env::get_choice("CORUN_NUMA", {"off", "replicate", "interleave"}))
     c.numa = *m == "off" ? NumaMode::off : *m == "replicate" ? NumaMode::replicate : NumaMode::interleave;
   if (const auto n = env::get_int("CORUN_REPLICAS", 1, 1024)) c.replicas = static_cast<int>(*n);
-  if (auto v = env::get_choice("CORUN_PARALLEL_OPS", {"on", "off"})) c.parallel_ops = *v == "on";
+  if (auto v = env::get_choice("CORUN_PARALLEL_OPS", {"on", "off", "auto"})) {
+    if (*v == "auto") c.parallel_ops_auto = true;
+    else c.parallel_ops = *v == "on";
+  }
   if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) c.parallel_ops_min = static_cast<int>(*v);
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;

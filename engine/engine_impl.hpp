@@ -12,6 +12,7 @@
 
 #include "codelets/op.hpp"
 #include "engine/corun_tuning.hpp"
+#include "engine/pass_gain.hpp"
 #include "engine/planning.hpp"
 #include "engine/replicas.hpp"
 #include "engine/trace_recorder.hpp"
@@ -65,6 +66,15 @@ struct Engine::Impl {
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
+
+  // graph_passes.cpp: the models the plan step decides groups by (made at the first use: the policy's team
+  // widths are known once StarPU runs).
+  std::unique_ptr<engine::StarpuOpTimes> pass_times;
+  engine::PassModels pass_models();
+  // Graphs Engine::apply_graph_passes ran the plan step on, with their node count then: their first bind()
+  // skips it when the graph has not changed since (a pass that grouped nothing leaves no mark on the graph).
+  std::unordered_map<detail::GraphImpl*, size_t> planned;
+  GraphPassReport plan_graph(Graph& graph);
 
   // binding.cpp. `home`: the memory node to register on (run_replicated: the replica's domain); -1 keeps the
   // graph's current home (main RAM for a new binding). A new binding first runs the plan step's passes.

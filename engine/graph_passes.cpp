@@ -1,16 +1,26 @@
 // The plan step: the graph passes a Config asks for, run on a graph before it is first bound (or run
-// inline). Fusion first, then grouping: the order `corun train` has always run them in.
+// inline). Fusion first, then grouping: the order `corun train` has always run them in. With
+// CORUN_PARALLEL_OPS=auto each group is made only where the per-width models predict a gain (pass_gain.hpp).
 #include <corun/engine.hpp>
 
 #include "base/check.hpp"
 #include "codelets/op.hpp"
+#include "codelets/starpu/codelets.hpp"
+#include "engine/engine_impl.hpp"
+#include "engine/pass_gain.hpp"
+#include "sched/layout.hpp"
 #include "graphs/graph_impl.hpp"
 #include "graphs/passes/fuse_elementwise.hpp"
 #include "graphs/passes/group_parallel_ops.hpp"
 
-namespace corun {
+#include <algorithm>
+#include <cstdio>
+#include <map>
 
-GraphPassReport apply_graph_passes(Graph& graph, const Config& config) {
+namespace corun {
+namespace engine {
+
+GraphPassReport apply_graph_passes(Graph& graph, const Config& config, const PassModels* models) {
   detail::GraphImpl& g = graph.impl();
   GraphPassReport report;
   report.grouping = config.grouping();
@@ -29,8 +39,37 @@ GraphPassReport apply_graph_passes(Graph& graph, const Config& config) {
     g.fused = true;
   }
   if (group) {
-    const std::vector<passes::OpGroup> groups =
-        passes::group_parallel_ops(g, {.enabled = true, .min_size = report.grouping.min_size});
+    const passes::ParallelOpOptions options{.enabled = true, .min_size = report.grouping.min_size};
+    passes::AcceptGroup accept;
+    // The pass repeats its rounds until nothing changes, so it may ask about the same members again: one
+    // decision per set of member footprints.
+    std::map<std::vector<uint32_t>, bool> decided;
+    if (report.grouping.by_models) {
+      accept = [&](const std::vector<const codelets::OpCall*>& members) {
+        std::vector<uint32_t> key;
+        for (const codelets::OpCall* c : members) key.push_back(codelets::footprint(*c));
+        if (auto it = decided.find(key); it != decided.end()) return it->second;
+        GroupDecision d;
+        if (models == nullptr || models->times == nullptr) {
+          d.apply = report.grouping.when_unknown;
+          d.reason = std::string("no per-width models here (no Engine): the default, ") +
+                     (d.apply ? "grouped" : "not grouped");
+        } else {
+          std::vector<std::vector<double>> times;
+          for (const codelets::OpCall* c : members)
+            times.push_back(models->times->predict(
+                *c, std::min(models->shape.cores, codelets::op_info(c->kind).max_width)));
+          d = decide_group(times, models->shape, models->task_overhead_us, report.grouping.when_unknown);
+        }
+        if (!d.apply) ++report.declined;
+        if (config.verbose_passes)
+          std::fprintf(stderr, "corun: parallel-op pass: %zu x %s: %s\n", members.size(),
+                       codelets::op_info(members.front()->kind).name, d.reason.c_str());
+        decided.emplace(std::move(key), d.apply);
+        return d.apply;
+      };
+    }
+    const std::vector<passes::OpGroup> groups = passes::group_parallel_ops(g, options, accept);
     if (!groups.empty()) g.grouped = true;
     for (const passes::OpGroup& grp : groups)
       report.groups.push_back({codelets::op_info(grp.kind).name, passes::pattern_name(grp.pattern),
@@ -39,5 +78,39 @@ GraphPassReport apply_graph_passes(Graph& graph, const Config& config) {
   report.nodes_after = graph.num_nodes();
   return report;
 }
+
+}  // namespace engine
+
+GraphPassReport apply_graph_passes(Graph& graph, const Config& config) {
+  return engine::apply_graph_passes(graph, config, nullptr);
+}
+
+// The team widths a task gets under the running policy: StarPU's parallel built-ins (peager, pheft,
+// pgreedy) and the corun policy form teams of any width; cpf and fifo run every task on an executor of
+// the layout's width; every other built-in (lws, eager, dmdas, ...) runs a task on one worker.
+engine::PassModels Engine::Impl::pass_models() {
+  if (!pass_times) pass_times = std::make_unique<engine::StarpuOpTimes>();
+  engine::PassModels m;
+  m.times = pass_times.get();
+  const int cores = std::max(1, info.workers);
+  m.shape.cores = cores;
+  const std::string& p = info.policy;
+  if (p == "corun" || p == "peager" || p == "pheft" || p == "pgreedy") {
+    m.shape.widths.clear();
+    for (int w = 1; w <= cores; ++w) m.shape.widths.push_back(w);
+  } else if (info.own_policy) {
+    m.shape.widths = {std::clamp(sched::effective_layout().width, 1, cores)};
+  }
+  return m;
+}
+
+GraphPassReport Engine::Impl::plan_graph(Graph& graph) {
+  const engine::PassModels models = pass_models();
+  GraphPassReport r = engine::apply_graph_passes(graph, config, &models);
+  planned[&graph.impl()] = graph.impl().nodes.size();
+  return r;
+}
+
+GraphPassReport Engine::apply_graph_passes(Graph& graph) { return impl_->plan_graph(graph); }
 
 }  // namespace corun

@@ -1,9 +1,11 @@
 #include "engine/width_models.hpp"
 
+#include "codelets/starpu/codelets.hpp"
 #include "sched/widthmodel/interpolate.hpp"
 
 #include <starpu.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace corun::engine {
@@ -26,6 +28,18 @@ const std::vector<double>& WidthModels::predict(starpu_task* task, uint32_t foot
     if (us > 0) t[static_cast<size_t>(w - 1)] = us;  // 0 or NaN: uncalibrated
   }
   sched::interpolate_widths(t);
+  return t;
+}
+
+std::vector<double> StarpuOpTimes::predict(const codelets::OpCall& call, int max_width) {
+  starpu_task probe;
+  starpu_task_init(&probe);
+  probe.cl = codelets::codelet(call.kind);
+  probe.cl_arg = const_cast<codelets::OpCall*>(&call);  // the footprint callback reads the call
+  probe.cl_arg_size = 0;
+  std::vector<double> t = models_.predict(&probe, codelets::footprint(call), std::max(1, max_width));
+  probe.cl_arg = nullptr;
+  starpu_task_clean(&probe);
   return t;
 }
 

@@ -6,6 +6,9 @@
 // engine's queries are also what makes a run record samples for our policies.
 #pragma once
 
+#include "codelets/op.hpp"
+#include "engine/pass_gain.hpp"
+
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +27,16 @@ class WidthModels {
 
  private:
   std::unordered_map<uint64_t, std::vector<double>> cache_;
+};
+
+/// The StarPU history models as OpTimes for the plan step's grouping decisions: a probe task (never
+/// submitted) carries the call, so the prediction is that of the op's codelet and footprint.
+class StarpuOpTimes : public OpTimes {
+ public:
+  std::vector<double> predict(const codelets::OpCall& call, int max_width) override;
+
+ private:
+  WidthModels models_;
 };
 
 }  // namespace corun::engine

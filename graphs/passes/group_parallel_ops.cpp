@@ -48,8 +48,8 @@ struct Candidate {
 
 class Grouper {
  public:
-  Grouper(GraphImpl& g, const passes::ParallelOpOptions& o)
-      : g_(g), opts_(o), deps_(graphs::dependencies(g)), group_of_(g.nodes.size(), -1) {
+  Grouper(GraphImpl& g, const passes::ParallelOpOptions& o, const passes::AcceptGroup& accept)
+      : g_(g), opts_(o), accept_(accept), deps_(graphs::dependencies(g)), group_of_(g.nodes.size(), -1) {
     readers_.assign(g.values.size(), {});
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const Node& n = g.nodes[k];
@@ -165,6 +165,11 @@ class Grouper {
     const bool use_sink = sink.size() >= hoist.size();
     const std::vector<int>& members = use_sink ? sink : hoist;
     if (static_cast<int>(members.size()) < opts_.min_size) return;
+    if (accept_) {
+      std::vector<const codelets::OpCall*> calls;
+      for (int k : members) calls.push_back(&g_.nodes[static_cast<size_t>(k)].call);
+      if (!accept_(calls)) return;
+    }
     const int id = static_cast<int>(groups_.size());
     for (int k : members) group_of_[static_cast<size_t>(k)] = id;
     groups_.push_back(members);
@@ -253,6 +258,7 @@ class Grouper {
 
   GraphImpl& g_;
   passes::ParallelOpOptions opts_;
+  const passes::AcceptGroup& accept_;
   graphs::Dependencies deps_;
   std::vector<std::vector<int>> readers_;  // per value: nodes that read it
   std::vector<int> group_of_;              // per node: its group, -1 if none
@@ -264,7 +270,7 @@ class Grouper {
 }  // namespace
 
 namespace passes {
-std::vector<OpGroup> group_parallel_ops(GraphImpl& g, const ParallelOpOptions& options) {
+std::vector<OpGroup> group_parallel_ops(GraphImpl& g, const ParallelOpOptions& options, const AcceptGroup& accept) {
   if (!options.enabled) return {};
   CORUN_CHECK(options.min_size >= 2, Status::invalid_argument,
               "group_parallel_ops: the minimum group size must be at least 2, got " << options.min_size);
@@ -272,7 +278,7 @@ std::vector<OpGroup> group_parallel_ops(GraphImpl& g, const ParallelOpOptions& o
   // each reading one conv of the conv group) now fans out from it and is grouped in the next round.
   std::vector<OpGroup> all;
   for (;;) {
-    std::vector<OpGroup> round = Grouper(g, options).run();
+    std::vector<OpGroup> round = Grouper(g, options, accept).run();
     if (round.empty()) return all;
     for (OpGroup& grp : round) all.push_back(std::move(grp));
   }

@@ -27,6 +27,7 @@
 
 #include "codelets/op.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct ParallelOpOptions {
   int min_size = 2;     ///< smallest group worth one task
 };
 
+/// Asked before each group is made, with the members' calls in creation order: false leaves the members
+/// separate (the engine's plan step keeps only groups its per-width models predict a gain for).
+using AcceptGroup = std::function<bool(const std::vector<const codelets::OpCall*>& members)>;
+
 /// Which pattern a group was found by.
 enum class GroupPattern { fan_out, fan_in, between };
 const char* pattern_name(GroupPattern p);
@@ -57,7 +62,8 @@ struct OpGroup {
 bool whitelisted(codelets::OpKind kind);
 
 /// Runs the pass on `g` (no checks of the graph's state: see Graph::group_parallel_ops). Returns the groups
-/// made, in the order of their nodes.
-std::vector<OpGroup> group_parallel_ops(detail::GraphImpl& g, const ParallelOpOptions& options);
+/// made, in the order of their nodes. `accept` (empty: every group the rules allow) may decline a group.
+std::vector<OpGroup> group_parallel_ops(detail::GraphImpl& g, const ParallelOpOptions& options,
+                                        const AcceptGroup& accept = {});
 
 }  // namespace corun::passes

@@ -29,6 +29,13 @@ namespace corun {
 struct ParallelOps {
   bool enabled = false;  ///< CORUN_PARALLEL_OPS, else the caller's default (Config::parallel_ops_by_default)
   int min_size = 2;      ///< CORUN_PARALLEL_OPS_MIN: the smallest group worth one task
+  /// CORUN_PARALLEL_OPS=auto (or a command's default, Config::parallel_ops_auto_by_default): each group is
+  /// made only where the Engine's per-width models predict it is faster than its members as separate tasks
+  /// under the running policy (engine/pass_gain.hpp); `on` makes every group.
+  bool by_models = false;
+  bool when_unknown = true;  ///< by_models: a group whose members the models do not know is made
+  /// "on", "off" or "auto", as printed by corun train.
+  const char* mode() const { return !enabled ? "off" : by_models ? "auto" : "on"; }
 };
 
 /// Engine settings. from_env() reads every CORUN_* variable the library and the CLI know
@@ -60,11 +67,16 @@ struct Config {
   // The plan step's graph passes (apply_graph_passes), run on every graph before the engine first binds it.
   /// Not from the environment: fuse chains of elementwise ops (`corun train --fuse-elementwise`).
   bool fuse_elementwise = false;
-  std::optional<bool> parallel_ops;     ///< CORUN_PARALLEL_OPS=on|off (unset: parallel_ops_by_default)
+  std::optional<bool> parallel_ops;     ///< CORUN_PARALLEL_OPS=on|off (unset: the defaults below)
+  bool parallel_ops_auto = false;       ///< CORUN_PARALLEL_OPS=auto: groups where the models predict a gain
   int parallel_ops_min = 2;             ///< CORUN_PARALLEL_OPS_MIN=N (N >= 2)
-  /// Not from the environment: the grouping pass when CORUN_PARALLEL_OPS is unset. Off for the library and
-  /// `corun train` (under policies without teams a group runs on one worker), on for `corun infer`.
+  /// Not from the environment: the grouping pass when CORUN_PARALLEL_OPS is unset. Off for the library, on
+  /// for `corun infer`; with auto, what a group the models know nothing about gets.
   bool parallel_ops_by_default = false;
+  /// Not from the environment: an unset CORUN_PARALLEL_OPS means auto (`corun train`: the pass is applied
+  /// only where the models predict a gain, since under policies without teams a group runs on one worker).
+  bool parallel_ops_auto_by_default = false;
+  bool verbose_passes = false;  ///< CORUN_VERBOSE=passes (or all): print every grouping decision and why
 
   /// CORUN_CGROUP_ROOT: a directory standing in for / when reading the cgroup limits of the allocation
   /// (tests; "" = the real /). machine::allocation() checks that it is a readable directory.
@@ -81,7 +93,11 @@ struct Config {
   std::string test_pause_in_checkpoint;
 
   /// The grouping pass these settings ask for: CORUN_PARALLEL_OPS over the caller's default.
-  ParallelOps grouping() const { return {parallel_ops.value_or(parallel_ops_by_default), parallel_ops_min}; }
+  ParallelOps grouping() const {
+    if (parallel_ops.has_value()) return {*parallel_ops, parallel_ops_min, false, true};
+    if (parallel_ops_auto || parallel_ops_auto_by_default) return {true, parallel_ops_min, true, parallel_ops_by_default};
+    return {parallel_ops_by_default, parallel_ops_min, false, true};
+  }
 
   static Config from_env();
 };
@@ -109,6 +125,7 @@ struct GraphPassReport {
     std::string first_member;  ///< the first member's node name
   };
   std::vector<Group> groups;  ///< groups the grouping pass made, in node order
+  int declined = 0;           ///< groups the pass found that the models predicted no gain for (by_models)
   int nodes_before = 0;       ///< nodes (tasks per run) before the passes
   int nodes_after = 0;        ///< and after
 };
@@ -216,6 +233,12 @@ class Engine {
   /// Overwrites a value of a bound graph (numel floats), synchronised with the tasks submitted so far.
   void write(Graph& graph, Tensor t, const std::vector<float>& values);
   void write(Graph& graph, Tensor t, const float* values, size_t count);
+
+  /// The plan step (apply_graph_passes) with this engine's per-width models: with CORUN_PARALLEL_OPS=auto
+  /// (corun train's default) a group is made only where the models predict a gain under this engine's
+  /// policy. The engine runs it on every graph it binds; a caller that reports what the passes did calls it
+  /// first. The graph must not be bound yet.
+  GraphPassReport apply_graph_passes(Graph& graph);
 
   /// Unregisters the graph's handles; data returns to the graph's host buffers and Graph::data works again.
   void release(Graph& graph);

@@ -111,14 +111,15 @@ TEST_F(CnnModels, MomentumResumeIsBitwise) {
   EXPECT_TRUE(fs::exists(path("ck/ckpt-000000006/l0m0.w.velocity.npy")));
 }
 
-// The parallel-op pass in corun train (CORUN_PARALLEL_OPS=on; off by default there): PathNet's six modules
+// The parallel-op pass in corun train (CORUN_PARALLEL_OPS=on makes every group; the default, auto, only those
+// the per-width models predict a gain for: PassGain.* and TrainDefaultGroupsNothingWithoutModels): PathNet's six modules
 // per layer become one task per op kind, 182 -> 65 tasks, and the run is bitwise the ungrouped one.
 TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
   const Result on = run("train " + kTinyPathNet + " --iters 3 --json on.json", "CORUN_PARALLEL_OPS=on");
   ASSERT_EQ(on.code, 0) << on;
   EXPECT_HAS(on.err, "parallel-op pass on: 41 group(s), 182 -> 65 tasks per iteration");
   EXPECT_HAS(on.out, "tasks/iter before the passes: 182");
-  const Result off = run("train " + kTinyPathNet + " --iters 3 --json off.json");
+  const Result off = run("train " + kTinyPathNet + " --iters 3 --json off.json", "CORUN_PARALLEL_OPS=off");
   ASSERT_EQ(off.code, 0) << off;
   EXPECT_HAS(off.err, "parallel-op pass off: 0 group(s), 182 -> 182 tasks per iteration");
   const std::string on_json = read_file(path("on.json")), off_json = read_file(path("off.json"));
@@ -126,6 +127,19 @@ TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
   EXPECT_EQ(field(off_json, "tasks_per_iter"), 182);
   EXPECT_EQ(field(on_json, "tasks_per_iter_before_passes"), 182);
   EXPECT_EQ(array_text(on_json, "loss"), array_text(off_json, "loss"));
+}
+
+// corun train's default is auto: a group only where the per-width models predict a gain. A fresh perfmodel
+// directory has no models, so nothing is grouped (the default for unknown members), and CORUN_VERBOSE=passes
+// says so for every group the pass found.
+TEST_F(CnnModels, TrainDefaultGroupsNothingWithoutModels) {
+  fs::create_directories(path("starpu-home"));
+  const Result r = run("train " + kTinyPathNet + " --iters 1",
+                       "STARPU_HOME=" + path("starpu-home") + " XDG_CACHE_HOME=" + path("starpu-home") +
+                           " CORUN_VERBOSE=passes");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_HAS(r.err, "parallel-op pass auto: 0 group(s), 182 -> 182 tasks per iteration");
+  EXPECT_HAS(r.err, "6 x conv2d: no width-1 prediction for every member: the default, not grouped");
 }
 
 // NUMA replicas (docs/numa.md): two replicas of half the batch train like one solver over the whole batch

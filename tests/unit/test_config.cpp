@@ -108,7 +108,7 @@ TEST_F(ConfigFromEnv, MalformedValuesNameTheVariable) {
 
 TEST_F(ConfigFromEnv, TheVariableBeatsTheCommandsGroupingDefault) {
   Config c = Config::from_env();
-  EXPECT_FALSE(c.grouping().enabled);  // the library's and corun train's default
+  EXPECT_FALSE(c.grouping().enabled);  // the library's default
   c.parallel_ops_by_default = true;    // corun infer's
   EXPECT_TRUE(c.grouping().enabled);
   setenv("CORUN_PARALLEL_OPS", "off", 1);
@@ -119,6 +119,38 @@ TEST_F(ConfigFromEnv, TheVariableBeatsTheCommandsGroupingDefault) {
   EXPECT_EQ(off.grouping().min_size, 3);
   setenv("CORUN_PARALLEL_OPS", "on", 1);
   EXPECT_TRUE(Config::from_env().grouping().enabled);
+}
+
+// CORUN_PARALLEL_OPS=auto, and corun train's default: the pass decides each group by the per-width models;
+// a group the models know nothing about gets the command's default. on = every group, off = none.
+TEST_F(ConfigFromEnv, AutoGroupingDecidesByTheModels) {
+  Config train = Config::from_env();
+  train.parallel_ops_auto_by_default = true;
+  EXPECT_TRUE(train.grouping().enabled);
+  EXPECT_TRUE(train.grouping().by_models);
+  EXPECT_FALSE(train.grouping().when_unknown);
+  EXPECT_STREQ(train.grouping().mode(), "auto");
+  setenv("CORUN_PARALLEL_OPS", "auto", 1);
+  Config c = Config::from_env();
+  EXPECT_TRUE(c.parallel_ops_auto);
+  EXPECT_FALSE(c.parallel_ops.has_value());
+  c.parallel_ops_by_default = true;
+  EXPECT_TRUE(c.grouping().by_models);
+  EXPECT_TRUE(c.grouping().when_unknown);
+  setenv("CORUN_PARALLEL_OPS", "on", 1);
+  train = Config::from_env();
+  train.parallel_ops_auto_by_default = true;
+  EXPECT_FALSE(train.grouping().by_models);
+  EXPECT_STREQ(train.grouping().mode(), "on");
+  setenv("CORUN_PARALLEL_OPS", "off", 1);
+  train = Config::from_env();
+  train.parallel_ops_auto_by_default = true;
+  EXPECT_STREQ(train.grouping().mode(), "off");
+  setenv("CORUN_VERBOSE", "passes", 1);
+  EXPECT_TRUE(Config::from_env().verbose_passes);
+  EXPECT_FALSE(Config::from_env().verbose_sched);
+  setenv("CORUN_VERBOSE", "all", 1);
+  EXPECT_TRUE(Config::from_env().verbose_passes && Config::from_env().verbose_sched);
 }
 
 TEST_F(ConfigFromEnv, NumaRequestComesFromTheFields) {
