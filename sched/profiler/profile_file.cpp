@@ -79,7 +79,8 @@ Profile read_text(const std::string& path, std::istream& in) {
       p.cpu = value;
     } else if (key == "workers") {
       const auto v = parse::integer(value);
-      if (!v || *v < 1) bad("workers must be a positive integer, got '" + value + "'");
+      if (!v || *v < 1 || *v > (1 << 20))  // the JSON form's bound; a larger one would wrap in the int
+        bad("workers must be an integer from 1 to " + std::to_string(1 << 20) + ", got '" + value + "'");
       p.workers = static_cast<int>(*v);
     } else if (key == "model") {
       p.model = value;
@@ -103,7 +104,9 @@ Profile read_text(const std::string& path, std::istream& in) {
       };
       c.median_ms = num(median, "median_ms");
       c.min_ms = num(min, "min_ms");
-      c.runs = static_cast<int>(num(runs, "runs"));
+      const double n_runs = num(runs, "runs");
+      if (n_runs > 1e9) bad("runs is above 1e9: '" + runs + "'");  // would not fit the int
+      c.runs = static_cast<int>(n_runs);
       p.tried.push_back(c);
     } else {
       bad("unknown key '" + key + "'");

@@ -26,6 +26,9 @@ SCRIPT_FOLDERS = ["scripts", "tests", "bench"]
 NOT_SETTINGS = {"CORUN_TEST_ENV_VAR"}  # tests/unit/test_env.cpp sets and reads it to test the env parser
 CPP_READ = re.compile(r'\b(?:env::get\w*|(?:std::)?getenv|secure_getenv)\s*\(\s*"(CORUN_[A-Z0-9_]*)"')
 SHELL_READ = re.compile(r'\$\{?(CORUN_[A-Z0-9_]+)')
+# In CMake files ${VAR} is a CMake variable (tests/mpi's CORUN_MPIRUN, a find_program result); the
+# environment is $ENV{VAR}.
+CMAKE_ENV_READ = re.compile(r'\$ENV\{(CORUN_[A-Z0-9_]+)\}')
 ROW = re.compile(r'^\|\s*`(CORUN_[A-Z0-9_]+)`\s*\|')
 
 
@@ -56,7 +59,9 @@ def script_reads(root):
                     continue
                 rel = os.path.relpath(os.path.join(dirpath, name), root)
                 text = read_text(root, rel)
-                for var in CPP_READ.findall(text) + SHELL_READ.findall(text):
+                cmake = name == "CMakeLists.txt" or name.endswith(".cmake")
+                reads = CMAKE_ENV_READ.findall(text) if cmake else CPP_READ.findall(text) + SHELL_READ.findall(text)
+                for var in reads:
                     if var not in NOT_SETTINGS:
                         found.setdefault(var, rel)
     return found
