@@ -50,15 +50,26 @@ std::string limit_hint(unsigned workers) {
 
 }  // namespace
 
-void provision_worker_buffers(bool touch_on_workers) {
-  const unsigned workers = starpu_cpu_worker_get_count();
+static bool address_space_fits(unsigned workers, std::string* why) {
   const double left = address_space_left();
   const double needed = workers * kBufferBytes;
-  if (left >= 0 && left < needed) {
+  if (left < 0 || left >= needed) return true;
+  *why = "the address-space limit (ulimit -v) leaves " + human_bytes(left) + ", less than the " +
+         human_bytes(needed) + " the BLAS buffers need: " + limit_hint(workers);
+  return false;
+}
+
+void check_address_space(unsigned workers) {
+  std::string why;
+  if (!address_space_fits(workers, &why)) detail::fail(Status::invalid_config, why);
+}
+
+void provision_worker_buffers(bool touch_on_workers) {
+  const unsigned workers = starpu_cpu_worker_get_count();
+  std::string why;
+  if (!address_space_fits(workers, &why)) {
     starpu_shutdown();
-    detail::fail(Status::invalid_config, "the address-space limit (ulimit -v) leaves " + human_bytes(left) +
-                                             ", less than the " + human_bytes(needed) +
-                                             " the BLAS buffers need: " + limit_hint(workers));
+    detail::fail(Status::invalid_config, why);
   }
   if (!touch_on_workers) return;
   // The watchdog: OpenBLAS does not return from a failed allocation, so only a timer can end the wait.

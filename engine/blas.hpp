@@ -28,4 +28,9 @@ inline constexpr double kBufferBytes = 130.0 * 1024 * 1024;
 /// right after starpu_init.
 void provision_worker_buffers(bool touch_on_workers);
 
+/// The same address-space check before starpu_init, for the worker count about to be asked for: under a low
+/// `ulimit -v` StarPU itself aborts while creating its worker threads (a backtrace, not corun's message), so
+/// a limit that cannot hold the buffers is refused before StarPU starts. Throws corun::Error(invalid_config).
+void check_address_space(unsigned workers);
+
 }  // namespace corun::blas

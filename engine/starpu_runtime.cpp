@@ -18,6 +18,7 @@
 
 #include <sched.h>
 #include <algorithm>
+#include <thread>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -145,6 +146,9 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     }
     conf.ncuda = 0;
     conf.nopencl = 0;
+    // conf.ncpus holds STARPU_NCPU or the allocation's count here; -1 (StarPU's own choice) is every core.
+    blas::check_address_space(conf.ncpus > 0 ? static_cast<unsigned>(conf.ncpus)
+                                             : std::max(1u, std::thread::hardware_concurrency()));
     starpu_check(starpu_init(&conf), "starpu_init");
     // Now, not mid-run: a failed BLAS allocation spins instead of failing.
     blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
