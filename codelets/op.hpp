@@ -32,8 +32,12 @@ enum class OpKind : int {
 /// How a buffer is accessed; maps 1:1 onto STARPU_R / STARPU_W / STARPU_RW.
 enum class Access : int { read, write, readwrite };
 
-/// Maximum integer attributes of an op call.
-inline constexpr int kMaxIntAttrs = 4;
+/// Maximum integer attributes of an op call (convolutions need strides, pads, dilations and groups per
+/// spatial dim; transposes a permutation). Perfmodel footprints hash the first four as before and the rest
+/// only when one is set, so the footprints of ops that use four or fewer did not change when this grew.
+inline constexpr int kMaxIntAttrs = 16;
+/// Attributes the footprint always hashes (the capacity before it grew).
+inline constexpr int kFootprintBaseAttrs = 4;
 
 /// Everything a kernel needs to know besides the buffer pointers. Immutable once the node exists.
 struct OpCall {

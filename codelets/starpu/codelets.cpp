@@ -96,7 +96,13 @@ uint32_t footprint(const OpCall& call) {
     h = starpu_hash_crc32c_be(static_cast<uint32_t>(s.rank), h);
     for (int d = 0; d < s.rank; ++d) h = starpu_hash_crc32c_be_n(&s.dims[static_cast<size_t>(d)], sizeof(int64_t), h);
   }
-  h = starpu_hash_crc32c_be_n(call.i.data(), sizeof(call.i), h);
+  h = starpu_hash_crc32c_be_n(call.i.data(), kFootprintBaseAttrs * sizeof(int64_t), h);
+  // Attributes past the first four enter the hash only when set: models recorded before kMaxIntAttrs grew
+  // keep their footprints.
+  bool extra = false;
+  for (int a = kFootprintBaseAttrs; a < kMaxIntAttrs; ++a) extra = extra || call.i[static_cast<size_t>(a)] != 0;
+  if (extra)
+    h = starpu_hash_crc32c_be_n(call.i.data() + kFootprintBaseAttrs, (kMaxIntAttrs - kFootprintBaseAttrs) * sizeof(int64_t), h);
   // ew_chain: chains of the same shape doing different work must not share a model entry.
   if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
   // group: the members' own footprints, in order.
