@@ -43,8 +43,8 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--cell", true, "fused (one lstm_cell task per step, default) | unfused (split, sigmoid, tanh, mul, add)"},
     {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},
     {"--json", true, "write config, machine info, per-iteration times and losses to this file"},
-    {"--save", true, "save the trained parameters as <name>.npy into this directory"},
-    {"--load", true, "load initial parameters <name>.npy from this directory"},
+    {"--save", true, "save the trained parameters (and state: batch-norm statistics, velocities) as <name>.npy into this directory"},
+    {"--load", true, "load initial parameters <name>.npy (and any saved state) from this directory"},
     {"--dump-grads", true, "save the last iteration's gradients as <name>.grad.npy into this directory"},
     {"--trace", true, "write the last iteration's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--checkpoint", true, "write checkpoints into this directory (at the end, on SIGTERM/SIGUSR1/SIGINT, every N)"},
@@ -273,6 +273,18 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
       if (!allow_non_finite) check_finite_parameter(p.name(), file, a.data);
       std::copy(a.data.begin(), a.data.end(), g.data(p));
     }
+    // State saved by --save beside the parameters (batch_norm running statistics, velocities); a directory
+    // written without it (an older --save, another optimizer) leaves the state as the graph starts it.
+    for (Tensor t : g.optimizer_state()) {
+      const std::string file = load_dir + "/" + t.name() + ".npy";
+      if (!std::filesystem::exists(file)) continue;
+      NpyArray a = load_npy(file);
+      CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
+                  "state '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has "
+                            << a.shape.str());
+      if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
+      std::copy(a.data.begin(), a.data.end(), g.data(t));
+    }
   }
   if (resume && world.distributed()) {
     // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
@@ -389,6 +401,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   if (!save_dir.empty()) {
     make_dir(save_dir);
     for (Tensor p : g.params()) save_npy(save_dir + "/" + p.name() + ".npy", p.shape(), engine.read(g, p).data());
+    for (Tensor t : g.optimizer_state()) save_npy(save_dir + "/" + t.name() + ".npy", t.shape(), engine.read(g, t).data());
   }
   if (!grads_dir.empty()) {
     make_dir(grads_dir);

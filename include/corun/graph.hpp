@@ -130,6 +130,28 @@ class Graph {
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
+  // issue 19: normalisation (codelets/batch_norm, codelets/layer_norm)
+  /// A state leaf (ValueKind::state: neither a parameter nor a gradient) of `shape` filled with `fill`, e.g.
+  /// batch_norm's running statistics (mean 0, variance 1 as PyTorch starts them). Saved and restored with
+  /// the parameters by --save/--load and checkpoints (Graph::optimizer_state lists it).
+  Tensor state(const std::string& name, const Shape& shape, float fill = 0.0f);
+  /// ONNX BatchNormalization (opset 15; PyTorch BatchNorm1d/2d) of `x` [N, C, ...] (rank 2 to 4) with
+  /// `scale`, `bias`, `running_mean`, `running_var` all [C]: Y = scale (x - mean) / sqrt(var + epsilon) + bias.
+  /// Inference (`training` false, ONNX training_mode 0): mean and var are the running statistics (any
+  /// tensors but parameters). Training: mean and the biased variance of each channel over N * spatial, and
+  /// the node updates, once per run, running = momentum * running + (1 - momentum) * batch (ONNX's momentum:
+  /// PyTorch's momentum m is ONNX's 1 - m, so PyTorch's default 0.1 is 0.9 here), with the unbiased batch
+  /// variance for running_var as PyTorch; the running statistics must then be Graph::state tensors, each
+  /// updated by this node only. The gradient (dX, dscale, dbias) is the full batch-statistics one in
+  /// training mode. Also makes "<name>.mean" and "<name>.invstd" [C] (the statistics used; no gradient).
+  Tensor batch_norm(Tensor x, Tensor scale, Tensor bias, Tensor running_mean, Tensor running_var, float epsilon,
+                    float momentum, bool training, const std::string& name = "");
+  /// ONNX LayerNormalization (opset 17; PyTorch LayerNorm): normalises `x` over its dimensions from `axis`
+  /// (negative counts from the end) to the last, Y = (x - mean) / sqrt(var + epsilon) * scale + bias, var
+  /// biased; `scale` and `bias` have the normalised shape (ONNX's optional bias: pass zeros). Also makes
+  /// "<name>.mean" and "<name>.invstd" [rows] (rows = product of the extents before axis; no gradient).
+  Tensor layer_norm(Tensor x, Tensor scale, Tensor bias, int axis = -1, float epsilon = 1e-5f,
+                    const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

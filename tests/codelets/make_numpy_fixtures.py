@@ -119,3 +119,82 @@ dl = rand(4)
 dz = (p - t) * dl[:, None]
 for name, a in {"z": z, "t": t, "p": p, "loss": loss, "dl": dl, "dz": dz}.items():
     save("xent", name, a)
+
+# Normalisation (issue 19), appended so the draws above stay the same. BatchNormalization follows ONNX
+# opset 15 and PyTorch: training normalises with the batch mean and biased variance over N * H * W and
+# updates running = momentum * running + (1 - momentum) * batch with the unbiased variance (ONNX's
+# momentum; PyTorch's is 1 - it); inference uses the running statistics. LayerNormalization (opset 17)
+# normalises over the dims from `axis` with the biased variance. The gradients are the textbook ones.
+def batch_norm(x, scale, bias, rmean, rvar, eps, momentum, training):
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    xd = x.astype(np.float64)
+    if training:
+        mean, var = xd.mean(axis=axes), xd.var(axis=axes)
+        count = xd.size // xd.shape[1]
+        rmean = momentum * rmean + (1 - momentum) * mean
+        rvar = momentum * rvar + (1 - momentum) * var * count / (count - 1)
+    else:
+        mean, var = rmean.astype(np.float64), rvar.astype(np.float64)
+    invstd = 1.0 / np.sqrt(var + eps)
+    y = scale.reshape(bshape) * (xd - mean.reshape(bshape)) * invstd.reshape(bshape) + bias.reshape(bshape)
+    return y, mean, invstd, rmean, rvar
+
+
+def batch_norm_grad(x, scale, mean, invstd, dy, training):
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    xhat = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
+    dyd = dy.astype(np.float64)
+    dbias, dscale = dyd.sum(axis=axes), (dyd * xhat).sum(axis=axes)
+    k = (scale * invstd).reshape(bshape)
+    if not training:
+        return k * dyd, dscale, dbias
+    m = x.size // x.shape[1]
+    return k * (dyd - dbias.reshape(bshape) / m - xhat * dscale.reshape(bshape) / m), dscale, dbias
+
+
+for case, (shape, training) in {"bn_train4d": ((3, 4, 5, 3), True), "bn_train2d": ((7, 5), True),
+                                "bn_infer4d": ((2, 3, 4, 4), False)}.items():
+    c = shape[1]
+    x = rand(*shape) * 2.0 + 0.5
+    scale, bias, rmean = rand(c), rand(c), rand(c)
+    rvar = rng.uniform(0.5, 2.0, size=c).astype(np.float32)
+    y, mean, invstd, rmean2, rvar2 = batch_norm(x, scale, bias, rmean, rvar, 1e-5, 0.9, training)
+    dy = rand(*shape)
+    mean32, invstd32 = mean.astype(np.float32), invstd.astype(np.float32)
+    dx, dscale, dbias = batch_norm_grad(x.astype(np.float64), scale, mean32.astype(np.float64),
+                                        invstd32.astype(np.float64), dy, training)
+    for name, a in {"x": x, "scale": scale, "bias": bias, "rmean": rmean, "rvar": rvar, "y": y, "mean": mean,
+                    "invstd": invstd, "rmean_after": rmean2, "rvar_after": rvar2, "dy": dy, "dx": dx,
+                    "dscale": dscale, "dbias": dbias}.items():
+        save(case, name, a)
+
+
+def layer_norm(x, scale, bias, axis, eps):
+    axes = tuple(range(axis, x.ndim))
+    xd = x.astype(np.float64)
+    mean, var = xd.mean(axis=axes, keepdims=True), xd.var(axis=axes, keepdims=True)
+    invstd = 1.0 / np.sqrt(var + eps)
+    return (xd - mean) * invstd * scale + bias, mean.reshape(-1), invstd.reshape(-1)
+
+
+def layer_norm_grad(x, scale, mean, invstd, dy, axis):
+    rows = int(np.prod(x.shape[:axis]))
+    xd, dyd = x.astype(np.float64).reshape(rows, -1), dy.astype(np.float64).reshape(rows, -1)
+    xhat = (xd - mean[:, None]) * invstd[:, None]
+    g = dyd * scale.reshape(-1)
+    dx = invstd[:, None] * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    return dx.reshape(x.shape), (dyd * xhat).sum(axis=0).reshape(scale.shape), dyd.sum(axis=0).reshape(scale.shape)
+
+
+for case, (shape, axis) in {"ln_axis1": ((3, 4, 5), 1), "ln_last": ((6, 7), 1)}.items():
+    x = rand(*shape) * 3.0 - 1.0
+    scale, bias = rand(*shape[axis:]), rand(*shape[axis:])
+    y, mean, invstd = layer_norm(x, scale, bias, axis, 1e-5)
+    dy = rand(*shape)
+    dx, dscale, dbias = layer_norm_grad(x, scale, mean.astype(np.float32).astype(np.float64),
+                                        invstd.astype(np.float32).astype(np.float64), dy, axis)
+    for name, a in {"x": x, "scale": scale, "bias": bias, "y": y, "mean": mean, "invstd": invstd, "dy": dy,
+                    "dx": dx, "dscale": dscale, "dbias": dbias}.items():
+        save(case, name, a)

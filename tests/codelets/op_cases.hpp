@@ -25,5 +25,7 @@ struct OpCaseSpec {
 
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
+/// The normalisation family's cases (op_cases_norm.cpp).
+std::vector<OpCaseSpec> norm_op_cases();
 
 }  // namespace corun::codelets::testing

@@ -2,6 +2,7 @@
 // from the textbook definitions (numpy_fixtures/, written by make_numpy_fixtures.py, which states the
 // conventions). test_ops compares the fast kernels with the reference ones; a convention both got wrong in
 // the same way (padding, stride, tie-breaking, the divisor of a padded average) passes there and fails here.
+#include "codelets/batch_norm/batch_norm.hpp"
 #include "codelets/op.hpp"
 
 #include <corun/npy.hpp>
@@ -30,6 +31,8 @@ struct Fixture {
   std::array<int64_t, kMaxIntAttrs> i;  ///< the op's integer attributes
   std::vector<std::string> buffers;     ///< the op's buffers in order, by fixture name
   size_t outputs;                       ///< the last `outputs` buffers are written and compared
+  float f = 0.0f;                       ///< the op's float attribute
+  std::vector<size_t> updated = {};     ///< readwrite buffers, compared with numpy_fixtures/<file>.<buffer>_after.npy
 };
 
 // gtest prints a parameter on failure; the name says which.
@@ -55,6 +58,23 @@ std::vector<Fixture> fixtures() {
   }
   f.push_back({"softmax_xent", "xent", OpKind::softmax_xent, {}, {"z", "t", "p", "loss"}, 2});
   f.push_back({"softmax_xent_grad", "xent", OpKind::softmax_xent_grad, {}, {"p", "t", "dl", "dz"}, 1});
+  // Normalisation (issue 19): batch_norm in training mode also updates its running statistics in place.
+  const int64_t momentum = batch_norm_encode(0.9f);
+  for (const auto& [file, training] : {std::pair{"bn_train4d", 1}, std::pair{"bn_train2d", 1}, std::pair{"bn_infer4d", 0}}) {
+    const std::array<int64_t, kMaxIntAttrs> a{training, momentum};
+    f.push_back({std::string(file) + "_forward", file, OpKind::batch_norm, a,
+                 {"x", "scale", "bias", "rmean", "rvar", "y", "mean", "invstd"}, 3, 1e-5f,
+                 training ? std::vector<size_t>{3, 4} : std::vector<size_t>{}});
+    f.push_back({std::string(file) + "_grad", file, OpKind::batch_norm_grad, a,
+                 {"x", "scale", "mean", "invstd", "dy", "dx", "dscale", "dbias"}, 3, 1e-5f});
+  }
+  for (const auto& [file, axis] : {std::pair{"ln_axis1", 1}, std::pair{"ln_last", 1}}) {
+    const std::array<int64_t, kMaxIntAttrs> a{axis};
+    f.push_back({std::string(file) + "_forward", file, OpKind::layer_norm, a, {"x", "scale", "bias", "y", "mean", "invstd"},
+                 3, 1e-5f});
+    f.push_back({std::string(file) + "_grad", file, OpKind::layer_norm_grad, a,
+                 {"x", "scale", "mean", "invstd", "dy", "dx", "dscale", "dbias"}, 3, 1e-5f});
+  }
   return f;
 }
 
@@ -68,10 +88,16 @@ TEST_P(NumpyFixture, KernelsMatchNumpy) {
   OpCall call;
   call.kind = fx.kind;
   call.i = fx.i;
+  call.f = fx.f;
   for (size_t b = 0; b < fx.buffers.size(); ++b) {
     arrays.push_back(load_npy(std::string(CORUN_NUMPY_FIXTURES) + "/" + fx.file + "." + fx.buffers[b] + ".npy"));
     call.shapes.push_back(arrays.back().shape);
     call.modes.push_back(b + fx.outputs >= fx.buffers.size() ? Access::write : Access::read);
+  }
+  std::vector<std::pair<size_t, NpyArray>> after;  // the updated buffers' expected contents
+  for (size_t b : fx.updated) {
+    call.modes[b] = Access::readwrite;
+    after.emplace_back(b, load_npy(std::string(CORUN_NUMPY_FIXTURES) + "/" + fx.file + "." + fx.buffers[b] + "_after.npy"));
   }
   const OpInfo& info = op_info(fx.kind);
   for (const auto& [which, kernel] : {std::pair{"ref", info.ref}, std::pair{"fast", info.fast}}) {
@@ -90,6 +116,9 @@ TEST_P(NumpyFixture, KernelsMatchNumpy) {
           const float want = arrays[b].data[e], got = data[b][e];
           ASSERT_NEAR(got, want, 2e-5 + 1e-5 * std::fabs(want)) << fx.buffers[b] << "[" << e << "]";
         }
+      for (const auto& [b, want] : after)
+        for (size_t e = 0; e < want.data.size(); ++e)
+          ASSERT_NEAR(data[b][e], want.data[e], 2e-5 + 1e-5 * std::fabs(want.data[e])) << fx.buffers[b] << "[" << e << "] after the update";
     }
   }
 }

@@ -1,0 +1,78 @@
+// op-harness cases of the normalisation family (issue 19): batch_norm and layer_norm with their gradients,
+// on odd shapes, 2-D to 4-D, channel and row counts below and above the widest team.
+#include "codelets/batch_norm/batch_norm.hpp"
+#include "op_cases.hpp"
+
+#include <utility>
+
+namespace corun::codelets::testing {
+namespace {
+
+constexpr Access R = Access::read;
+constexpr Access W = Access::write;
+constexpr Access RW = Access::readwrite;
+
+std::string dims_str(const Shape& s) {
+  std::string out;
+  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
+  return out;
+}
+
+OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
+                std::array<int64_t, kMaxIntAttrs> i, float f, float scale = 1.0f) {
+  OpCaseSpec c;
+  c.name = std::move(name);
+  c.call.kind = kind;
+  c.call.shapes = std::move(shapes);
+  c.call.modes = std::move(modes);
+  c.call.i = i;
+  c.call.f = f;
+  c.scale = scale;
+  return c;
+}
+
+void batch_norm_cases(std::vector<OpCaseSpec>& out) {
+  const Shape xs[] = {Shape{2, 1}, Shape{3, 5}, Shape{65, 130}, Shape{2, 3, 17}, Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}};
+  const int64_t momentum = batch_norm_encode(0.9f);
+  for (const Shape& x : xs) {
+    const Shape c{x[1]};
+    for (int training = 0; training < 2; ++training) {
+      const std::string mode = training ? "_train" : "_infer";
+      const Access stats = training ? RW : R;
+      OpCaseSpec f = make("batch_norm" + mode + "_" + dims_str(x), OpKind::batch_norm, {x, c, c, c, c, x, c, c},
+                          {R, R, R, stats, stats, W, W, W}, {training, momentum}, 1e-5f, 3.0f);
+      f.indices = {{4, 5, 1}};  // running variances 1 .. 4 (inference takes their square root)
+      out.push_back(std::move(f));
+      out.push_back(make("batch_norm_grad" + mode + "_" + dims_str(x), OpKind::batch_norm_grad,
+                         {x, c, c, c, x, x, c, c}, {R, R, R, R, R, W, W, W}, {training, momentum}, 1e-5f));
+    }
+  }
+}
+
+void layer_norm_cases(std::vector<OpCaseSpec>& out) {
+  const std::pair<Shape, int> cases[] = {{Shape{1}, 0},          {Shape{17}, 0},         {Shape{3, 33}, 1},
+                                         {Shape{65, 127}, 1},    {Shape{300, 7}, 1},     {Shape{2, 3, 17, 5}, 1},
+                                         {Shape{2, 3, 17, 5}, 3}, {Shape{4, 3, 300}, 2}, {Shape{5, 4099}, 1}};
+  for (const auto& [x, axis] : cases) {
+    Shape norm;
+    norm.rank = x.rank - axis;
+    for (int d = axis; d < x.rank; ++d) norm.dims[static_cast<size_t>(d - axis)] = x[d];
+    const Shape rows{x.outer(axis)};
+    const std::string suffix = "_" + dims_str(x) + "_axis" + std::to_string(axis);
+    out.push_back(make("layer_norm" + suffix, OpKind::layer_norm, {x, norm, norm, x, rows, rows}, {R, R, R, W, W, W},
+                       {axis}, 1e-5f, 3.0f));
+    out.push_back(make("layer_norm_grad" + suffix, OpKind::layer_norm_grad, {x, norm, rows, rows, x, x, norm, norm},
+                       {R, R, R, R, R, W, W, W}, {axis}, 1e-5f));
+  }
+}
+
+}  // namespace
+
+std::vector<OpCaseSpec> norm_op_cases() {
+  std::vector<OpCaseSpec> out;
+  batch_norm_cases(out);
+  layer_norm_cases(out);
+  return out;
+}
+
+}  // namespace corun::codelets::testing
