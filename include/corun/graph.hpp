@@ -152,6 +152,12 @@ class Graph {
   /// "<name>.mean" and "<name>.invstd" [rows] (rows = product of the extents before axis; no gradient).
   Tensor layer_norm(Tensor x, Tensor scale, Tensor bias, int axis = -1, float epsilon = 1e-5f,
                     const std::string& name = "");
+  /// Folds every inference-mode batch_norm whose input is a conv2d's output read by nothing else into that
+  /// convolution's weights and bias (W' = a W, b' = a (b - mean) + bias per filter, a = scale /
+  /// sqrt(var + eps)), rewriting them in their host buffers: the same numbers up to rounding, one node and
+  /// one pass over the activations fewer. For inference graphs whose weights hold their final values; call
+  /// before the graph is bound to an Engine (refused after backward()). Returns the number folded.
+  int fold_batch_norm();
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

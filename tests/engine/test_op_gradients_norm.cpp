@@ -1,6 +1,7 @@
 // Finite-difference checks of the normalisation ops' backward rules (batch_norm in training and inference
 // mode, layer_norm over one and several trailing axes), and training-mode batch_norm's running statistics
-// after k steps against the update formula; fixture in op_gradient_fixture.hpp.
+// after k steps against the update formula, and Graph::fold_batch_norm's numbers against the unfolded
+// graph's; fixture in op_gradient_fixture.hpp.
 #include "op_gradient_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -103,6 +104,34 @@ TEST_F(OpGradient, BatchNormRunningStatsAfterKSteps) {
   }
   // The statistics moved away from their start, so the comparison is not of two initial values.
   EXPECT_GT(std::fabs(got_var[0] - 1.0f), 1e-2f);
+}
+
+// conv2d -> inference batch_norm -> relu, once as built and once folded: the same output up to rounding,
+// with the batch_norm node gone.
+TEST_F(OpGradient, FoldBatchNormMatchesUnfolded) {
+  const auto build = [&](Graph& g, std::mt19937_64 rng) {
+    const Tensor x = g.input("x", {2, 3, 6, 5});
+    const Tensor w = g.param("w", {4, 3, 3, 3});
+    const Tensor b = g.param("b", {4});
+    const Tensor scale = g.param("scale", {4}), bias = g.param("bias", {4});
+    const Tensor rm = g.state("rm", {4}), rv = g.state("rv", {4});
+    for (Tensor t : {x, w, b, scale, bias, rm}) test::fill_uniform(g, t, rng, -1.0f, 1.0f);
+    test::fill_uniform(g, rv, rng, 0.5f, 2.0f);
+    return g.relu(g.batch_norm(g.conv2d(x, w, b, 1, 1), scale, bias, rm, rv, 1e-5f, 0.9f, false, "bn"), "out");
+  };
+  Graph folded;
+  const Tensor y_plain = build(g_, rng_), y_folded = build(folded, rng_);
+  EXPECT_EQ(folded.fold_batch_norm(), 1);
+  EXPECT_EQ(folded.num_nodes(), g_.num_nodes() - 1);
+  Engine& eng = *engine_;
+  eng.run(g_);
+  const std::vector<float> want = eng.read(g_, y_plain);
+  eng.release(g_);
+  eng.run(folded);
+  const std::vector<float> got = eng.read(folded, y_folded);
+  eng.release(folded);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t e = 0; e < want.size(); ++e) EXPECT_NEAR(got[e], want[e], 1e-5 + 1e-5 * std::fabs(want[e])) << e;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -137,6 +138,45 @@ TEST(NormOps, NoGradientThroughSavedStatistics) {
   b.g.batch_norm(b.x, b.scale, b.bias, b.rm, b.rv, 1e-5f, 0.9f, true, "bn");
   EXPECT_CORUN_ERROR(b.g.backward(b.g.reduce_sum(b.g.find("bn.invstd"))), Status::invalid_argument, "batch_norm 'bn'",
                      "mean or invstd");
+}
+
+// What fold_batch_norm leaves alone: a training batch_norm, a conv output read twice; after backward() it
+// refuses (it would change trained weights). The folded weights are the formula's.
+TEST(NormOps, FoldBatchNormRules) {
+  const auto conv_bn = [](Graph& g, bool training, bool second_reader) {
+    const Tensor x = g.input("x", {2, 2, 4, 4});
+    const Tensor w = g.param("w", {3, 2, 3, 3}), b = g.param("b", {3});
+    const Tensor scale = g.param("scale", {3}), bias = g.param("bias", {3});
+    const Tensor rm = g.state("rm", {3}, 0.5f), rv = g.state("rv", {3}, 1.0f);
+    for (int e = 0; e < 3; ++e) {
+      g.data(scale)[e] = 2.0f;
+      g.data(bias)[e] = 1.0f;
+      g.data(b)[e] = 3.0f;
+    }
+    for (int64_t e = 0; e < w.shape().numel(); ++e) g.data(w)[e] = 1.0f;
+    const Tensor c = g.conv2d(x, w, b, 1, 1, "conv");
+    const Tensor y = g.batch_norm(c, scale, bias, rm, rv, 0.0f, 0.9f, training, "bn");
+    return second_reader ? g.add(y, c) : y;
+  };
+  {
+    Graph g;
+    conv_bn(g, false, false);
+    EXPECT_EQ(g.fold_batch_norm(), 1);
+    // a = 2 / sqrt(1) = 2: W' = 2 W, b' = 2 (3 - 0.5) + 1.
+    EXPECT_FLOAT_EQ(g.data(g.find("w"))[53], 2.0f);
+    EXPECT_FLOAT_EQ(g.data(g.find("b"))[2], 6.0f);
+    EXPECT_EQ(g.num_nodes(), 1);
+  }
+  for (const auto& [training, second] : {std::pair{true, false}, std::pair{false, true}}) {
+    Graph g;
+    conv_bn(g, training, second);
+    const int nodes = g.num_nodes();
+    EXPECT_EQ(g.fold_batch_norm(), 0);
+    EXPECT_EQ(g.num_nodes(), nodes);
+  }
+  Graph g;
+  g.backward(g.reduce_sum(conv_bn(g, false, false)), {.sgd_update = false});
+  EXPECT_CORUN_ERROR(g.fold_batch_norm(), Status::invalid_argument, "fold_batch_norm", "inference graphs only");
 }
 
 }  // namespace

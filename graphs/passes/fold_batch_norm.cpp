@@ -1,0 +1,113 @@
+// Graph::fold_batch_norm: an inference-mode batch_norm whose input is a conv2d's output (and nothing else's
+// input) becomes part of that convolution: with a = scale / sqrt(running_var + eps) per output channel,
+// W'[k] = a[k] W[k] and b'[k] = a[k] (b[k] - running_mean[k]) + bias[k], so conv'(x) = batch_norm(conv(x)).
+// One task and one pass over the activations fewer per folded pair; the numbers differ from the unfolded
+// graph by rounding only. The weights are rewritten in their host buffers, so the pass runs on a graph
+// whose parameters already hold their final values and that will not be trained.
+#include <corun/graph.hpp>
+
+#include "base/check.hpp"
+#include "graphs/graph_impl.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace corun {
+namespace {
+
+using codelets::Access;
+using codelets::OpKind;
+using detail::GraphImpl;
+using detail::Node;
+
+struct Uses {
+  std::vector<int> readers, writers;  // nodes reading / writing each value
+};
+
+Uses count_uses(const GraphImpl& g) {
+  Uses u{std::vector<int>(g.values.size(), 0), std::vector<int>(g.values.size(), 0)};
+  for (const Node& n : g.nodes)
+    for (size_t b = 0; b < n.buffers.size(); ++b) {
+      const auto v = static_cast<size_t>(n.buffers[b]);
+      if (n.call.modes[b] != Access::write) ++u.readers[v];
+      if (n.call.modes[b] != Access::read) ++u.writers[v];
+    }
+  return u;
+}
+
+// Whether node `bn` (an inference batch_norm) can be folded into node `conv`.
+bool foldable(const GraphImpl& g, const Uses& u, const Node& bn, int conv) {
+  if (bn.call.kind != OpKind::batch_norm || bn.call.i[0] != 0 || conv < 0) return false;
+  const Node& c = g.nodes[static_cast<size_t>(conv)];
+  if (c.call.kind != OpKind::conv2d || c.buffers.size() != 4 || c.buffers[3] != bn.buffers[0]) return false;
+  const auto val = [&](int v) -> const detail::Value& { return g.values[static_cast<size_t>(v)]; };
+  // The conv output feeds this batch_norm alone; the statistics outputs are unused.
+  if (val(c.buffers[3]).kept || u.readers[static_cast<size_t>(c.buffers[3])] != 1) return false;
+  for (int k : {6, 7}) {
+    const int v = bn.buffers[static_cast<size_t>(k)];
+    if (val(v).kept || u.readers[static_cast<size_t>(v)] != 0) return false;
+  }
+  // The weights and bias belong to this convolution alone and no node changes them.
+  for (int k : {1, 2}) {
+    const int v = c.buffers[static_cast<size_t>(k)];
+    if (u.readers[static_cast<size_t>(v)] != 1 || u.writers[static_cast<size_t>(v)] != 0 || val(v).producer >= 0)
+      return false;
+  }
+  // The batch_norm's scale, bias and statistics are leaves (their host buffers hold their values).
+  for (int k = 1; k <= 4; ++k)
+    if (val(bn.buffers[static_cast<size_t>(k)]).producer >= 0) return false;
+  return true;
+}
+
+void fold(GraphImpl& g, const Node& bn, Node& conv) {
+  const auto data = [&](int k_of_bn) { return g.values[static_cast<size_t>(bn.buffers[static_cast<size_t>(k_of_bn)])].data.get(); };
+  const float *scale = data(1), *bias = data(2), *mean = data(3), *var = data(4);
+  float* w = g.values[static_cast<size_t>(conv.buffers[1])].data.get();
+  float* b = g.values[static_cast<size_t>(conv.buffers[2])].data.get();
+  const Shape& sw = conv.call.shapes[1];
+  const int64_t per_filter = sw.numel() / sw[0];
+  for (int64_t k = 0; k < sw[0]; ++k) {
+    const double a = scale[k] / std::sqrt(static_cast<double>(var[k]) + static_cast<double>(bn.call.f));
+    for (int64_t e = 0; e < per_filter; ++e) w[k * per_filter + e] = static_cast<float>(a * w[k * per_filter + e]);
+    b[k] = static_cast<float>(a * (static_cast<double>(b[k]) - mean[k]) + bias[k]);
+  }
+  // The convolution now writes the batch_norm's output; its own output and the statistics disappear.
+  for (int v : {conv.buffers[3], bn.buffers[6], bn.buffers[7]}) {
+    g.values[static_cast<size_t>(v)].fused_away = true;
+    g.values[static_cast<size_t>(v)].data = detail::HostBuffer(0);
+  }
+  conv.buffers[3] = bn.buffers[5];
+}
+
+}  // namespace
+
+int Graph::fold_batch_norm() {
+  GraphImpl& g = *impl_;
+  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
+              "fold_batch_norm: the graph is bound to an Engine; fold before the first Engine::run (or after "
+              "Engine::release)");
+  CORUN_CHECK(!g.has_backward, Status::invalid_argument,
+              "fold_batch_norm: the graph has a backward(); folding rewrites the convolution weights, so it is for "
+              "inference graphs only (fold before building a training graph's backward, or not at all)");
+  const Uses uses = count_uses(g);
+  std::vector<Node> out;
+  int folded = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    const int producer = n.buffers.empty() ? -1 : g.values[static_cast<size_t>(n.buffers[0])].producer;
+    if (n.call.kind == OpKind::batch_norm && foldable(g, uses, n, producer)) {
+      // The convolution is already in `out` (it precedes its reader); find it by name, which is unique.
+      for (Node& c : out)
+        if (c.name == g.nodes[static_cast<size_t>(producer)].name) fold(g, n, c);
+      ++folded;
+      continue;
+    }
+    out.push_back(n);
+  }
+  if (folded == 0) return 0;
+  g.nodes = std::move(out);
+  g.recompute_producers();
+  return folded;
+}
+
+}  // namespace corun
