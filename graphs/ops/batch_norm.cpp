@@ -2,8 +2,8 @@
 // mean, invstd (codelets/batch_norm). In training mode the node itself updates the running statistics in
 // place (readwrite buffers): they are optimizer-style state (ValueKind::state), saved by checkpoints and
 // --save with the parameters, and written by this one node once per iteration.
-#include "base/check.hpp"
 #include "codelets/batch_norm/batch_norm.hpp"
+#include "base/check.hpp"
 #include "graphs/ops/backward.hpp"
 #include "graphs/ops/rules.hpp"
 
@@ -75,9 +75,10 @@ void check_running_stat(const detail::GraphImpl& g, Tensor t, bool training, con
                     "batch_norm '" << node << "': " << what << " '" << v.name << "' is already updated by node '"
                                    << n.name << "'; give each training batch_norm its own running statistics");
   } else {
-    CORUN_CHECK(v.kind != ValueKind::param, Status::invalid_argument,
-                "batch_norm '" << node << "': " << what << " '" << v.name
-                               << "' is a parameter; running statistics are not trained (use Graph::state or an input)");
+    CORUN_CHECK(
+        v.kind != ValueKind::param, Status::invalid_argument,
+        "batch_norm '" << node << "': " << what << " '" << v.name
+                       << "' is a parameter; running statistics are not trained (use Graph::state or an input)");
   }
 }
 
@@ -89,7 +90,8 @@ const OpRules batch_norm_rules{&shapes, &backward};
 
 Tensor Graph::state(const std::string& name, const Shape& shape, float fill) {
   CORUN_CHECK(!name.empty(), Status::invalid_argument, "state: a name is required");
-  CORUN_CHECK(!impl_->by_name.count(name), Status::invalid_argument, "state '" << name << "': the name is already used");
+  CORUN_CHECK(!impl_->by_name.count(name), Status::invalid_argument,
+              "state '" << name << "': the name is already used");
   CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "state '" << name << "': empty shape");
   const int id = impl_->add_value(shape, name, ValueKind::state);
   impl_->by_name[name] = id;
@@ -103,17 +105,18 @@ Tensor Graph::batch_norm(Tensor x, Tensor scale, Tensor bias, Tensor running_mea
   detail::GraphImpl& g = impl();
   const std::string node = g.node_name(name, "batch_norm");
   CORUN_CHECK(momentum >= 0.0f && momentum <= 1.0f, Status::invalid_argument,
-              "batch_norm '" << node << "': momentum must be in [0, 1] (ONNX's: running = momentum * running + (1 - "
-                             "momentum) * batch; PyTorch's momentum m is 1 - m), got " << momentum);
+              "batch_norm '" << node
+                             << "': momentum must be in [0, 1] (ONNX's: running = momentum * running + (1 - "
+                                "momentum) * batch; PyTorch's momentum m is 1 - m), got "
+                             << momentum);
   graphs::check_running_stat(g, running_mean, training, node, "running_mean");
   graphs::check_running_stat(g, running_var, training, node, "running_var");
   CORUN_CHECK(!training || running_mean != running_var, Status::invalid_argument,
               "batch_norm '" << node << "': running_mean and running_var must be two different state tensors");
-  const auto outs = graphs::build(*this, codelets::OpKind::batch_norm,
-                                  {{x, scale, bias, running_mean, running_var},
-                                   {training ? 1 : 0, codelets::batch_norm_encode(momentum)},
-                                   epsilon},
-                                  node);
+  const auto outs = graphs::build(
+      *this, codelets::OpKind::batch_norm,
+      {{x, scale, bias, running_mean, running_var}, {training ? 1 : 0, codelets::batch_norm_encode(momentum)}, epsilon},
+      node);
   if (training) {
     detail::Node& n = g.nodes.back();
     n.call.modes[3] = codelets::Access::readwrite;

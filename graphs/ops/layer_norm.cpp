@@ -1,7 +1,7 @@
 // layer_norm: ONNX LayerNormalization (opset 17). Buffers X, scale, bias -> Y, mean, invstd
 // (codelets/layer_norm); i[0] is the first normalised axis (>= 0), f epsilon.
-#include "base/check.hpp"
 #include "codelets/layer_norm/layer_norm.hpp"
+#include "base/check.hpp"
 #include "graphs/ops/backward.hpp"
 #include "graphs/ops/rules.hpp"
 
@@ -22,8 +22,8 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   normalised.rank = sx.rank - axis;
   for (int d = axis; d < sx.rank; ++d) normalised.dims[static_cast<size_t>(d - axis)] = sx[d];
   if (q.in[1] != normalised)
-    q.mismatch("scale must have the normalised shape (X's extents from axis " + std::to_string(axis) + " on)", "X",
-               sx, "scale", q.in[1]);
+    q.mismatch("scale must have the normalised shape (X's extents from axis " + std::to_string(axis) + " on)", "X", sx,
+               "scale", q.in[1]);
   if (q.in[2] != normalised)
     q.mismatch("bias must have the normalised shape (X's extents from axis " + std::to_string(axis) + " on)", "X", sx,
                "bias", q.in[2]);

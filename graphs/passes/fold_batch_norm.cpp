@@ -60,7 +60,9 @@ bool foldable(const GraphImpl& g, const Uses& u, const Node& bn, int conv) {
 }
 
 void fold(GraphImpl& g, const Node& bn, Node& conv) {
-  const auto data = [&](int k_of_bn) { return g.values[static_cast<size_t>(bn.buffers[static_cast<size_t>(k_of_bn)])].data.get(); };
+  const auto data = [&](int k_of_bn) {
+    return g.values[static_cast<size_t>(bn.buffers[static_cast<size_t>(k_of_bn)])].data.get();
+  };
   const float *scale = data(1), *bias = data(2), *mean = data(3), *var = data(4);
   float* w = g.values[static_cast<size_t>(conv.buffers[1])].data.get();
   float* b = g.values[static_cast<size_t>(conv.buffers[2])].data.get();

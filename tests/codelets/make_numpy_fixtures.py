@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Writes tests/codelets/numpy_fixtures/: inputs and expected outputs of the conv, pooling and cross-entropy
-ops, computed with NumPy from the textbook definitions, so that a convention the fast and the reference
-kernels share (padding, stride, which max gets a tie's gradient, what an average over padding divides by,
+"""Writes tests/codelets/numpy_fixtures/: inputs and expected outputs of the conv, pooling, cross-entropy and
+normalisation ops, computed with NumPy from the textbook definitions, so that a convention the fast and the
+reference kernels share (padding, stride, which max gets a tie's gradient, what an average over padding divides by,
 the softmax cross-entropy's reductions) is checked against an outside source (test_numpy_fixtures.cpp).
 Run once: `/usr/bin/python3 tests/codelets/make_numpy_fixtures.py` (python3-numpy); the files are committed.
 

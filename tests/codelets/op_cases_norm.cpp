@@ -32,7 +32,8 @@ OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::v
 }
 
 void batch_norm_cases(std::vector<OpCaseSpec>& out) {
-  const Shape xs[] = {Shape{2, 1}, Shape{3, 5}, Shape{65, 130}, Shape{2, 3, 17}, Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}};
+  const Shape xs[] = {Shape{2, 1},     Shape{3, 5},       Shape{65, 130},
+                      Shape{2, 3, 17}, Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}};
   const int64_t momentum = batch_norm_encode(0.9f);
   for (const Shape& x : xs) {
     const Shape c{x[1]};
@@ -50,8 +51,8 @@ void batch_norm_cases(std::vector<OpCaseSpec>& out) {
 }
 
 void layer_norm_cases(std::vector<OpCaseSpec>& out) {
-  const std::pair<Shape, int> cases[] = {{Shape{1}, 0},          {Shape{17}, 0},         {Shape{3, 33}, 1},
-                                         {Shape{65, 127}, 1},    {Shape{300, 7}, 1},     {Shape{2, 3, 17, 5}, 1},
+  const std::pair<Shape, int> cases[] = {{Shape{1}, 0},           {Shape{17}, 0},        {Shape{3, 33}, 1},
+                                         {Shape{65, 127}, 1},     {Shape{300, 7}, 1},    {Shape{2, 3, 17, 5}, 1},
                                          {Shape{2, 3, 17, 5}, 3}, {Shape{4, 3, 300}, 2}, {Shape{5, 4099}, 1}};
   for (const auto& [x, axis] : cases) {
     Shape norm;

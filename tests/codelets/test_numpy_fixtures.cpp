@@ -1,5 +1,5 @@
-// The conv, pooling and softmax cross-entropy kernels, reference and fast, against outputs NumPy computed
-// from the textbook definitions (numpy_fixtures/, written by make_numpy_fixtures.py, which states the
+// The conv, pooling, softmax cross-entropy and normalisation kernels, reference and fast, against outputs
+// NumPy computed from the textbook definitions (numpy_fixtures/, written by make_numpy_fixtures.py, which states the
 // conventions). test_ops compares the fast kernels with the reference ones; a convention both got wrong in
 // the same way (padding, stride, tie-breaking, the divisor of a padded average) passes there and fails here.
 #include "codelets/batch_norm/batch_norm.hpp"
@@ -32,7 +32,7 @@ struct Fixture {
   std::vector<std::string> buffers;     ///< the op's buffers in order, by fixture name
   size_t outputs;                       ///< the last `outputs` buffers are written and compared
   float f = 0.0f;                       ///< the op's float attribute
-  std::vector<size_t> updated = {};     ///< readwrite buffers, compared with numpy_fixtures/<file>.<buffer>_after.npy
+  std::vector<size_t> updated = {};     ///< readwrite buffers, checked against <file>.<buffer>_after.npy
 };
 
 // gtest prints a parameter on failure; the name says which.
@@ -60,7 +60,8 @@ std::vector<Fixture> fixtures() {
   f.push_back({"softmax_xent_grad", "xent", OpKind::softmax_xent_grad, {}, {"p", "t", "dl", "dz"}, 1});
   // Normalisation (issue 19): batch_norm in training mode also updates its running statistics in place.
   const int64_t momentum = batch_norm_encode(0.9f);
-  for (const auto& [file, training] : {std::pair{"bn_train4d", 1}, std::pair{"bn_train2d", 1}, std::pair{"bn_infer4d", 0}}) {
+  for (const auto& [file, training] :
+       {std::pair{"bn_train4d", 1}, std::pair{"bn_train2d", 1}, std::pair{"bn_infer4d", 0}}) {
     const std::array<int64_t, kMaxIntAttrs> a{training, momentum};
     f.push_back({std::string(file) + "_forward", file, OpKind::batch_norm, a,
                  {"x", "scale", "bias", "rmean", "rvar", "y", "mean", "invstd"}, 3, 1e-5f,
@@ -70,8 +71,8 @@ std::vector<Fixture> fixtures() {
   }
   for (const auto& [file, axis] : {std::pair{"ln_axis1", 1}, std::pair{"ln_last", 1}}) {
     const std::array<int64_t, kMaxIntAttrs> a{axis};
-    f.push_back({std::string(file) + "_forward", file, OpKind::layer_norm, a, {"x", "scale", "bias", "y", "mean", "invstd"},
-                 3, 1e-5f});
+    f.push_back({std::string(file) + "_forward", file, OpKind::layer_norm, a,
+                 {"x", "scale", "bias", "y", "mean", "invstd"}, 3, 1e-5f});
     f.push_back({std::string(file) + "_grad", file, OpKind::layer_norm_grad, a,
                  {"x", "scale", "mean", "invstd", "dy", "dx", "dscale", "dbias"}, 3, 1e-5f});
   }
@@ -97,7 +98,8 @@ TEST_P(NumpyFixture, KernelsMatchNumpy) {
   std::vector<std::pair<size_t, NpyArray>> after;  // the updated buffers' expected contents
   for (size_t b : fx.updated) {
     call.modes[b] = Access::readwrite;
-    after.emplace_back(b, load_npy(std::string(CORUN_NUMPY_FIXTURES) + "/" + fx.file + "." + fx.buffers[b] + "_after.npy"));
+    const std::string file = std::string(CORUN_NUMPY_FIXTURES) + "/" + fx.file + "." + fx.buffers[b] + "_after.npy";
+    after.emplace_back(b, load_npy(file));
   }
   const OpInfo& info = op_info(fx.kind);
   for (const auto& [which, kernel] : {std::pair{"ref", info.ref}, std::pair{"fast", info.fast}}) {
@@ -118,7 +120,8 @@ TEST_P(NumpyFixture, KernelsMatchNumpy) {
         }
       for (const auto& [b, want] : after)
         for (size_t e = 0; e < want.data.size(); ++e)
-          ASSERT_NEAR(data[b][e], want.data[e], 2e-5 + 1e-5 * std::fabs(want.data[e])) << fx.buffers[b] << "[" << e << "] after the update";
+          ASSERT_NEAR(data[b][e], want.data[e], 2e-5 + 1e-5 * std::fabs(want.data[e]))
+              << fx.buffers[b] << "[" << e << "] after the update";
     }
   }
 }

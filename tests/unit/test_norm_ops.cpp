@@ -74,8 +74,8 @@ TEST(NormOps, BatchNormShapesNamesAndModes) {
 TEST(NormOps, BatchNormErrors) {
   Bn b(Shape{4, 3, 2, 2});
   const Tensor wrong = b.g.param("wrong", {4});
-  EXPECT_CORUN_ERROR(b.g.batch_norm(b.x, wrong, b.bias, b.rm, b.rv, 1e-5f, 0.9f, false, "bn1"), Status::invalid_argument,
-                     "batch_norm 'bn1'", "scale must be [C]", "[4, 3, 2, 2]", "[4]");
+  EXPECT_CORUN_ERROR(b.g.batch_norm(b.x, wrong, b.bias, b.rm, b.rv, 1e-5f, 0.9f, false, "bn1"),
+                     Status::invalid_argument, "batch_norm 'bn1'", "scale must be [C]", "[4, 3, 2, 2]", "[4]");
   const Tensor flat = b.g.input("flat", {5});
   EXPECT_CORUN_ERROR(b.g.batch_norm(flat, b.scale, b.bias, b.rm, b.rv, 1e-5f, 0.9f, false, "bn2"),
                      Status::invalid_argument, "batch_norm 'bn2'", "rank 2 to 4", "[5]");
