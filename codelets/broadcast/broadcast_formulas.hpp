@@ -21,8 +21,9 @@ inline T apply(BinaryOp op, T a, T b) {
   return T(0);
 }
 
-/// dC/dA * dc (operand 0) or dC/dB * dc (operand 1). pow's exponent gradient is 0 where the base is 0 and
-/// the exponent >= 0 (PyTorch's convention: log(0) would give NaN where the limit is 0).
+/// dC/dA * dc (operand 0) or dC/dB * dc (operand 1). As in PyTorch's pow backward, the base gradient is 0
+/// where the exponent is 0 (0 * pow(0, -1) would be NaN) and the exponent gradient is 0 where the base is 0
+/// and the exponent >= 0 (log(0) would give NaN where the limit is 0).
 template <class T>
 inline T partial(BinaryOp op, int operand, T a, T b, T dc) {
   switch (op) {
@@ -31,7 +32,7 @@ inline T partial(BinaryOp op, int operand, T a, T b, T dc) {
     case BinaryOp::mul: return operand == 0 ? dc * b : dc * a;
     case BinaryOp::div: return operand == 0 ? dc / b : -dc * a / (b * b);
     case BinaryOp::pow:
-      if (operand == 0) return dc * b * std::pow(a, b - T(1));
+      if (operand == 0) return b == T(0) ? T(0) : dc * b * std::pow(a, b - T(1));
       return a == T(0) && b >= T(0) ? T(0) : dc * std::pow(a, b) * std::log(a);
   }
   return T(0);

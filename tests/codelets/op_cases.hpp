@@ -26,4 +26,7 @@ struct OpCaseSpec {
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
 
+/// Issue 19's broadcasting arithmetic, unary math and reductions over axes (op_cases_broadcast.cpp).
+std::vector<OpCaseSpec> broadcast_op_cases();
+
 }  // namespace corun::codelets::testing
