@@ -105,11 +105,16 @@ void backward(const OpCall& call, float* const* buf, int rank, int width) {
 
 const char* binary_op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::add: return "add";
-    case BinaryOp::sub: return "sub";
-    case BinaryOp::mul: return "mul";
-    case BinaryOp::div: return "div";
-    case BinaryOp::pow: return "pow";
+    case BinaryOp::add:
+      return "add";
+    case BinaryOp::sub:
+      return "sub";
+    case BinaryOp::mul:
+      return "mul";
+    case BinaryOp::div:
+      return "div";
+    case BinaryOp::pow:
+      return "pow";
   }
   return "?";
 }
@@ -146,10 +151,14 @@ void binary_bcast_fast(const OpCall& call, float* const* buf, int rank, int widt
   const Range r = split_range(numel(call, 2), rank, width, ew::kBlock);
   // One instantiation per operation, so each inner loop is a plain arithmetic loop.
   switch (static_cast<BinaryOp>(call.i[0])) {
-    case BinaryOp::add: return forward([](float p, float q) { return p + q; }, v, buf[0], buf[1], buf[2], r);
-    case BinaryOp::sub: return forward([](float p, float q) { return p - q; }, v, buf[0], buf[1], buf[2], r);
-    case BinaryOp::mul: return forward([](float p, float q) { return p * q; }, v, buf[0], buf[1], buf[2], r);
-    case BinaryOp::div: return forward([](float p, float q) { return p / q; }, v, buf[0], buf[1], buf[2], r);
+    case BinaryOp::add:
+      return forward([](float p, float q) { return p + q; }, v, buf[0], buf[1], buf[2], r);
+    case BinaryOp::sub:
+      return forward([](float p, float q) { return p - q; }, v, buf[0], buf[1], buf[2], r);
+    case BinaryOp::mul:
+      return forward([](float p, float q) { return p * q; }, v, buf[0], buf[1], buf[2], r);
+    case BinaryOp::div:
+      return forward([](float p, float q) { return p / q; }, v, buf[0], buf[1], buf[2], r);
     case BinaryOp::pow:
       return forward([](float p, float q) { return std::pow(p, q); }, v, buf[0], buf[1], buf[2], r);
   }

@@ -12,11 +12,16 @@ namespace corun::codelets::bcast {
 template <class T>
 inline T apply(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
-    case BinaryOp::div: return a / b;
-    case BinaryOp::pow: return std::pow(a, b);
+    case BinaryOp::add:
+      return a + b;
+    case BinaryOp::sub:
+      return a - b;
+    case BinaryOp::mul:
+      return a * b;
+    case BinaryOp::div:
+      return a / b;
+    case BinaryOp::pow:
+      return std::pow(a, b);
   }
   return T(0);
 }
@@ -27,10 +32,14 @@ inline T apply(BinaryOp op, T a, T b) {
 template <class T>
 inline T partial(BinaryOp op, int operand, T a, T b, T dc) {
   switch (op) {
-    case BinaryOp::add: return dc;
-    case BinaryOp::sub: return operand == 0 ? dc : -dc;
-    case BinaryOp::mul: return operand == 0 ? dc * b : dc * a;
-    case BinaryOp::div: return operand == 0 ? dc / b : -dc * a / (b * b);
+    case BinaryOp::add:
+      return dc;
+    case BinaryOp::sub:
+      return operand == 0 ? dc : -dc;
+    case BinaryOp::mul:
+      return operand == 0 ? dc * b : dc * a;
+    case BinaryOp::div:
+      return operand == 0 ? dc / b : -dc * a / (b * b);
     case BinaryOp::pow:
       if (operand == 0) return b == T(0) ? T(0) : dc * b * std::pow(a, b - T(1));
       return a == T(0) && b >= T(0) ? T(0) : dc * std::pow(a, b) * std::log(a);

@@ -7,18 +7,18 @@
 
 namespace corun::codelets {
 
-#define CORUN_UNARY(name)                                                                        \
-  void name##_ref(const OpCall& call, float* const* buf, int rank, int width) {                 \
-    ew::unary_ref([](float x) { return ew::name##_ref(x); }, call, buf, rank, width);          \
-  }                                                                                              \
-  void name##_fast(const OpCall& call, float* const* buf, int rank, int width) {                \
-    ew::unary_fast([](float x) { return ew::name##_fast(x); }, call, buf, rank, width);        \
+#define CORUN_UNARY(name)                                                               \
+  void name##_ref(const OpCall& call, float* const* buf, int rank, int width) {         \
+    ew::unary_ref([](float x) { return ew::name##_ref(x); }, call, buf, rank, width);   \
+  }                                                                                     \
+  void name##_fast(const OpCall& call, float* const* buf, int rank, int width) {        \
+    ew::unary_fast([](float x) { return ew::name##_fast(x); }, call, buf, rank, width); \
   }
-#define CORUN_BINARY(name)                                                                       \
-  void name##_ref(const OpCall& call, float* const* buf, int rank, int width) {                 \
+#define CORUN_BINARY(name)                                                                           \
+  void name##_ref(const OpCall& call, float* const* buf, int rank, int width) {                      \
     ew::binary_ref([](float p, float q) { return ew::name##_ref(p, q); }, call, buf, rank, width);   \
-  }                                                                                              \
-  void name##_fast(const OpCall& call, float* const* buf, int rank, int width) {                \
+  }                                                                                                  \
+  void name##_fast(const OpCall& call, float* const* buf, int rank, int width) {                     \
     ew::binary_fast([](float p, float q) { return ew::name##_fast(p, q); }, call, buf, rank, width); \
   }
 
@@ -46,7 +46,9 @@ inline float clip_value(float x, float lo, float hi) {
   return up > hi ? hi : up;
 }
 // PyTorch's clamp backward: the gradient passes where lo <= x <= hi (ends included).
-inline float clip_grad_value(float x, float dy, float lo, float hi) { return x >= lo && x <= hi ? dy : 0.0f; }
+inline float clip_grad_value(float x, float dy, float lo, float hi) {
+  return x >= lo && x <= hi ? dy : 0.0f;
+}
 }  // namespace
 
 void clip_ref(const OpCall& call, float* const* buf, int rank, int width) {

@@ -28,10 +28,12 @@ inline float float_from_attr_bits(int64_t attr) {
 }
 
 /// The float attribute stored in i[k].
-inline float float_attr(const OpCall& call, int k) { return float_from_attr_bits(call.i[static_cast<size_t>(k)]); }
+inline float float_attr(const OpCall& call, int k) {
+  return float_from_attr_bits(call.i[static_cast<size_t>(k)]);
+}
 
-#define CORUN_UNARY_MATH_KERNELS(name)                                               \
-  void name##_ref(const OpCall& call, float* const* buf, int rank, int width);      \
+#define CORUN_UNARY_MATH_KERNELS(name)                                         \
+  void name##_ref(const OpCall& call, float* const* buf, int rank, int width); \
   void name##_fast(const OpCall& call, float* const* buf, int rank, int width);
 CORUN_UNARY_MATH_KERNELS(sqrt)
 CORUN_UNARY_MATH_KERNELS(sqrt_grad)

@@ -42,8 +42,7 @@ const OpRules add_rules{&shapes, &backward};
 
 Tensor Graph::add(Tensor a, Tensor b, const std::string& name) {
   // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
-  if (graphs::needs_broadcast(a, b, true))
-    return graphs::binary_broadcast(*this, codelets::BinaryOp::add, a, b, name);
+  if (graphs::needs_broadcast(a, b, true)) return graphs::binary_broadcast(*this, codelets::BinaryOp::add, a, b, name);
   return graphs::build1(*this, codelets::OpKind::add, {{a, b}}, name);
 }
 

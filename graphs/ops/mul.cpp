@@ -34,8 +34,7 @@ const OpRules mul_rules{&same_shape, &backward};
 
 Tensor Graph::mul(Tensor a, Tensor b, const std::string& name) {
   // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
-  if (graphs::needs_broadcast(a, b, false))
-    return graphs::binary_broadcast(*this, codelets::BinaryOp::mul, a, b, name);
+  if (graphs::needs_broadcast(a, b, false)) return graphs::binary_broadcast(*this, codelets::BinaryOp::mul, a, b, name);
   return graphs::build1(*this, codelets::OpKind::mul, {{a, b}}, name);
 }
 

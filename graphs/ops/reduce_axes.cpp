@@ -43,8 +43,10 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   std::vector<int64_t> out;
   for (int d = 0; d < sx.rank; ++d) {
     const bool reduced = ((mask >> d) & 1) != 0;
-    if (!reduced) out.push_back(sx[d]);
-    else if (q.i[1] != 0) out.push_back(1);
+    if (!reduced)
+      out.push_back(sx[d]);
+    else if (q.i[1] != 0)
+      out.push_back(1);
   }
   if (out.empty()) out.push_back(1);  // every axis reduced without keepdims: [1], corun has no rank 0
   return {Shape::of(out.data(), static_cast<int>(out.size()))};

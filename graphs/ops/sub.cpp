@@ -32,8 +32,7 @@ const OpRules sub_rules{&same_shape, &backward};
 
 Tensor Graph::sub(Tensor a, Tensor b, const std::string& name) {
   // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
-  if (graphs::needs_broadcast(a, b, false))
-    return graphs::binary_broadcast(*this, codelets::BinaryOp::sub, a, b, name);
+  if (graphs::needs_broadcast(a, b, false)) return graphs::binary_broadcast(*this, codelets::BinaryOp::sub, a, b, name);
   return graphs::build1(*this, codelets::OpKind::sub, {{a, b}}, name);
 }
 

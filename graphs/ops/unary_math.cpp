@@ -14,14 +14,30 @@ namespace {
 
 using codelets::OpKind;
 
-void sqrt_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::sqrt_grad, true); }
-void erf_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::erf_grad, false); }
-void exp_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::exp_grad, true); }
-void log_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::log_grad, false); }
-void neg_backward(GradContext& ctx) { ctx.dx_from_dy(OpKind::neg, ".neg"); }
-void abs_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::abs_grad, false); }
-void reciprocal_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::reciprocal_grad, true); }
-void clip_backward(GradContext& ctx) { ctx.unary_elementwise(OpKind::clip_grad, false); }
+void sqrt_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::sqrt_grad, true);
+}
+void erf_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::erf_grad, false);
+}
+void exp_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::exp_grad, true);
+}
+void log_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::log_grad, false);
+}
+void neg_backward(GradContext& ctx) {
+  ctx.dx_from_dy(OpKind::neg, ".neg");
+}
+void abs_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::abs_grad, false);
+}
+void reciprocal_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::reciprocal_grad, true);
+}
+void clip_backward(GradContext& ctx) {
+  ctx.unary_elementwise(OpKind::clip_grad, false);
+}
 
 std::vector<Shape> clip_shapes(const ShapeQuery& q) {
   const float lo = codelets::float_from_attr_bits(q.i[0]);
@@ -47,12 +63,24 @@ const OpRules clip_rules{&clip_shapes, &clip_backward};
 
 using codelets::OpKind;
 
-Tensor Graph::sqrt(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::sqrt, {{x}}, name); }
-Tensor Graph::erf(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::erf, {{x}}, name); }
-Tensor Graph::exp(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::exp, {{x}}, name); }
-Tensor Graph::log(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::log, {{x}}, name); }
-Tensor Graph::neg(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::neg, {{x}}, name); }
-Tensor Graph::abs(Tensor x, const std::string& name) { return graphs::build1(*this, OpKind::abs, {{x}}, name); }
+Tensor Graph::sqrt(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::sqrt, {{x}}, name);
+}
+Tensor Graph::erf(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::erf, {{x}}, name);
+}
+Tensor Graph::exp(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::exp, {{x}}, name);
+}
+Tensor Graph::log(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::log, {{x}}, name);
+}
+Tensor Graph::neg(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::neg, {{x}}, name);
+}
+Tensor Graph::abs(Tensor x, const std::string& name) {
+  return graphs::build1(*this, OpKind::abs, {{x}}, name);
+}
 Tensor Graph::reciprocal(Tensor x, const std::string& name) {
   return graphs::build1(*this, OpKind::reciprocal, {{x}}, name);
 }

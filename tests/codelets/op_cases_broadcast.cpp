@@ -38,10 +38,10 @@ OpCaseSpec make(std::string name, OpKind kind, Shapes shapes, std::vector<Access
 
 // {A, B, C}: the examples, a bias, outer products, a 4-D channel scale, same shapes and a large one.
 const Shapes kPairs[] = {
-    {Shape{2, 3, 4}, Shape{3, 1}, Shape{2, 3, 4}},         {Shape{1}, Shape{5, 7}, Shape{5, 7}},
-    {Shape{4, 1, 6}, Shape{1, 5, 1}, Shape{4, 5, 6}},       {Shape{65, 127}, Shape{127}, Shape{65, 127}},
-    {Shape{17, 1}, Shape{1, 33}, Shape{17, 33}},            {Shape{2, 3, 17, 5}, Shape{3, 1, 1}, Shape{2, 3, 17, 5}},
-    {Shape{3, 33}, Shape{3, 33}, Shape{3, 33}},             {Shape{64, 33, 17}, Shape{33, 1}, Shape{64, 33, 17}},
+    {Shape{2, 3, 4}, Shape{3, 1}, Shape{2, 3, 4}},    {Shape{1}, Shape{5, 7}, Shape{5, 7}},
+    {Shape{4, 1, 6}, Shape{1, 5, 1}, Shape{4, 5, 6}}, {Shape{65, 127}, Shape{127}, Shape{65, 127}},
+    {Shape{17, 1}, Shape{1, 33}, Shape{17, 33}},      {Shape{2, 3, 17, 5}, Shape{3, 1, 1}, Shape{2, 3, 17, 5}},
+    {Shape{3, 33}, Shape{3, 33}, Shape{3, 33}},       {Shape{64, 33, 17}, Shape{33, 1}, Shape{64, 33, 17}},
 };
 
 void binary_bcast_cases(std::vector<OpCaseSpec>& out) {
@@ -56,9 +56,8 @@ void binary_bcast_cases(std::vector<OpCaseSpec>& out) {
       c.indices = fills;
       out.push_back(std::move(c));
       for (int k = 0; k < 2; ++k) {
-        OpCaseSpec g = make("binary_bcast_grad_" + opname + (k ? "_db_" : "_da_") + shapes,
-                            OpKind::binary_bcast_grad, {p[0], p[1], p[2], p[static_cast<size_t>(k)]},
-                            {R, R, R, W}, {op, k});
+        OpCaseSpec g = make("binary_bcast_grad_" + opname + (k ? "_db_" : "_da_") + shapes, OpKind::binary_bcast_grad,
+                            {p[0], p[1], p[2], p[static_cast<size_t>(k)]}, {R, R, R, W}, {op, k});
         g.indices = fills;
         out.push_back(std::move(g));
       }
@@ -68,9 +67,9 @@ void binary_bcast_cases(std::vector<OpCaseSpec>& out) {
   // 0..2.
   const Shapes p = kPairs[2];
   for (int k = 0; k < 2; ++k) {
-    OpCaseSpec g = make(std::string("binary_bcast_grad_pow_zeros_") + (k ? "db" : "da"), OpKind::binary_bcast_grad,
-                        {p[0], p[1], p[2], p[static_cast<size_t>(k)]}, {R, R, R, W},
-                        {static_cast<int>(BinaryOp::pow), k});
+    OpCaseSpec g =
+        make(std::string("binary_bcast_grad_pow_zeros_") + (k ? "db" : "da"), OpKind::binary_bcast_grad,
+             {p[0], p[1], p[2], p[static_cast<size_t>(k)]}, {R, R, R, W}, {static_cast<int>(BinaryOp::pow), k});
     g.indices = {{0, 4, 0}, {1, 3, 0}};
     out.push_back(std::move(g));
   }
@@ -83,10 +82,10 @@ struct Reduction {
 };
 
 void reduce_axes_cases(std::vector<OpCaseSpec>& out) {
-  const Reduction cases[] = {{Shape{2, 3, 4}, 0b010},   {Shape{2, 3, 4}, 0b101},      {Shape{2, 3, 4}, 0b111},
+  const Reduction cases[] = {{Shape{2, 3, 4}, 0b010},      {Shape{2, 3, 4}, 0b101},      {Shape{2, 3, 4}, 0b111},
                              {Shape{2, 3, 17, 5}, 0b1100}, {Shape{2, 3, 17, 5}, 0b0001}, {Shape{2, 3, 17, 5}, 0b1010},
-                             {Shape{65, 127}, 0b01},    {Shape{65, 127}, 0b10},       {Shape{4099}, 0b1},
-                             {Shape{7, 1, 9}, 0b010},   {Shape{40, 64, 33}, 0b011}};
+                             {Shape{65, 127}, 0b01},       {Shape{65, 127}, 0b10},       {Shape{4099}, 0b1},
+                             {Shape{7, 1, 9}, 0b010},      {Shape{40, 64, 33}, 0b011}};
   for (const Reduction& r : cases) {
     int64_t kept = 1, count = 1;
     for (int d = 0; d < r.x.rank; ++d) ((r.mask >> d) & 1 ? count : kept) *= r.x[d];
@@ -97,8 +96,7 @@ void reduce_axes_cases(std::vector<OpCaseSpec>& out) {
       const float f = mean ? 1.0f / static_cast<float>(count) : 1.0f;
       const std::string suffix = mean ? "_mean" : "";
       out.push_back(make("reduce_axes_" + name + suffix, OpKind::reduce_axes, {r.x, y}, {R, W}, {r.mask}, f));
-      out.push_back(
-          make("reduce_axes_grad_" + name + suffix, OpKind::reduce_axes_grad, {y, r.x}, {R, W}, {r.mask}, f));
+      out.push_back(make("reduce_axes_grad_" + name + suffix, OpKind::reduce_axes_grad, {y, r.x}, {R, W}, {r.mask}, f));
     }
   }
 }
@@ -152,17 +150,44 @@ void unary_math_cases(std::vector<OpCaseSpec>& out) {
 void ew_chain_math_cases(std::vector<OpCaseSpec>& out) {
   auto op = [](OpKind k) { return static_cast<int32_t>(k); };
   const std::vector<int32_t> programs[] = {
-      {op(OpKind::exp), 0, -1, op(OpKind::abs), 1, -1, op(OpKind::add), 2, 3, op(OpKind::sqrt), 4, -1,
-       op(OpKind::sqrt_grad), 5, 1, op(OpKind::exp_grad), 2, 6, op(OpKind::abs_grad), 1, 7},
-      {op(OpKind::abs), 0, -1, op(OpKind::exp), 2, -1, op(OpKind::log), 3, -1, op(OpKind::erf), 4, -1,
-       op(OpKind::neg), 5, -1, op(OpKind::reciprocal), 3, -1, op(OpKind::reciprocal_grad), 7, 6,
-       op(OpKind::log_grad), 3, 8, op(OpKind::erf_grad), 9, 1, op(OpKind::mul), 10, 6},
+      {op(OpKind::exp),       0, -1, op(OpKind::abs),      1, -1, op(OpKind::add),      2, 3, op(OpKind::sqrt), 4, -1,
+       op(OpKind::sqrt_grad), 5, 1,  op(OpKind::exp_grad), 2, 6,  op(OpKind::abs_grad), 1, 7},
+      {op(OpKind::abs),
+       0,
+       -1,
+       op(OpKind::exp),
+       2,
+       -1,
+       op(OpKind::log),
+       3,
+       -1,
+       op(OpKind::erf),
+       4,
+       -1,
+       op(OpKind::neg),
+       5,
+       -1,
+       op(OpKind::reciprocal),
+       3,
+       -1,
+       op(OpKind::reciprocal_grad),
+       7,
+       6,
+       op(OpKind::log_grad),
+       3,
+       8,
+       op(OpKind::erf_grad),
+       9,
+       1,
+       op(OpKind::mul),
+       10,
+       6},
   };
   const char* names[] = {"sqrt_exp_abs", "erf_log_neg_reciprocal"};
   for (int k = 0; k < 2; ++k)
     for (const Shape& s : kElementwise) {
-      OpCaseSpec c = make(std::string("ew_chain_") + names[k] + "_" + dims_str(s), OpKind::ew_chain, {s, s, s},
-                          {R, R, W});
+      OpCaseSpec c =
+          make(std::string("ew_chain_") + names[k] + "_" + dims_str(s), OpKind::ew_chain, {s, s, s}, {R, R, W});
       c.call.program = programs[k];
       out.push_back(std::move(c));
     }

@@ -1,7 +1,9 @@
-// The conv, pooling and softmax cross-entropy kernels, reference and fast, against outputs NumPy computed
-// from the textbook definitions (numpy_fixtures/, written by make_numpy_fixtures.py, which states the
-// conventions). test_ops compares the fast kernels with the reference ones; a convention both got wrong in
-// the same way (padding, stride, tie-breaking, the divisor of a padded average) passes there and fails here.
+// The conv, pooling, softmax cross-entropy, broadcasting and reduce-over-axes kernels, reference and fast,
+// against outputs NumPy computed from the textbook definitions (numpy_fixtures/, written by
+// make_numpy_fixtures.py, which states the conventions). test_ops compares the fast kernels with the
+// reference ones; a convention both got wrong in the same way (padding, stride, tie-breaking, the divisor of a
+// padded average, which dims a broadcast gradient sums) passes there and fails here.
+#include "codelets/broadcast/broadcast.hpp"
 #include "codelets/op.hpp"
 
 #include <corun/npy.hpp>
@@ -30,6 +32,7 @@ struct Fixture {
   std::array<int64_t, kMaxIntAttrs> i;  ///< the op's integer attributes
   std::vector<std::string> buffers;     ///< the op's buffers in order, by fixture name
   size_t outputs;                       ///< the last `outputs` buffers are written and compared
+  float f = 0.0f;                       ///< the op's float attribute
 };
 
 // gtest prints a parameter on failure; the name says which.
@@ -55,6 +58,21 @@ std::vector<Fixture> fixtures() {
   }
   f.push_back({"softmax_xent", "xent", OpKind::softmax_xent, {}, {"z", "t", "p", "loss"}, 2});
   f.push_back({"softmax_xent_grad", "xent", OpKind::softmax_xent_grad, {}, {"p", "t", "dl", "dz"}, 1});
+  // Issue 19: numpy broadcasting (C and each operand's summed gradient) and reductions over axes.
+  for (int64_t op = 0; op < 5; ++op) {
+    const std::string file = std::string("bcast_") + binary_op_name(static_cast<BinaryOp>(op));
+    f.push_back({file, file, OpKind::binary_bcast, {op}, {"a", "b", "c"}, 1});
+    f.push_back({file + "_da", file, OpKind::binary_bcast_grad, {op, 0}, {"a", "b", "dc", "da"}, 1});
+    f.push_back({file + "_db", file, OpKind::binary_bcast_grad, {op, 1}, {"a", "b", "dc", "db"}, 1});
+  }
+  // x is [2, 3, 4, 5]: {name, axes mask, the mean's 1 / count or 1}.
+  for (const auto& [name, mask, scale] :
+       {std::tuple{"mean23", 0b1100, 1.0f / 20}, std::tuple{"sum03", 0b1001, 1.0f},
+        std::tuple{"meanall", 0b1111, 1.0f / 120}, std::tuple{"sum1", 0b0010, 1.0f}}) {
+    const std::string n = name;
+    f.push_back({"reduce_" + n, "reduce", OpKind::reduce_axes, {mask}, {"x", n}, 1, scale});
+    f.push_back({"reduce_" + n + "_grad", "reduce", OpKind::reduce_axes_grad, {mask}, {"d" + n, "dx" + n}, 1, scale});
+  }
   return f;
 }
 
@@ -68,6 +86,7 @@ TEST_P(NumpyFixture, KernelsMatchNumpy) {
   OpCall call;
   call.kind = fx.kind;
   call.i = fx.i;
+  call.f = fx.f;
   for (size_t b = 0; b < fx.buffers.size(); ++b) {
     arrays.push_back(load_npy(std::string(CORUN_NUMPY_FIXTURES) + "/" + fx.file + "." + fx.buffers[b] + ".npy"));
     call.shapes.push_back(arrays.back().shape);
