@@ -79,4 +79,45 @@ inline float tanh_grad_ref(float yf, float dy) {
   return static_cast<float>(static_cast<double>(dy) * (1.0 - y * y));
 }
 
+// ---- issue 19: unary math (sqrt, erf, exp, log, neg, abs, reciprocal and their gradients) ----
+// Outside their domain they give what IEEE gives (sqrt(-1) and log(-1) NaN, log(0) -inf, 1/0 inf), as
+// ONNX and PyTorch do. Single float operations are correctly rounded, so their reference is the same formula.
+
+inline float sqrt_fast(float x) { return std::sqrt(x); }
+inline float sqrt_ref(float x) { return std::sqrt(x); }
+/// d sqrt(x) = 0.5 / sqrt(x): from the output Y.
+inline float sqrt_grad_fast(float y, float dy) { return dy * (0.5f / y); }
+inline float sqrt_grad_ref(float y, float dy) { return static_cast<float>(0.5 * static_cast<double>(dy) / y); }
+inline float erf_fast(float x) { return std::erf(x); }
+inline float erf_ref(float x) { return static_cast<float>(std::erf(static_cast<double>(x))); }
+/// d erf(x) = 2/sqrt(pi) exp(-x^2): underflows to 0 for large |x|, never NaN.
+inline float erf_grad_fast(float x, float dy) { return dy * (1.12837916709551257f * std::exp(-x * x)); }
+inline float erf_grad_ref(float xf, float dy) {
+  const double x = xf;
+  return static_cast<float>(static_cast<double>(dy) * 1.12837916709551257 * std::exp(-x * x));
+}
+inline float exp_fast(float x) { return std::exp(x); }
+inline float exp_ref(float x) { return static_cast<float>(std::exp(static_cast<double>(x))); }
+inline float exp_grad_fast(float y, float dy) { return dy * y; }
+inline float exp_grad_ref(float y, float dy) { return dy * y; }
+inline float log_fast(float x) { return std::log(x); }
+inline float log_ref(float x) { return static_cast<float>(std::log(static_cast<double>(x))); }
+inline float log_grad_fast(float x, float dy) { return dy / x; }
+inline float log_grad_ref(float x, float dy) { return dy / x; }
+inline float neg_fast(float x) { return -x; }
+inline float neg_ref(float x) { return -x; }
+inline float abs_fast(float x) { return std::fabs(x); }
+inline float abs_ref(float x) { return std::fabs(x); }
+/// sign(x) * dy with sign(0) = 0 (PyTorch's subgradient at the kink).
+inline float abs_grad_fast(float x, float dy) { return x > 0.0f ? dy : (x < 0.0f ? -dy : 0.0f); }
+inline float abs_grad_ref(float x, float dy) { return abs_grad_fast(x, dy); }
+inline float reciprocal_fast(float x) { return 1.0f / x; }
+inline float reciprocal_ref(float x) { return 1.0f / x; }
+/// d(1/x) = -1/x^2 = -y^2: from the output Y.
+inline float reciprocal_grad_fast(float y, float dy) { return -dy * (y * y); }
+inline float reciprocal_grad_ref(float yf, float dy) {
+  const double y = yf;
+  return static_cast<float>(-static_cast<double>(dy) * y * y);
+}
+
 }  // namespace corun::codelets::ew

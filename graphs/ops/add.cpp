@@ -1,5 +1,6 @@
 // add: C = A + B, B of A's shape or a bias over A's last extent (1-D, broadcast over the rows).
 #include "graphs/ops/backward.hpp"
+#include "graphs/ops/broadcast.hpp"
 #include "graphs/ops/rules.hpp"
 
 namespace corun {
@@ -40,6 +41,8 @@ const OpRules add_rules{&shapes, &backward};
 }  // namespace graphs
 
 Tensor Graph::add(Tensor a, Tensor b, const std::string& name) {
+  // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
+  if (graphs::needs_broadcast(a, b, true)) return graphs::binary_broadcast(*this, codelets::BinaryOp::add, a, b, name);
   return graphs::build1(*this, codelets::OpKind::add, {{a, b}}, name);
 }
 

@@ -1,5 +1,6 @@
 // mul: C = A * B elementwise (same shapes).
 #include "graphs/ops/backward.hpp"
+#include "graphs/ops/broadcast.hpp"
 #include "graphs/ops/same_shape.hpp"
 
 namespace corun {
@@ -32,6 +33,8 @@ const OpRules mul_rules{&same_shape, &backward};
 }  // namespace graphs
 
 Tensor Graph::mul(Tensor a, Tensor b, const std::string& name) {
+  // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
+  if (graphs::needs_broadcast(a, b, false)) return graphs::binary_broadcast(*this, codelets::BinaryOp::mul, a, b, name);
   return graphs::build1(*this, codelets::OpKind::mul, {{a, b}}, name);
 }
 

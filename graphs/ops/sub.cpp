@@ -1,5 +1,6 @@
 // sub: C = A - B (same shapes).
 #include "graphs/ops/backward.hpp"
+#include "graphs/ops/broadcast.hpp"
 #include "graphs/ops/same_shape.hpp"
 
 namespace corun {
@@ -30,6 +31,8 @@ const OpRules sub_rules{&same_shape, &backward};
 }  // namespace graphs
 
 Tensor Graph::sub(Tensor a, Tensor b, const std::string& name) {
+  // Other shapes broadcast through binary_bcast; this kind keeps its same-shape path and its bits.
+  if (graphs::needs_broadcast(a, b, false)) return graphs::binary_broadcast(*this, codelets::BinaryOp::sub, a, b, name);
   return graphs::build1(*this, codelets::OpKind::sub, {{a, b}}, name);
 }
 

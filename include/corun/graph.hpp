@@ -76,11 +76,13 @@ class Graph {
   ///@{
   /// C = op(A) * op(B) where op transposes when the flag is set. A, B must be 2-D with matching inner dims.
   Tensor matmul(Tensor a, Tensor b, bool trans_a = false, bool trans_b = false, const std::string& name = "");
-  /// A + B with B of A's shape, or B 1-D of A's last extent (a bias broadcast over the rows of A).
+  /// A + B with numpy / ONNX (Add) multidirectional broadcasting. Same shapes, or B 1-D of A's last extent
+  /// (a bias over the rows of A), make an `add` node (ew_chain-fusable); other shapes that broadcast make a
+  /// `binary_bcast` node.
   Tensor add(Tensor a, Tensor b, const std::string& name = "");
-  /// A - B, same shapes.
+  /// A - B, numpy broadcasting (ONNX Sub); same shapes make a `sub` node, others `binary_bcast`.
   Tensor sub(Tensor a, Tensor b, const std::string& name = "");
-  /// A * B elementwise, same shapes.
+  /// A * B elementwise, numpy broadcasting (ONNX Mul); same shapes make a `mul` node, others `binary_bcast`.
   Tensor mul(Tensor a, Tensor b, const std::string& name = "");
   Tensor sigmoid(Tensor x, const std::string& name = "");
   Tensor tanh(Tensor x, const std::string& name = "");
@@ -158,6 +160,31 @@ class Graph {
   /// one pass over the activations fewer. For inference graphs whose weights hold their final values; call
   /// before the graph is bound to an Engine (refused after backward()). Returns the number folded.
   int fold_batch_norm();
+  // issue 19: broadcasting arithmetic, unary math, reductions over axes
+  /// A / B, numpy broadcasting (ONNX Div on floats; x / 0 gives inf or NaN as IEEE does).
+  Tensor div(Tensor a, Tensor b, const std::string& name = "");
+  /// A ^ B with a float exponent tensor, numpy broadcasting (ONNX Pow; torch.pow). d/dB is 0 where A = 0
+  /// and B >= 0 (PyTorch's convention); a negative base gives NaN for a non-integer exponent.
+  Tensor pow(Tensor a, Tensor b, const std::string& name = "");
+  /// Elementwise ONNX Sqrt, Erf, Exp, Log, Neg, Abs, Reciprocal (ew_chain-fusable). Outside the domain the
+  /// result is IEEE's (sqrt(-1) NaN, log(0) -inf); abs's gradient at 0 is 0 (PyTorch).
+  Tensor sqrt(Tensor x, const std::string& name = "");
+  Tensor erf(Tensor x, const std::string& name = "");
+  Tensor exp(Tensor x, const std::string& name = "");
+  Tensor log(Tensor x, const std::string& name = "");
+  Tensor neg(Tensor x, const std::string& name = "");
+  Tensor abs(Tensor x, const std::string& name = "");
+  Tensor reciprocal(Tensor x, const std::string& name = "");
+  /// min(max(x, lo), hi) elementwise (ONNX Clip with constant min and max; torch.clamp; ReLU6 is
+  /// clip(x, 0, 6)). The gradient passes where lo <= x <= hi. lo and hi must not be NaN.
+  Tensor clip(Tensor x, float lo, float hi, const std::string& name = "");
+  /// ONNX ReduceSum (opset 13: axes as a list, noop_with_empty_axes = 0): the sum over `axes` (negative
+  /// counts from the end; empty = every axis), keeping them as extent 1 when `keepdims`. Reducing every
+  /// axis without keepdims gives shape [1] (corun has no rank-0 tensors).
+  Tensor reduce_sum_axes(Tensor x, std::vector<int> axes, bool keepdims = true, const std::string& name = "");
+  /// ONNX ReduceMean (axes, keepdims as ReduceSum above): the sum over `axes` times 1 / (their element
+  /// count). GlobalAveragePool is reduce_mean(x, {2, 3}, true).
+  Tensor reduce_mean(Tensor x, std::vector<int> axes, bool keepdims = true, const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes tests/codelets/numpy_fixtures/: inputs and expected outputs of the conv, pooling, cross-entropy and
-normalisation ops, computed with NumPy from the textbook definitions, so that a convention the fast and the
-reference kernels share (padding, stride, which max gets a tie's gradient, what an average over padding divides by,
-the softmax cross-entropy's reductions) is checked against an outside source (test_numpy_fixtures.cpp).
+normalisation ops (and, at the end, of the broadcasting arithmetic and the reductions over axes), computed with
+NumPy from the textbook definitions, so that a convention the fast and the reference kernels share (padding,
+stride, which max gets a tie's gradient, what an average over padding divides by, the softmax cross-entropy's
+reductions, numpy's broadcasting) is checked against an outside source (test_numpy_fixtures.cpp).
 Run once: `/usr/bin/python3 tests/codelets/make_numpy_fixtures.py` (python3-numpy); the files are committed.
 
 The conventions written down here are PyTorch's: conv2d is a cross-correlation with zero padding (weights
@@ -198,3 +199,51 @@ for case, (shape, axis) in {"ln_axis1": ((3, 4, 5), 1), "ln_last": ((6, 7), 1)}.
     for name, a in {"x": x, "scale": scale, "bias": bias, "y": y, "mean": mean, "invstd": invstd, "dy": dy,
                     "dx": dx, "dscale": dscale, "dbias": dbias}.items():
         save(case, name, a)
+# Issue 19's broadcasting family, NumPy's own broadcasting and reductions as the outside source: C = A op B
+# with numpy broadcasting, each operand's gradient (dC * dC/dX summed over X's broadcast dims, keepdims), and
+# ReduceSum / ReduceMean over axes (keepdims: corun's reduce_axes keeps the kept dims' layout either way).
+# A generator of its own, so the fixtures above do not change when this block does.
+rng19 = np.random.default_rng(19)
+
+
+def rand19(*shape, lo=-1.0, hi=1.0):
+    return rng19.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def unbroadcast(g, shape):
+    """Sums g over the dims `shape` was broadcast along (leading ones dropped), back to `shape`."""
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    axes = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+for case, (op, sa, sb, blo, bhi) in {"bcast_add": ("add", (2, 3, 4), (3, 1), -1.0, 1.0),
+                                     "bcast_sub": ("sub", (1,), (5, 7), -1.0, 1.0),
+                                     "bcast_mul": ("mul", (4, 1, 6), (1, 5, 1), -1.0, 1.0),
+                                     "bcast_div": ("div", (2, 3, 4), (3, 1), 0.5, 2.0),
+                                     "bcast_pow": ("pow", (3, 4), (4,), -1.0, 1.5)}.items():
+    a = rand19(*sa, lo=0.5 if op == "pow" else -1.0, hi=2.0 if op == "pow" else 1.0)
+    b = rand19(*sb, lo=blo, hi=bhi)
+    ad, bd = a.astype(np.float64), b.astype(np.float64)
+    # Lambdas: only this case's op is evaluated (pow of a negative base would warn).
+    c = {"add": lambda: ad + bd, "sub": lambda: ad - bd, "mul": lambda: ad * bd, "div": lambda: ad / bd,
+         "pow": lambda: ad ** bd}[op]()
+    dc = rand19(*c.shape).astype(np.float64)
+    ga = {"add": lambda: dc, "sub": lambda: dc, "mul": lambda: dc * bd, "div": lambda: dc / bd,
+          "pow": lambda: dc * bd * ad ** (bd - 1)}[op]()
+    gb = {"add": lambda: dc, "sub": lambda: -dc, "mul": lambda: dc * ad, "div": lambda: -dc * ad / bd ** 2,
+          "pow": lambda: dc * c * np.log(ad)}[op]()
+    for name, arr in {"a": a, "b": b, "c": c, "dc": dc, "da": unbroadcast(ga, sa), "db": unbroadcast(gb, sb)}.items():
+        save(case, name, arr)
+
+x = rand19(2, 3, 4, 5)
+xd = x.astype(np.float64)
+save("reduce", "x", x)
+for name, arr in {"mean23": xd.mean(axis=(2, 3), keepdims=True), "sum03": xd.sum(axis=(0, 3), keepdims=True),
+                  "meanall": xd.mean(keepdims=True), "sum1": xd.sum(axis=1, keepdims=True)}.items():
+    save("reduce", name, arr)
+    dy = rand19(*arr.shape)
+    scale = arr.size / x.size if name.startswith("mean") else 1.0
+    save("reduce", "d" + name, dy)
+    save("reduce", "dx" + name, np.broadcast_to(dy.astype(np.float64) * scale, x.shape))

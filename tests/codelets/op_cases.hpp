@@ -28,4 +28,7 @@ std::vector<OpCaseSpec> all_op_cases();
 /// The normalisation family's cases (op_cases_norm.cpp).
 std::vector<OpCaseSpec> norm_op_cases();
 
+/// Issue 19's broadcasting arithmetic, unary math and reductions over axes (op_cases_broadcast.cpp).
+std::vector<OpCaseSpec> broadcast_op_cases();
+
 }  // namespace corun::codelets::testing

@@ -1,8 +1,10 @@
-// The conv, pooling, softmax cross-entropy and normalisation kernels, reference and fast, against outputs
-// NumPy computed from the textbook definitions (numpy_fixtures/, written by make_numpy_fixtures.py, which states the
-// conventions). test_ops compares the fast kernels with the reference ones; a convention both got wrong in
-// the same way (padding, stride, tie-breaking, the divisor of a padded average) passes there and fails here.
+// The conv, pooling, softmax cross-entropy, normalisation, broadcasting and reduce-over-axes kernels,
+// reference and fast, against outputs NumPy computed from the textbook definitions (numpy_fixtures/, written
+// by make_numpy_fixtures.py, which states the conventions). test_ops compares the fast kernels with the
+// reference ones; a convention both got wrong in the same way (padding, stride, tie-breaking, the divisor of a
+// padded average, which dims a broadcast gradient sums) passes there and fails here.
 #include "codelets/batch_norm/batch_norm.hpp"
+#include "codelets/broadcast/broadcast.hpp"
 #include "codelets/op.hpp"
 
 #include <corun/npy.hpp>
@@ -75,6 +77,20 @@ std::vector<Fixture> fixtures() {
                  {"x", "scale", "bias", "y", "mean", "invstd"}, 3, 1e-5f});
     f.push_back({std::string(file) + "_grad", file, OpKind::layer_norm_grad, a,
                  {"x", "scale", "mean", "invstd", "dy", "dx", "dscale", "dbias"}, 3, 1e-5f});
+  // Issue 19: numpy broadcasting (C and each operand's summed gradient) and reductions over axes.
+  for (int64_t op = 0; op < 5; ++op) {
+    const std::string file = std::string("bcast_") + binary_op_name(static_cast<BinaryOp>(op));
+    f.push_back({file, file, OpKind::binary_bcast, {op}, {"a", "b", "c"}, 1});
+    f.push_back({file + "_da", file, OpKind::binary_bcast_grad, {op, 0}, {"a", "b", "dc", "da"}, 1});
+    f.push_back({file + "_db", file, OpKind::binary_bcast_grad, {op, 1}, {"a", "b", "dc", "db"}, 1});
+  }
+  // x is [2, 3, 4, 5]: {name, axes mask, the mean's 1 / count or 1}.
+  for (const auto& [name, mask, scale] :
+       {std::tuple{"mean23", 0b1100, 1.0f / 20}, std::tuple{"sum03", 0b1001, 1.0f},
+        std::tuple{"meanall", 0b1111, 1.0f / 120}, std::tuple{"sum1", 0b0010, 1.0f}}) {
+    const std::string n = name;
+    f.push_back({"reduce_" + n, "reduce", OpKind::reduce_axes, {mask}, {"x", n}, 1, scale});
+    f.push_back({"reduce_" + n + "_grad", "reduce", OpKind::reduce_axes_grad, {mask}, {"d" + n, "dx" + n}, 1, scale});
   }
   return f;
 }
