@@ -26,4 +26,7 @@ struct OpCaseSpec {
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
 
+/// The issue 19 optimizer updates (op_cases_optim.cpp).
+std::vector<OpCaseSpec> optim_op_cases();
+
 }  // namespace corun::codelets::testing
