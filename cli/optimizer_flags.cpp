@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 namespace corun::cli {
@@ -129,7 +130,8 @@ std::string optimizer_note(const OptimizerChoice& c) {
 
 float apply_learning_rate(Engine& engine, Graph& root, const OptimizerChoice& c, float base, uint64_t k, long total,
                           bool replicated) {
-  const float lr = c.schedule.at(base, static_cast<int64_t>(k), total);
+  // A long step schedule can underflow to 0, which the graph refuses: the smallest normal float instead.
+  const float lr = std::max(c.schedule.at(base, static_cast<int64_t>(k), total), std::numeric_limits<float>::min());
   const Tensor hyper = root.optimizer_hyper();
   if (hyper.valid()) {
     const std::vector<float> h = root.optimizer_hyper_at(static_cast<int64_t>(k) + 1, lr);
