@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <ostream>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -51,6 +52,8 @@ struct Flags {
   const char* name;
   const char* flags;
 };
+
+void PrintTo(const Flags& f, std::ostream* os) { *os << f.flags; }  // test names, not bytes
 
 class EveryOptimizer : public OptimizerRuns, public ::testing::WithParamInterface<Flags> {};
 
