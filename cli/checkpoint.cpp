@@ -93,6 +93,14 @@ std::vector<Tensor> saved_tensors(const Graph& g) {
   return t;
 }
 
+// The update rule of a run ("sgd", "sgd_momentum", "adam", "adamw"): the identity's optimizer entry (corun
+// train adds one for anything but the model's default), else what the graph's state says.
+std::string optimizer_kind(const Graph& g, const RunIdentity& identity) {
+  for (const auto& [k, v] : identity)
+    if (k == "optimizer") return v == "momentum" ? "sgd_momentum" : v;
+  return g.optimizer_state().empty() ? "sgd" : "sgd_momentum";
+}
+
 }  // namespace
 
 Checkpoints::Checkpoints(const std::string& dir) : dir_(dir) {
@@ -152,6 +160,13 @@ std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdent
   CORUN_CHECK(s.iteration == newest, Status::io_error,
               manifest << ": iteration " << s.iteration << " does not match the directory name" << hint);
 
+  // The optimizer first: its state files would not match either, and this says why.
+  const std::string saved_kind = m.at("optimizer").at("kind").string();
+  const std::string kind = optimizer_kind(g, identity);
+  CORUN_CHECK(saved_kind == kind, Status::invalid_config,
+              path << " was written by the " << saved_kind << " optimizer, this run uses " << kind
+                   << ": resume with the checkpoint's --optimizer and hyper-parameters, or use another --checkpoint "
+                      "directory");
   // The same run: every identity entry equal, none missing or extra.
   std::map<std::string, std::string> saved;
   for (const auto& [k, v] : m.at("config").members()) saved[k] = v.string();
@@ -267,7 +282,7 @@ void Checkpoints::write_into(const std::string& tmp, const std::string& final_pa
       // The data position and "RNG state": the generator is counter-based, batch k depends on its seed and k.
       {"data", {{"generator", data_generator}, {"seed", seed}, {"next_batch", state.iteration}}},
       {"optimizer",
-       {{"kind", state_tensors.empty() ? "sgd" : "sgd_momentum"},
+       {{"kind", optimizer_kind(g, identity)},
         {"learning_rate", learning_rate},
         {"state", std::move(state_names)}}},
       {"params", std::move(params)},

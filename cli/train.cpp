@@ -202,6 +202,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
       throw UsageError("--trace records one solver in one process; run without mpirun/srun to trace");
     session = make_session(args, BatchShare::of(replicas, world.rank, world.size));
     iters = args.positive("--iters", session->default_iters());
+    session->set_run_iters(iters);
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
     plan = args.str("--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
   } catch (const UsageError& e) {

@@ -3,6 +3,7 @@
 #include "cli/train_session.hpp"
 
 #include "cli/fashion_mnist.hpp"
+#include "cli/optimizer_flags.hpp"
 #include "cli/sessions/sessions.hpp"
 
 #include "base/check.hpp"
@@ -74,7 +75,7 @@ void only_for(const Args& args, const std::string& model, const std::vector<std:
 }  // namespace
 
 std::vector<FlagSpec> model_flags() {
-  return {
+  std::vector<FlagSpec> flags = {
       {"--model", true,
        "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep (heavy defaults: googlenet takes seconds "
        "per iteration on a few cores; cifar-quick without --iters trains a whole epoch, then evaluates 10000 "
@@ -85,13 +86,12 @@ std::vector<FlagSpec> model_flags() {
       {"--seq", true, "lstm, phased-lstm: override the sequence length"},
       {"--hidden", true, "lstm, phased-lstm: override the hidden (and input) size"},
       {"--image", true, "pathnet, googlenet: override the image height and width"},
-      {"--momentum", true, "cifar-quick, pathnet, googlenet: SGD momentum in [0, 1) (default 0.9)"},
-      {"--warmup", true, "cifar-quick, pathnet, googlenet: iterations of linear learning-rate warm-up (0: none; "
-                         "default googlenet 20, others 0)"},
       {"--epochs", true, "cifar-quick: epochs over the 60000 training images (default 1) unless --iters is given"},
       {"--data", true, std::string("cifar-quick: Fashion-MNIST directory (default ") + kFashionMnistDir + ")"},
       {"--eval-images", true, "cifar-quick: test images for the final accuracy (default 10000, all)"},
   };
+  for (FlagSpec& f : optimizer_flags()) flags.push_back(std::move(f));  // every model (issue 19)
+  return flags;
 }
 
 JobStep finish_step(TrainSession& session, Engine& engine, int my_stop_signal) {
@@ -148,7 +148,6 @@ std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& s
   only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});
   only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
   only_for(args, model, {"--image"}, {"pathnet", "googlenet"});
-  only_for(args, model, {"--momentum", "--warmup"}, {"cifar-quick", "pathnet", "googlenet"});
   only_for(args, model, {"--epochs", "--data", "--eval-images"}, {"cifar-quick"});
   const std::string size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")

@@ -63,6 +63,11 @@ class TrainSession {
     (void)engine;
     return -1.0;
   }
+  /// The run's total iteration count (the cosine schedule's length), set by corun train before the steps.
+  void set_run_iters(long iters) { run_iters_ = iters; }
+
+ protected:
+  long run_iters_ = 20;
 };
 
 /// What every rank knows after a step (one process: its own values).

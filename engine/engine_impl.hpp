@@ -47,6 +47,7 @@ struct Engine::Impl {
     codelets::OpCall mean;       // M = G_sum / n (momentum: the velocity accumulates the mean gradient)
     codelets::OpCall momentum;   // V = mu V + M; W -= lr V
     codelets::OpCall copy;       // W_replica = W_root
+    codelets::OpCall hyper_update;  // adam / sgd_wd on M (optimizer_updates.cpp's node at the root, issue 19)
   };
   std::vector<SyncCalls> sync_calls;
   // One solver over several domains: each worker's domain (by worker id), and the domain of the main thread,

@@ -7,7 +7,9 @@
 #include "engine/engine_impl.hpp"
 
 #include "base/check.hpp"
+#include "codelets/adam/adam.hpp"
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
+#include "codelets/sgd_wd/sgd_wd.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "numa/pages.hpp"
 
@@ -65,7 +67,9 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
           replicas[q] != &g, Status::invalid_argument,
           "Engine::run_replicated: replicas " << q << " and " << r << " are the same graph; build one per replica");
     for (const auto& node : g.impl().nodes)
-      CORUN_CHECK(node.call.kind != OpKind::sgd && node.call.kind != OpKind::sgd_momentum, Status::invalid_argument,
+      CORUN_CHECK(node.call.kind != OpKind::sgd && node.call.kind != OpKind::sgd_momentum &&
+                      node.call.kind != OpKind::adam && node.call.kind != OpKind::sgd_wd,
+                  Status::invalid_argument,
                   "Engine::run_replicated: replica " << r << " has SGD update nodes ('" << node.name
                                                      << "'); build it with backward(loss, {.sgd_update = false}): the "
                                                         "update is applied once, after the gradients are summed");
@@ -90,7 +94,30 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   }
   // Momentum: the root's velocity of every parameter, by name (backward with sgd_update = false makes them).
   std::vector<Tensor> velocities;
-  if (momentum > 0.0f) {
+  // Adam / AdamW / SGD with weight decay or Nesterov (issue 19): the root's state per parameter and its
+  // hyper-parameter tensor, which the caller wrote for this step (the rate and bias corrections).
+  const Tensor hyper = replicas[0]->optimizer_hyper();
+  const bool hyper_mode = hyper.valid();
+  const BackwardOptions& hyper_options = replicas[0]->impl().hyper_options;
+  const bool adam = hyper_mode && hyper_options.optimizer != Optimizer::sgd;
+  std::vector<std::vector<Tensor>> hyper_state;  // per parameter: {m, v} or {velocity}
+  if (hyper_mode) {
+    std::unordered_map<std::string, Tensor> by_name;  // state values are not in the graph's name index
+    for (Tensor t : replicas[0]->optimizer_state()) by_name.emplace(t.name(), t);
+    for (Tensor p : params[0]) {
+      std::vector<Tensor> s;
+      for (const char* suffix : adam ? std::vector<const char*>{".adam_m", ".adam_v"} : std::vector<const char*>{".velocity"}) {
+        const auto it = by_name.find(p.name() + suffix);
+        CORUN_CHECK(it != by_name.end() && it->second.shape() == p.shape(), Status::invalid_argument,
+                    "Engine::run_replicated: replica 0 has no optimizer state '"
+                        << p.name() << suffix << "'; build it with backward(loss, {.sgd_update = false, ...}) and the "
+                        << "same optimizer options as the other replicas");
+        s.push_back(it->second);
+      }
+      hyper_state.push_back(std::move(s));
+    }
+  }
+  if (momentum > 0.0f && !hyper_mode) {
     const auto& root = replicas[0]->impl();
     std::unordered_map<std::string, Tensor> state;
     for (Tensor t : replicas[0]->optimizer_state()) state.emplace(root.values[static_cast<size_t>(t.id())].name, t);
@@ -144,6 +171,17 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       c.momentum.kind = OpKind::sgd_momentum;
       c.momentum.shapes = {flat, flat, flat};
       c.momentum.modes = {Access::readwrite, Access::readwrite, Access::read};
+      if (hyper_mode) {
+        c.hyper_update.kind = adam ? OpKind::adam : OpKind::sgd_wd;
+        c.hyper_update.shapes.assign(adam ? 4 : 3, flat);
+        c.hyper_update.shapes.push_back(Shape({codelets::kHyperCount}));
+        c.hyper_update.modes.assign(adam ? 3 : 2, Access::readwrite);
+        c.hyper_update.modes.insert(c.hyper_update.modes.end(), {Access::read, Access::read});
+        c.hyper_update.i =
+            adam ? codelets::adam_encode({hyper_options.beta1, hyper_options.beta2, hyper_options.eps,
+                                          hyper_options.weight_decay, hyper_options.optimizer == Optimizer::adamw})
+                 : codelets::sgd_wd_encode(hyper_options.momentum, hyper_options.weight_decay, hyper_options.nesterov);
+      }
       c.copy.kind = OpKind::slice;
       c.copy.shapes = {flat, flat};
       c.copy.modes = {Access::read, Access::write};
@@ -166,7 +204,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   // The mean gradients live at the root, allocated once (and again only when the parameters change).
   const bool mean_ok = im.mean_grad_handles.size() == np && same &&
                        (np == 0 || starpu_data_get_home_node(im.mean_grad_handles[0]) == im.places[0].memory_node);
-  if (momentum > 0.0f && !mean_ok) {
+  if ((momentum > 0.0f || hyper_mode) && !mean_ok) {
     im.drop_mean_grads();
     for (size_t k = 0; k < np; ++k) {
       im.mean_grads.emplace_back(new float[static_cast<size_t>(numel_of(k))]());
@@ -232,7 +270,17 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     });
   }
   for (size_t k = 0; k < np; ++k) {
-    if (momentum > 0.0f) {
+    if (hyper_mode) {
+      submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
+                                    "replica_grad_mean"),
+             0);
+      const std::vector<Tensor>& st = hyper_state[k];
+      const starpu_data_handle_t w = handle(0, params[0][k]), mean = im.mean_grad_handles[k], h = handle(0, hyper);
+      submit(adam ? engine::make_call_task(im.sync_calls[k].hyper_update, {w, handle(0, st[0]), handle(0, st[1]), mean, h},
+                                           "replica_update")
+                  : engine::make_call_task(im.sync_calls[k].hyper_update, {w, handle(0, st[0]), mean, h}, "replica_update"),
+             0);
+    } else if (momentum > 0.0f) {
       submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
                                     "replica_grad_mean"),
              0);

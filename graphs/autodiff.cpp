@@ -13,6 +13,7 @@
 #include "graphs/graph_impl.hpp"
 #include "graphs/ops/backward.hpp"
 #include "graphs/ops/rules.hpp"
+#include "graphs/optimizer_updates.hpp"
 
 #include <algorithm>
 
@@ -59,6 +60,7 @@ void run(GraphImpl& g, int loss, const BackwardOptions& options) {
     const detail::Node n = g.nodes[k];  // copy: the rules append to g.nodes
     if (!n.is_gradient) visit(ctx, n);
   }
+  if (graphs::uses_hyper_updates(options)) return graphs::append_hyper_updates(ctx, options);
   if (!options.sgd_update && options.momentum <= 0.0f) return;
   const size_t nvalues = g.values.size();
   for (size_t v = 0; v < nvalues; ++v) {
@@ -99,6 +101,7 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
               "backward: learning rate must be positive, got " << options.learning_rate);
   CORUN_CHECK(options.momentum >= 0.0f && options.momentum < 1.0f, Status::invalid_argument,
               "backward: momentum must be in [0, 1), got " << options.momentum);
+  graphs::check_optimizer_options(options);
   run(g, loss.id(), options);
   g.has_backward = true;
   g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run

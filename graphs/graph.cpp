@@ -6,6 +6,7 @@
 
 #include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
+#include "codelets/optimizer_hyper.hpp"
 #include "graphs/ops/rules.hpp"
 
 #include <algorithm>
@@ -244,6 +245,22 @@ void Graph::set_learning_rate(float learning_rate) {
     update(n.call);
     for (codelets::OpCall& member : n.call.members) update(member);  // updates inside a parallel-op group
   }
+}
+
+Tensor Graph::optimizer_hyper() const {
+  return impl_->optimizer_hyper < 0 ? Tensor() : Tensor(impl_.get(), impl_->optimizer_hyper);
+}
+
+std::vector<float> Graph::optimizer_hyper_at(int64_t step, float learning_rate) const {
+  // sgd_wd reads only the rate: betas of 0 make the other slots harmless constants.
+  const bool adam = impl_->hyper_options.optimizer != Optimizer::sgd;
+  const auto beta = [adam](float b) { return adam ? static_cast<double>(b) : 0.0; };
+  CORUN_CHECK(step >= 1, Status::invalid_argument, "optimizer_hyper_at: the step is 1-based, got " << step);
+  CORUN_CHECK(learning_rate > 0.0f, Status::invalid_argument, "learning rate must be positive, got " << learning_rate);
+  std::vector<float> h(codelets::kHyperCount);
+  codelets::fill_optimizer_hyper(h.data(), step, learning_rate, beta(impl_->hyper_options.beta1),
+                                 beta(impl_->hyper_options.beta2));
+  return h;
 }
 
 float* Graph::data(Tensor t) {

@@ -53,6 +53,8 @@ struct GraphImpl {
   bool fused = false;         ///< fuse_elementwise() ran (backward() must come before it)
   bool grouped = false;       ///< group_parallel_ops() ran (backward() must come before it)
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
+  int optimizer_hyper = -1;   ///< the adam / sgd_wd nodes' hyper-parameter tensor (-1: none)
+  BackwardOptions hyper_options;  ///< the backward's options when optimizer_hyper >= 0 (run_replicated's update)
 
   int add_value(const Shape& shape, std::string name, ValueKind kind);
   /// Appends a node; returns its index. `name` empty -> "<op>_<index>".

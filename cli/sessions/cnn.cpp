@@ -26,9 +26,9 @@ constexpr float kPixelStd = 0.3530f;
 
 class CnnTrain : public TrainSession {
  public:
-  CnnTrain(const models::CnnConfig& cfg, const BatchShare& share, std::string size, const std::string& data_dir,
-           long epochs, long eval_images)
-      : cfg_(cfg), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
+  CnnTrain(const models::CnnConfig& cfg, const OptimizerChoice& choice, const BatchShare& share, std::string size,
+           const std::string& data_dir, long epochs, long eval_images)
+      : cfg_(cfg), choice_(choice), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
     models::CnnConfig rc = cfg;
     rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients (and the root's velocities) only
@@ -69,16 +69,12 @@ class CnnTrain : public TrainSession {
       write_rows(engine, m.graph, m.x, images_, share_.first + r, n);
       write_rows(engine, m.graph, m.targets, targets_, share_.first + r, n);
     }
-    const float lr = learning_rate_at(k);
-    if (n == 1 && cfg_.warmup > 0) models_[0]->graph.set_learning_rate(lr);  // replicas/ranks: run_replicated's step
+    // Replicas/ranks: run_replicated's step takes the rate (and the root's hyper-parameter tensor).
+    const float lr = apply_learning_rate(engine, models_[0]->graph, choice_, cfg_.learning_rate, k, run_iters_, n > 1);
     return run_step(engine, graphs_, share_, lr, cfg_.momentum);
   }
 
   // The warm-up's step size at batch k: depends on k only, so a resumed run takes the same steps.
-  float learning_rate_at(uint64_t k) const {
-    if (cfg_.warmup <= 0 || k >= static_cast<uint64_t>(cfg_.warmup)) return cfg_.learning_rate;
-    return cfg_.learning_rate * static_cast<float>(k + 1) / static_cast<float>(cfg_.warmup);
-  }
 
   RunIdentity identity() const override {
     const models::CnnConfig& c = cfg();
@@ -89,16 +85,18 @@ class CnnTrain : public TrainSession {
                       {"learning_rate", exact(c.learning_rate)}, {"momentum", exact(c.momentum)},
                       {"seed", std::to_string(c.seed)}};
     if (c.warmup > 0) id.emplace_back("warmup", std::to_string(c.warmup));  // none: as before warm-ups existed
+    add_optimizer_identity(choice_, run_iters_, id);
     return id;
   }
   std::string title() const override {
     const models::CnnConfig& c = cfg();
-    char buf[200];
+    char buf[300];
     const std::string warmup = c.warmup > 0 ? " warmup=" + std::to_string(c.warmup) : "";
-    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g%s momentum=%g%s%s",
+    std::snprintf(buf, sizeof(buf), "%s train (%s): batch=%d image=%dx%dx%d lr=%g%s momentum=%g%s%s%s",
                   models::cnn_name(c.kind), size_.c_str(), c.batch, c.channels, c.image, c.image,
                   static_cast<double>(c.learning_rate), warmup.c_str(), static_cast<double>(c.momentum),
-                  dataset() ? " data=Fashion-MNIST" : " data=synthetic", replicas_note(share_.total).c_str());
+                  optimizer_note(choice_).c_str(), dataset() ? " data=Fashion-MNIST" : " data=synthetic",
+                  replicas_note(share_.total).c_str());
     return buf;
   }
   json::Value json_config() const override {
@@ -205,6 +203,7 @@ class CnnTrain : public TrainSession {
   }
 
   models::CnnConfig cfg_;                             // the whole batch's
+  OptimizerChoice choice_;
   BatchShare share_;                                  // this process's parts of every batch
   std::vector<std::unique_ptr<models::Cnn>> models_;  // one per replica, batch / replicas each
   std::vector<Graph*> graphs_;
@@ -232,22 +231,10 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
   cfg.layers = static_cast<int>(args.positive("--layers", cfg.layers));
   cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
   cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
-  if (args.has("--warmup")) {  // 0 is allowed: no warm-up
-    const std::string w = args.str("--warmup", "");
-    char* end = nullptr;
-    const long v = std::strtol(w.c_str(), &end, 10);
-    if (w.empty() || *end != '\0' || v < 0 || v > 1000000)
-      throw UsageError("--warmup must be a whole number of iterations >= 0, got '" + w + "'");
-    cfg.warmup = static_cast<int>(v);
-  }
-  if (args.has("--momentum")) {
-    const std::string m = args.str("--momentum", "");
-    char* end = nullptr;
-    const double v = std::strtod(m.c_str(), &end);
-    if (m.empty() || *end != '\0' || !(v >= 0.0 && v < 1.0))
-      throw UsageError("--momentum must be a number in [0, 1), got '" + m + "'");
-    cfg.momentum = static_cast<float>(v);
-  }
+  const OptimizerChoice choice = optimizer_from(args, cfg.momentum, cfg.warmup);
+  cfg.momentum = choice.momentum;
+  cfg.warmup = static_cast<int>(choice.schedule.warmup);
+  cfg.optimizer = choice.options;
   std::string given;  // checked before anything is built: every tensor is allocated as the graph grows
   for (const char* flag : {"--batch", "--image", "--layers"})
     if (args.has(flag)) given += (given.empty() ? "" : " ") + std::string(flag) + " " + args.str(flag, "");
@@ -257,7 +244,7 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
                        "lower --batch, --image or --layers");
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.positive("--eval-images", 10000);
-  return std::make_unique<CnnTrain>(cfg, share, model == "cifar-quick" ? "fixed" : size,
+  return std::make_unique<CnnTrain>(cfg, choice, share, model == "cifar-quick" ? "fixed" : size,
                                     args.str("--data", kFashionMnistDir), epochs, eval_images);
 }
 

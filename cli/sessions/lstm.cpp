@@ -15,7 +15,8 @@ namespace {
 
 class LstmTrain : public TrainSession {
  public:
-  LstmTrain(const models::LstmConfig& cfg, const BatchShare& share) : cfg_(cfg), task_(cfg), share_(share) {
+  LstmTrain(const models::LstmConfig& cfg, const OptimizerChoice& choice, const BatchShare& share)
+      : cfg_(cfg), choice_(choice), task_(cfg), share_(share) {
     models::LstmConfig rc = cfg;
     rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients only, Engine::run_replicated updates
@@ -41,11 +42,12 @@ class LstmTrain : public TrainSession {
       write_rows(engine, m.graph, m.targets, targets_, part, n);
       for (size_t t = 0; t < m.times.size(); ++t) write_rows(engine, m.graph, m.times[t], times_[t], part, n);
     }
-    return run_step(engine, graphs_, share_, cfg_.learning_rate, 0.0f);
+    const float lr = apply_learning_rate(engine, models_[0]->graph, choice_, cfg_.learning_rate, k, run_iters_, n > 1);
+    return run_step(engine, graphs_, share_, lr, cfg_.momentum);
   }
   RunIdentity identity() const override {
     const models::LstmConfig& c = cfg_;
-    return {{"model", c.phased ? "phased-lstm" : "lstm"},
+    RunIdentity id = {{"model", c.phased ? "phased-lstm" : "lstm"},
             {"layers", std::to_string(c.layers)},
             {"batch", std::to_string(c.batch)},
             {"seq", std::to_string(c.seq)},
@@ -55,13 +57,16 @@ class LstmTrain : public TrainSession {
             {"learning_rate", exact(c.learning_rate)},
             {"seed", std::to_string(c.seed)},
             {"cell", c.fused_cell ? "fused" : "unfused"}};
+    add_optimizer_identity(choice_, run_iters_, id);
+    return id;
   }
   std::string title() const override {
     const models::LstmConfig& c = cfg_;
-    char buf[200];
-    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g%s",
+    char buf[300];
+    std::snprintf(buf, sizeof(buf), "%s train: layers=%d batch=%d seq=%d hidden=%d lr=%g%s%s",
                   c.phased ? "PhasedLSTM" : "LSTM", c.layers, c.batch, c.seq, c.hidden,
-                  static_cast<double>(c.learning_rate), replicas_note(share_.total).c_str());
+                  static_cast<double>(c.learning_rate), optimizer_note(choice_).c_str(),
+                  replicas_note(share_.total).c_str());
     return buf;
   }
   json::Value json_config() const override {
@@ -87,6 +92,7 @@ class LstmTrain : public TrainSession {
 
  private:
   models::LstmConfig cfg_;  // the whole batch's
+  OptimizerChoice choice_;
   models::SequenceTask task_;
   BatchShare share_;  // this process's parts of every batch
   std::vector<std::unique_ptr<models::Lstm>> models_;  // one per replica, batch / replicas each
@@ -106,7 +112,10 @@ std::unique_ptr<TrainSession> make_lstm_session(const Args& args, const BatchSha
   const std::string cell = args.str("--cell", "fused");
   if (cell != "fused" && cell != "unfused") throw UsageError("--cell must be fused or unfused, got '" + cell + "'");
   cfg.fused_cell = cell == "fused";
-  return std::make_unique<LstmTrain>(cfg, share);
+  const OptimizerChoice choice = optimizer_from(args, 0.0f, 0);
+  cfg.momentum = choice.momentum;
+  cfg.optimizer = choice.options;
+  return std::make_unique<LstmTrain>(cfg, choice, share);
 }
 
 }  // namespace corun::cli

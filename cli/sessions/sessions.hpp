@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cli/args.hpp"
+#include "cli/optimizer_flags.hpp"
 #include "cli/train_session.hpp"
 
 #include <corun/engine.hpp>

@@ -173,7 +173,13 @@ Cnn::Cnn(const CnnConfig& cfg, bool training) : config(cfg) {
   loss = graph.softmax_xent(logits, targets, "loss");
   graph.keep(logits);
   graph.keep(loss);
-  if (training) graph.backward(loss, {.sgd_update = cfg.sgd_update, .learning_rate = cfg.learning_rate, .momentum = cfg.momentum});
+  if (training) {
+    BackwardOptions o = cfg.optimizer;
+    o.sgd_update = cfg.sgd_update;
+    o.learning_rate = cfg.learning_rate;
+    o.momentum = cfg.momentum;
+    graph.backward(loss, o);
+  }
 }
 
 void Cnn::init_params() {

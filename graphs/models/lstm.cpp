@@ -85,7 +85,13 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
   loss = g.softmax_xent(logits, targets, "loss");
   g.keep(logits);  // public outputs survive Graph::fuse_elementwise
   g.keep(loss);
-  if (training) g.backward(loss, {.sgd_update = cfg.sgd_update, .learning_rate = cfg.learning_rate});
+  if (training) {
+    BackwardOptions o = cfg.optimizer;
+    o.sgd_update = cfg.sgd_update;
+    o.learning_rate = cfg.learning_rate;
+    o.momentum = cfg.momentum;
+    g.backward(loss, o);
+  }
 }
 
 void Lstm::init_params() {

@@ -52,7 +52,10 @@ WideDeep::WideDeep(const WideDeepConfig& cfg, bool training) : config(cfg) {
   if (!training) return;  // inference: the logits are the output, no labels and no loss
   loss = g.logistic_xent(logits, labels, "loss");
   g.keep(loss);
-  g.backward(loss, {.sgd_update = true, .learning_rate = cfg.learning_rate});
+  BackwardOptions o = cfg.optimizer;
+  o.learning_rate = cfg.learning_rate;
+  o.momentum = cfg.momentum;
+  g.backward(loss, o);
 }
 
 void WideDeep::init_params() {

@@ -222,6 +222,9 @@ class Engine {
   /// with its own replicas (the same count on each); after the in-process tree, replica 0's sums are added
   /// along a binary tree over the ranks through StarPU-MPI, the total returns to every rank, and every rank
   /// applies the same update with the divisor replicas x ranks. One replica per rank is allowed there.
+  /// Replicas built with the issue 19 optimizers (adam, adamw, sgd with weight decay or Nesterov) get their
+  /// own update at the root instead: on the mean gradient, with replica 0's state and its optimizer_hyper()
+  /// tensor, which the caller writes before the step (the rate there counts; docs/optimizers.md).
   RunStats run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum = 0.0f);
 
   /// Runs a graph that is not a replica (an evaluation between replicated steps) as one solver: in the root

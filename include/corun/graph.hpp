@@ -42,6 +42,9 @@ enum class ValueKind {
                ///< with the parameters by checkpoints (Graph::optimizer_state)
 };
 
+/// The update rule Graph::backward appends (BackwardOptions::optimizer).
+enum class Optimizer { sgd, adam, adamw };
+
 /// Options of Graph::backward.
 struct BackwardOptions {
   bool sgd_update = true;        ///< append `param -= learning_rate * grad` for every parameter
@@ -51,6 +54,21 @@ struct BackwardOptions {
   /// sgd_update = false the velocities are still created (no update nodes): the state of an update applied
   /// outside the graph, e.g. by Engine::run_replicated at the root replica.
   float momentum = 0.0f;
+  /// @name Optimizers (issue 19; PyTorch's torch.optim semantics)
+  /// sgd with weight_decay == 0 and nesterov off keeps the sgd / sgd_momentum nodes above (same bits as
+  /// before). sgd with weight decay or Nesterov appends sgd_wd nodes (g += weight_decay W; V = momentum V
+  /// + g; W -= lr (nesterov ? g + momentum V : V)). adam / adamw append adam nodes with zero-initialised
+  /// moments "<param>.adam_m", "<param>.adam_v". Both read the learning rate and Adam's bias corrections
+  /// from the state tensor "optimizer.hyper" (Graph::optimizer_hyper), which the caller writes before every
+  /// run (Graph::optimizer_hyper_at), so a schedule needs no graph rebuild.
+  ///@{
+  Optimizer optimizer = Optimizer::sgd;
+  float weight_decay = 0.0f;  ///< sgd, adam: L2 added to the gradient; adamw: decoupled (W -= lr wd W)
+  bool nesterov = false;      ///< sgd only (needs momentum > 0, as PyTorch)
+  float beta1 = 0.9f;         ///< adam, adamw: first-moment decay
+  float beta2 = 0.999f;       ///< adam, adamw: second-moment decay
+  float eps = 1e-8f;          ///< adam, adamw: added after the sqrt
+  ///@}
 };
 
 /// A computation graph of f32 tensors. Not copyable (values own their buffers). Movable: tensors and an
@@ -195,6 +213,13 @@ class Graph {
   Tensor grad(Tensor t) const;
   /// Changes the step of every SGD update node (takes effect at the next Engine::run).
   void set_learning_rate(float learning_rate);
+  /// The hyper-parameter tensor [4] the adam and sgd_wd nodes read (codelets/optimizer_hyper.hpp), or an
+  /// invalid Tensor when backward() made only sgd / sgd_momentum nodes. Write optimizer_hyper_at(step,
+  /// learning_rate) into it before every run (Engine::write once bound; Graph::data before).
+  Tensor optimizer_hyper() const;
+  /// Its contents for `step` (1-based) at `learning_rate`: the rate, Adam's lr / (1 - beta1^step) and
+  /// sqrt(1 - beta2^step) (computed in double, as PyTorch), and the step.
+  std::vector<float> optimizer_hyper_at(int64_t step, float learning_rate) const;
 
   /// Marks `t` as a value the user will read, so fuse_elementwise() never removes it. The loss given to
   /// backward() and every value grad() returns are kept automatically.

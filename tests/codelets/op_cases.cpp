@@ -419,6 +419,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2, 30.0f, "_large");
   for (OpCaseSpec& c : norm_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : broadcast_op_cases()) out.push_back(std::move(c));
+  for (OpCaseSpec& c : optim_op_cases()) out.push_back(std::move(c));
   return out;
 }
 

@@ -31,4 +31,7 @@ std::vector<OpCaseSpec> norm_op_cases();
 /// Issue 19's broadcasting arithmetic, unary math and reductions over axes (op_cases_broadcast.cpp).
 std::vector<OpCaseSpec> broadcast_op_cases();
 
+/// The issue 19 optimizer updates (op_cases_optim.cpp).
+std::vector<OpCaseSpec> optim_op_cases();
+
 }  // namespace corun::codelets::testing

@@ -45,6 +45,9 @@ struct CnnConfig {
   /// Engine::run_replicated, which sums the replicas' gradients and updates once.
   bool sgd_update = true;
   uint64_t seed = 42;   ///< parameters (and synthetic data)
+  /// The optimizer beyond SGD / momentum (issue 19): its optimizer, weight_decay, nesterov, beta1, beta2 and
+  /// eps are used; its sgd_update, learning_rate and momentum come from this config's own fields.
+  BackwardOptions optimizer{};
 };
 
 /// CIFAR-quick on Fashion-MNIST's 28x28 grey images (lr 0.01, momentum 0.9, batch 64).

@@ -26,6 +26,10 @@ struct LstmConfig {
   int input = 128;      ///< features per timestep
   int classes = 10;
   float learning_rate = 0.5f;
+  float momentum = 0.0f;  ///< SGD momentum (0: plain SGD, the default)
+  /// The optimizer beyond SGD / momentum (issue 19): its optimizer, weight_decay, nesterov, beta1, beta2 and
+  /// eps are used; its sgd_update, learning_rate and momentum come from this config's own fields.
+  BackwardOptions optimizer{};
   uint64_t seed = 42;   ///< parameters and data
   /// One lstm_cell node per step (default), or the unfused split / sigmoid / tanh / mul / add nodes (about
   /// ten tasks per step forward and more backward); both compute the same cell.

@@ -30,6 +30,10 @@ struct WideDeepConfig {
   int dense = 13;            ///< dense (numeric) features of the wide part
   std::vector<int> hidden = {256, 128};
   float learning_rate = 1.0f;
+  float momentum = 0.0f;     ///< SGD momentum (0: plain SGD, the default)
+  /// The optimizer beyond SGD / momentum (issue 19): its optimizer, weight_decay, nesterov, beta1, beta2 and
+  /// eps are used; its sgd_update, learning_rate and momentum come from this config's own fields.
+  BackwardOptions optimizer{};
   uint64_t seed = 42;        ///< parameters and data
 };
 
