@@ -77,9 +77,9 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesNarrowsItsTeamsAndWarnsOnce) {
   int first = 0;
   while (!CPU_ISSET(first, &mask)) ++first;
   for (int i = 0; i < 3; ++i) spin_on(first);
-  const std::string train = shell_quote(CORUN_EXE) + " train --model lstm --layers 1 --seq 8 --hidden 64 --batch 16";
+  const std::string train = shell_quote(CORUN_EXE) + " train --model lstm --layers 1 --seq 4 --hidden 32 --batch 8";
   const corun::testing::CommandResult r = corun::testing::run_command(
-      dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train + " --iters 20");
+      dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train + " --iters 8");
   ASSERT_EQ(r.code, 0) << r;  // it finishes
   const std::string line = "corun: warning: the cores look shared with another process: ";
   EXPECT_TRUE(contains(r.err, line)) << r;
@@ -90,7 +90,7 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesNarrowsItsTeamsAndWarnsOnce) {
   // CORUN_COTENANCY=off: the same run keeps its widths and says nothing about them.
   const corun::testing::CommandResult off = corun::testing::run_command(
       dir_, "env -u CORUN_QUIET STARPU_NCPU=2 CORUN_COTENANCY=off CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train +
-                " --iters 3");
+                " --iters 1");
   ASSERT_EQ(off.code, 0) << off;
   EXPECT_FALSE(contains(off.err, line)) << off;
 }
