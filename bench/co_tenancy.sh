@@ -100,7 +100,7 @@ done
     --conditions "$conditions" --repeats "$repeats" --info "$(bench_corun_info "$corun")" --git "$(bench_git_sha)" \
     --command "bench/co_tenancy.sh --models \"$models\" --configs \"$configs\" --conditions \"$conditions\" --iters $iters --repeats $repeats" \
     --note "alone: nothing else started by the benchmark; pair: a second identical training (same model and policy) runs at the same time; busy: a spin loop pinned to cpu $first_cpu (taskset -c)" \
-    --note "corun's policies narrow their teams while they measure teams waiting on busy cores (CORUN_COTENANCY=auto, the default: docs/robustness.md)" \
+    --note "corun's policies narrow their teams while they measure teams waiting on busy cores (CORUN_COTENANCY=auto, the default: docs/testing.md#bad-inputs)" \
     "${notes[@]}"
 } > "$out"
 cat "$out"

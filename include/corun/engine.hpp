@@ -55,7 +55,7 @@ struct Config {
   std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
   bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
   /// CORUN_COTENANCY=auto|off: corun's policies measure team tasks and narrow their teams while the cores are
-  /// shared with another process (docs/robustness.md); off keeps the widths they choose.
+  /// shared with another process (docs/testing.md, "Bad inputs"); off keeps the widths they choose.
   bool cotenancy = true;
 
   // NUMA (docs/numa.md).
