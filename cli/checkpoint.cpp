@@ -71,8 +71,14 @@ void sync_path(const std::string& path, bool directory) {
 
 // The test-only hook CORUN_TEST_PAUSE_IN_CHECKPOINT (Config::test_pause_in_checkpoint): the process stops
 // itself at `point` of a checkpoint write, and the test that set it kills it there.
+// "stuck" stops at "files" too, then never returns once continued: a stuck task, for the grace-period test.
 void pause_for_test(const Engine& engine, const char* point) {
-  if (engine.config().test_pause_in_checkpoint == point) ::raise(SIGSTOP);
+  const std::string& when = engine.config().test_pause_in_checkpoint;
+  if (when == point) ::raise(SIGSTOP);
+  if (when == "stuck" && std::string(point) == "files") {
+    ::raise(SIGSTOP);
+    for (;;) ::pause();  // only the grace-period alarm (or SIGKILL) ends this
+  }
 }
 
 // Removes a directory tree without ever leaving a partly removed one under its own name: it is renamed

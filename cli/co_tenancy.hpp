@@ -7,7 +7,8 @@
 //
 // One warning line on stderr (cli/shared_machine's, the same as serve-bench's), the first time another process
 // shares the allocation's CPUs, whether it was there at the start or came later. CORUN_QUIET=1 silences it.
-// Degrading to narrower teams is not done here (the policies would have to re-plan mid-run).
+// Narrower teams are the policies' part: they measure teams waiting on busy cores and narrow them, with their
+// own warning line (sched/planner/co_tenancy.hpp, CORUN_COTENANCY).
 #pragma once
 
 #include <corun/machine.hpp>

@@ -19,6 +19,9 @@ void install();
 inline constexpr int kMinGraceSeconds = 60;
 /// Sets that grace period (at least kMinGraceSeconds): the training loop raises it for slow iterations.
 void set_grace_seconds(double seconds);
+/// For the test suite only (CORUN_TEST_GRACE_SECONDS): a fixed grace period of `seconds`, below the minimum;
+/// set_grace_seconds() then changes nothing. 0: back to the normal rule.
+void set_test_grace_seconds(int seconds);
 
 /// 0 while no signal came, else the number of the first one.
 int requested();

@@ -229,6 +229,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   CORUN_CHECK(engine.info().replicas == replicas, Status::runtime_error,
               "the engine runs " << engine.info().replicas << " replicas, the session built " << replicas);
   stop::install();  // again: starpu_init replaced the SIGINT handler
+  if (engine_config.test_grace_seconds > 0) stop::set_test_grace_seconds(engine_config.test_grace_seconds);
   GraphPassReport root_pass;
   int nodes_before = 0, nodes_after = 0;  // over every replica's graph
   for (Graph* r : graphs) {  // every replica gets the same passes, so they stay copies of one graph

@@ -43,6 +43,9 @@ std::string configure_policy_options(const Config& config, bool own, const std::
   }
   sched::PolicyOptions opt;
   opt.verbose_sched = config.verbose_sched;
+  // Calibration measures the width it asks for, and a deterministic schedule keeps its widths.
+  opt.cotenancy = config.cotenancy && config.fixed_width == 0 && !config.deterministic;
+  opt.quiet = config.quiet;
   opt.layout = {0, 1};  // one executor per core
   std::string source = "default";
   if (!config.profile.empty()) {

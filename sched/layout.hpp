@@ -27,6 +27,8 @@ struct PolicyOptions {
   ExecutorLayout layout;       ///< requested layout (count 0 = fill the workers with executors of `width`)
   bool narrow_when_faster = true;  ///< cpf: run a task narrower than its executor when the model says it is faster
   bool verbose_sched = false;      ///< corun: print every placement and its reason (CORUN_VERBOSE=sched)
+  bool cotenancy = true;           ///< measure team tasks and narrow teams on shared cores (CORUN_COTENANCY)
+  bool quiet = false;              ///< CORUN_QUIET: no co-tenancy warning line
 };
 
 void set_policy_options(const PolicyOptions& options);

@@ -54,6 +54,9 @@ struct Config {
   bool deterministic = false;  ///< CORUN_DETERMINISTIC=1: freeze widths and teams once tuned (same schedule)
   std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
   bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
+  /// CORUN_COTENANCY=auto|off: corun's policies measure team tasks and narrow their teams while the cores are
+  /// shared with another process (docs/testing.md, "Bad inputs"); off keeps the widths they choose.
+  bool cotenancy = true;
 
   // NUMA (docs/numa.md).
   enum class NumaMode { unset, off, replicate, interleave };
@@ -89,8 +92,13 @@ struct Config {
   /// CORUN_TEST_PAUSE_IN_CHECKPOINT=files|manifest|prune — for the test suite only: `corun train
   /// --checkpoint` stops itself (SIGSTOP) at that point of every checkpoint write (after the parameter files,
   /// after the manifest, inside the removal of an old checkpoint), so that a test's kill -9 lands there every
-  /// time instead of by chance (tests/cli/test_checkpoint_kill.cpp). "" = never.
+  /// time instead of by chance (tests/cli/test_checkpoint_kill.cpp). "stuck": stops after the parameter
+  /// files like "files", then never returns once continued, as a stuck kernel would (the grace-period test,
+  /// tests/cli/test_stop_grace.cpp). "" = never.
   std::string test_pause_in_checkpoint;
+  /// CORUN_TEST_GRACE_SECONDS=N (1-60) — for the test suite only: the grace period after a stop signal is N
+  /// seconds instead of at least 60 (cli/stop_signals.hpp). 0 = unset.
+  int test_grace_seconds = 0;
 
   /// The grouping pass these settings ask for: CORUN_PARALLEL_OPS over the caller's default.
   ParallelOps grouping() const {

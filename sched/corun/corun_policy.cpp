@@ -20,6 +20,7 @@
 
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
+#include "sched/planner/co_tenancy.hpp"
 #include "sched/planner/corun_planner.hpp"
 #include "sched/planner/interference.hpp"
 #include "sched/toolbox/team_policy.hpp"
@@ -53,7 +54,9 @@ struct Running {
   std::vector<int> corunning_kinds;  // kinds that ran at the same time, at any moment of its run
 };
 
-CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared_teams) {
+// `width_cap`: the co-tenancy governor's widest allowed team (TeamWidthGovernor::kNoCap: none), for tasks
+// without a fixed width.
+CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared_teams, int width_cap) {
   CorunTask t;
   t.id = reinterpret_cast<uint64_t>(task);
   const starpu_codelet* cl = task->cl;
@@ -67,6 +70,8 @@ CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared
     t.kind = h->kind;
   }
   t.explain = policy_options().verbose_sched || (h != nullptr && h->want_reason);
+  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it.
+  if (h == nullptr || h->fixed_width == 0) max_width = std::min(max_width, width_cap);
   t.max_width = std::min(max_width, planner.cores());
   // Strategy 2: the width of the op's kind; without one, the fastest known width, else the widest.
   int stable = h != nullptr ? h->stable_width : 0;
@@ -112,7 +117,7 @@ class CorunPolicy final : public TeamPolicy {
 
   // `caller_core`: what it just released reads what it just wrote.
   void pushed_locked(starpu_task* task, int caller_core) override {
-    planner_->add_ready(corun_task(task, *planner_, shared_teams_));
+    planner_->add_ready(corun_task(task, *planner_, shared_teams_, governor_.next_cap()));
     apply(starpu_timing_now(), caller_core);
   }
 
@@ -160,6 +165,13 @@ class CorunPolicy final : public TeamPolicy {
     }
   }
 
+  // Issue 21 item 7: a team that keeps waiting for a member whose core is busy elsewhere (another process)
+  // narrows the teams of later tasks (sched/planner/co_tenancy.hpp); the toolbox measured it.
+  void team_measured_locked(const TeamMeasure& m) override {
+    if (governor_.observe(m))
+      report_width_change("corun", governor_.last_change(), policy_options().verbose_sched, policy_options().quiet);
+  }
+
   // A finished task that co-ran: did it run much slower than predicted? Called with the mutex held.
   void observe(const Running& r, double now) {
     if (r.kind < 0 || r.corunning_kinds.empty() || !(r.predicted >= kMinObservedUs)) return;
@@ -178,6 +190,7 @@ class CorunPolicy final : public TeamPolicy {
   std::vector<Running> running_;           // per first core of a running block
   InterferenceDetector detector_{kSlowdown, kMinEvents, kMinShare};
   std::vector<CorunAssignment> assignments_;  // scratch, reused under the mutex
+  TeamWidthGovernor governor_{policy_options().cotenancy};
 };
 
 }  // namespace

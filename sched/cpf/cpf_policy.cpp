@@ -23,6 +23,7 @@
 
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
+#include "sched/planner/co_tenancy.hpp"
 #include "sched/planner/cpf_planner.hpp"
 #include "sched/toolbox/team_policy.hpp"
 
@@ -49,7 +50,9 @@ ExecutorLayout fit_layout(ExecutorLayout want, int nworkers) {
   return got;
 }
 
-PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner) {
+// `width_cap`: the co-tenancy governor's widest allowed team (TeamWidthGovernor::kNoCap: none), for tasks
+// without a fixed width.
+PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner, int width_cap) {
   PlannerTask p;
   p.id = reinterpret_cast<uint64_t>(task);
   const starpu_codelet* cl = task->cl;
@@ -66,6 +69,8 @@ PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner) {
         if (widths[i] <= h->npredicted) p.predicted[i] = h->predicted_us[widths[i] - 1];
     }
   }
+  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it.
+  if (p.fixed_width == 0) p.max_width = std::min(p.max_width, width_cap);
   return p;
 }
 
@@ -95,7 +100,7 @@ class CpfPolicy final : public TeamPolicy {
   }
 
   void pushed_locked(starpu_task* task, int caller_core) override {
-    planner_->add_ready(planner_task(task, *planner_));
+    planner_->add_ready(planner_task(task, *planner_, governor_.next_cap()));
     collect_all();
     apply(executor_of(caller_core));
     ready_.store(planner_->ready_count(), std::memory_order_release);
@@ -131,6 +136,13 @@ class CpfPolicy final : public TeamPolicy {
       apply(e);
       ready_.store(planner_->ready_count(), std::memory_order_release);
     }
+  }
+
+  // Issue 21 item 7: a team that keeps waiting for a member whose core is busy elsewhere narrows the
+  // teams of later tasks (sched/planner/co_tenancy.hpp); the toolbox measured it.
+  void team_measured_locked(const TeamMeasure& m) override {
+    if (governor_.observe(m))
+      report_width_change("cpf", governor_.last_change(), policy_options().verbose_sched, policy_options().quiet);
   }
 
   int executor_of(int core) const { return core < 0 ? -1 : core / planner_->layout().width; }
@@ -170,6 +182,7 @@ class CpfPolicy final : public TeamPolicy {
   std::atomic<int> nwaiting_{0};
   std::atomic<size_t> ready_{0};         // planner's ready count, readable without the mutex
   std::vector<Assignment> assignments_;  // scratch, reused under the mutex
+  TeamWidthGovernor governor_{policy_options().cotenancy};
 };
 
 }  // namespace

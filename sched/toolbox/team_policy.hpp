@@ -9,7 +9,10 @@
 //   * placing a task: its hint's placed_* fields, task->predicted, and the push of the task (width 1) or
 //     of the team barrier and one alias per member (width > 1) to exact workers;
 //   * completions matched by pointer: per core, the task or alias it was given (`expected`), so a task
-//     StarPU ran on a specific worker (bypassing the policy) never frees a core.
+//     StarPU ran on a specific worker (bypassing the policy) never frees a core;
+//   * measuring team tasks (issue 21 item 7, when PolicyOptions::cotenancy): how long each waited for its
+//     latest member and how long it ran against its prediction, handed to team_measured_locked() so that
+//     the policy's TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores.
 // The subclass decides (which cores it uses, which teams exist, what the planner does on push, pop, start
 // and finish) and keeps its planner's state. See docs/adding-a-policy.md.
 //
@@ -18,9 +21,11 @@
 #pragma once
 
 #include "sched/layout.hpp"
+#include "sched/planner/co_tenancy.hpp"
 
 #include <starpu.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -54,7 +59,8 @@ class TeamPolicy {
   void pre_exec(starpu_task* task);
   void post_exec(starpu_task* task);
 
-  /// Set by a subclass that wants started() (StarPU then calls a pre_exec_hook for every task).
+  /// Set by a subclass that wants started(). StarPU calls a pre_exec_hook for every task anyway when the
+  /// team measurement is on (PolicyOptions::cotenancy), the default.
   static constexpr bool kWatchesStarts = false;
 
  protected:
@@ -85,6 +91,9 @@ class TeamPolicy {
   virtual bool finished_unlocked(int /*core*/) { return false; }
   /// post_exec_hook of a task this core was given, with the mutex held (every member of a team calls it).
   virtual void finished_locked(int core) = 0;
+  /// A team task finished (PolicyOptions::cotenancy only): what it waited and how long it ran. Called with
+  /// the mutex held, by its last member, before that member's finished_locked(). Default: ignored.
+  virtual void team_measured_locked(const TeamMeasure& /*m*/) {}
 
   // ---- The mechanics, for the policy.
 
@@ -123,6 +132,21 @@ class TeamPolicy {
   // run post_exec_hook after rank 0 freed the job. Written under the mutex before the task reaches the
   // core's queue and reset by that core only when it finishes, so the core reads it without the mutex.
   std::vector<starpu_task*> expected_;
+  // Team measurement, per core. `first`/`width`/`placed`/`predicted` are written under the mutex in place()
+  // before the push (so a member reads them after receiving its alias); the atomics are written by the
+  // members. A block gets its next task only after its last member's finished_locked(), which comes after
+  // the measurement, so a slot is never reset while a member still reads it.
+  struct TeamSlot {
+    int first = -1;  // first core of the team this core belongs to (-1: not in a team)
+    int width = 0;   // on the first core: team width
+    double placed = 0, predicted = 0;
+    std::atomic<int> started{0}, finished{0};
+    std::atomic<double> start{0};  // on the first core: when the last member started
+  };
+  void measure_start(int core);
+  void measure_end(int core);
+  bool measure_teams_ = false;
+  std::unique_ptr<TeamSlot[]> slots_;
 };
 
 namespace detail {

@@ -182,4 +182,33 @@ TEST_F(CheckpointKill, SignalsDeliveredInsideAWrite) {
   EXPECT_TRUE(contains(err2, "corun: second signal: exiting at once")) << err2;
 }
 
+// A signal always ends the run within a bounded time, even when a task never returns (issue 21 item 1):
+// the run gets stuck inside a checkpoint write (CORUN_TEST_PAUSE_IN_CHECKPOINT=stuck stops there, then never
+// returns once continued), SIGTERM asks it to stop, and the grace period's alarm (2 s here instead of at
+// least 60 s: CORUN_TEST_GRACE_SECONDS) ends it with 128 + SIGTERM and its message.
+TEST_F(CheckpointKill, TheGracePeriodEndsARunStuckAfterASignal) {
+  spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 1",
+        "CORUN_TEST_PAUSE_IN_CHECKPOINT=stuck CORUN_TEST_GRACE_SECONDS=2");
+  ASSERT_TRUE(wait_stopped()) << read_file(path("run.err"));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pid_, SIGCONT), 0);
+  // Never stuck forever: SIGKILL after 60 s would show as exit 137 below, and fail the test.
+  std::thread guard([pid = pid_] {
+    for (int i = 0; i < 600; ++i) {
+      if (kill(pid, 0) != 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(pid, SIGKILL);
+  });
+  const int code = wait_exit();
+  guard.join();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  const std::string err = read_file(path("run.err"));
+  EXPECT_EQ(code, 128 + SIGTERM) << err;
+  EXPECT_TRUE(contains(err, "did not stop within its grace period after the signal")) << err;
+  EXPECT_GE(waited, 1.5) << "the alarm came before the grace period";
+  EXPECT_LT(waited, 30.0) << "the grace period of 2 s did not end the stuck run";
+}
+
 }  // namespace

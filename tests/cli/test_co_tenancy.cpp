@@ -1,18 +1,22 @@
 // Co-tenancy (issue 21 item 7): a `corun train` whose cores another StarPU process also runs on finishes and
-// says so in one warning line naming that process (cli/co_tenancy.hpp).
+// says so in one warning line naming that process (cli/co_tenancy.hpp); one whose core is taken by a busy
+// process finishes, narrows its teams and says why in one line (sched/planner/co_tenancy.hpp).
 #include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #ifndef CORUN_EXE
 #error "CORUN_EXE must be defined to the path of the corun executable"
@@ -37,6 +41,59 @@ class CoTenancy : public corun::testing::TempDirTest {
   }
   pid_t bg_ = -1;
 };
+
+// Spinning processes pinned to one CPU (taskset -c), killed when the test ends.
+class BusyCore : public corun::testing::TempDirTest {
+ protected:
+  BusyCore() : TempDirTest("busycore") {}
+  void TearDown() override {
+    for (pid_t p : spinners_) {
+      kill(p, SIGKILL);
+      waitpid(p, nullptr, 0);
+    }
+    TempDirTest::TearDown();
+  }
+  void spin_on(int cpu) {
+    const std::string cmd = "exec taskset -c " + std::to_string(cpu) + " sh -c 'while :; do :; done'";
+    const pid_t p = fork();
+    if (p == 0) {
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    spinners_.push_back(p);
+  }
+  std::vector<pid_t> spinners_;
+};
+
+// Three spinners on the allocation's first CPU leave StarPU's worker there a quarter of it, in slices of
+// milliseconds: every team of width 2 (cpf, executors of two cores) waits for that member. The run must
+// finish, narrow its teams, and say so once (the cause, and the knob that keeps the widths).
+TEST_F(BusyCore, TrainWithABusyCoreFinishesNarrowsItsTeamsAndWarnsOnce) {
+  if (std::system("command -v taskset >/dev/null 2>&1") != 0) GTEST_SKIP() << "taskset is not installed";
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  if (CPU_COUNT(&mask) < 2) GTEST_SKIP() << "needs 2 CPUs (teams of width 2)";
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+  for (int i = 0; i < 3; ++i) spin_on(first);
+  const std::string train = shell_quote(CORUN_EXE) + " train --model lstm --layers 1 --seq 4 --hidden 32 --batch 8";
+  const corun::testing::CommandResult r = corun::testing::run_command(
+      dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train + " --iters 8");
+  ASSERT_EQ(r.code, 0) << r;  // it finishes
+  const std::string line = "corun: warning: the cores look shared with another process: ";
+  EXPECT_TRUE(contains(r.err, line)) << r;
+  EXPECT_TRUE(contains(r.err, "waited on a busy core")) << r;
+  EXPECT_TRUE(contains(r.err, "CORUN_COTENANCY=off keeps the widths")) << r;
+  EXPECT_EQ(r.err.find(line, r.err.find(line) + 1), std::string::npos) << "more than one line:\n" << r;
+
+  // CORUN_COTENANCY=off: the same run keeps its widths and says nothing about them.
+  const corun::testing::CommandResult off = corun::testing::run_command(
+      dir_, "env -u CORUN_QUIET STARPU_NCPU=2 CORUN_COTENANCY=off CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train +
+                " --iters 1");
+  ASSERT_EQ(off.code, 0) << off;
+  EXPECT_FALSE(contains(off.err, line)) << off;
+}
 
 TEST_F(CoTenancy, TrainWarnsWhenAnotherStarpuProcessSharesItsCores) {
   // A long training run on every CPU of the allocation, in its own directory and StarPU home.
