@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,15 @@ const std::vector<FlagSpec> kFlags = {
     {"--batch", true, "inputs per inference (default 1)"},
     {"--iters", true, "timed inferences (default 2000)"},
     {"--warmup", true, "untimed inferences first (default 100)"},
+    {"--onnx", true, "run an ONNX model once on given inputs and write its outputs instead (corun infer --onnx F --help)"},
     {"--exec", true, "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread, no StarPU)"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
-  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline]\n" + describe(kFlags) +
+  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline]\n"
+         "       corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR [--batch N] [--json FILE]\n" +
+         describe(kFlags) +
          "environment: CORUN_PARALLEL_OPS=on|off (default on), CORUN_PARALLEL_OPS_MIN=N (default 2), CORUN_SCHED\n";
 }
 
@@ -46,6 +50,8 @@ double quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int infer(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--onnx")) return infer_onnx(argc, argv);  // cli/infer_onnx.cpp
   models::WideDeepConfig cfg;
   long iters = 2000, warmup = 100;
   bool inline_exec = false;
