@@ -155,7 +155,7 @@ std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& s
     return make_onnx_session(args, share);
   }
   const std::string model = args.str("--model", "");
-  if (model.empty()) throw UsageError("--model (or --onnx FILE) is required");
+  if (model.empty()) throw UsageError("--model is required (or --onnx FILE)");
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
       model != "googlenet" && model != "wide-deep")
     throw UsageError("unknown model '" + model +

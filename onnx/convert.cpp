@@ -266,8 +266,8 @@ void Converter::alias_output(int k, int input) {
   Entry& out = env_[node_->output(k)];
   out = e;
   out.is_initializer = false;  // materialised under the input's own name, if ever
-  if (e.is_initializer && !e.tensor.valid()) {
-    // Share the parameter: materialise it now under the initializer's name.
+  if (e.is_initializer && !e.constant.integer && !e.tensor.valid()) {
+    // Both names must reach one parameter: make it now, under the initializer's name.
     out.tensor = tensor(input);
   }
 }

@@ -4,6 +4,7 @@
 #include "onnx/importer.hpp"
 
 #include "onnx/convert.hpp"
+#include "onnx/gelu_pattern.hpp"
 
 #include "base/check.hpp"
 #include "base/files.hpp"
@@ -165,7 +166,7 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
   }
 
   Converter conv(g, env, out.opset);
-  for (const auto& node : gp.node()) {
+  for (const auto& node : fuse_erf_gelu(gp, base_dir)) {
     const OpRow* row = find_op(node.op_type());
     conv.begin(node, row);
     if (!node.domain().empty() && node.domain() != "ai.onnx")

@@ -32,14 +32,16 @@ def small_models(torch):
     nn = torch.nn
 
     class Mlp(nn.Module):
-        """Linear + ReLU + Linear + Tanh + Linear: Gemm, Relu, Tanh."""
+        """Linear layers with ReLU, GELU (exported as Div/Erf/Add/Mul/Mul) and Tanh: Gemm and activations."""
 
         def __init__(self):
             super().__init__()
-            self.fc1, self.fc2, self.fc3 = nn.Linear(64, 48), nn.Linear(48, 32), nn.Linear(32, 10)
+            self.fc1, self.fc2 = nn.Linear(64, 48), nn.Linear(48, 32)
+            self.fc3, self.fc4 = nn.Linear(32, 32), nn.Linear(32, 10)
+            self.gelu = nn.GELU()
 
         def forward(self, x):
-            return self.fc3(torch.tanh(self.fc2(torch.relu(self.fc1(x)))))
+            return self.fc4(torch.tanh(self.fc3(self.gelu(self.fc2(torch.relu(self.fc1(x)))))))
 
     class Cnn(nn.Module):
         """Conv + ReLU + MaxPool twice, x.view(x.size(0), -1) (Shape/Gather/Unsqueeze/Concat/Reshape), Gemm."""

@@ -1,4 +1,5 @@
-// Elementwise activations: Relu, LeakyRelu, Sigmoid, Tanh.
+// Elementwise activations: Relu, LeakyRelu, Sigmoid, Tanh, Gelu (the exact one: opset 20's op, or the
+// Div/Erf/Add/Mul/Mul chain of PyTorch's earlier exports, which onnx/gelu_pattern.cpp turns into a Gelu node).
 #include "onnx/ops/ops.hpp"
 
 namespace corun::onnx_import {
@@ -21,6 +22,13 @@ void convert_sigmoid(Converter& c) {
 void convert_tanh(Converter& c) {
   c.only_attrs({});
   c.set_output(0, c.graph().tanh(c.tensor(0), c.value_name()));
+}
+
+void convert_gelu(Converter& c) {
+  c.only_attrs({"approximate"});
+  const std::string approximate = c.attr_string("approximate", "none");
+  if (approximate != "none") c.unsupported_attr("approximate", approximate + " (none only: the exact erf form)");
+  c.set_output(0, c.graph().gelu(c.tensor(0), c.value_name()));
 }
 
 }  // namespace corun::onnx_import

@@ -10,6 +10,7 @@ void convert_relu(Converter& c);
 void convert_leaky_relu(Converter& c);
 void convert_sigmoid(Converter& c);
 void convert_tanh(Converter& c);
+void convert_gelu(Converter& c);
 // conv.cpp
 void convert_conv(Converter& c);
 // pool.cpp

@@ -12,6 +12,7 @@ const std::vector<OpRow>& op_table() {
       {"LeakyRelu", convert_leaky_relu, "any alpha"},
       {"Sigmoid", convert_sigmoid, "any shape"},
       {"Tanh", convert_tanh, "any shape"},
+      {"Gelu", convert_gelu, "approximate none; also PyTorch's Div/Erf/Add/Mul/Mul export of nn.GELU"},
       {"Conv", convert_conv,
        "2-D NCHW, square kernel, equal strides, the same pad on every side, dilations 1, group 1, auto_pad NOTSET"},
       {"MaxPool", convert_max_pool,

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,34 @@ TEST(OnnxImport, FoldsTheShapeArithmeticOfAViewWithADynamicBatch) {
   OnnxModel m = import(b, o);
   EXPECT_EQ(m.outputs[0].shape(), (Shape{5, 6}));
   EXPECT_TRUE(m.graph.params().empty()) << "integer initializers are shape data, not parameters";
+}
+
+// nn.GELU as PyTorch exports it before opset 20: (x * (1 + Erf(x / sqrt 2))) * 0.5 -> one gelu node.
+TEST(OnnxImport, RecognisesTheErfGeluOfPyTorchExports) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.init("sqrt2", {}, {1.41421353816986084f});
+  b.init("one", {}, {1.0f});
+  b.init("half", {}, {0.5f});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"x", "a"}, {"m"});
+  b.node("Mul", {"m", "half"}, {"y"});
+  b.output("y", {2, 3});
+  OnnxModel m = import(b);
+  EXPECT_EQ(m.graph.num_nodes(), 1);
+  EXPECT_TRUE(m.graph.params().empty());
+  const float x[6] = {-2, -0.5f, 0, 0.5f, 1, 3};
+  std::copy(x, x + 6, m.graph.data(m.inputs[0]));
+  InlineRunner run(m.graph);
+  run.run();
+  const float* y = m.graph.data(m.outputs[0]);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0))), 1e-6) << i;
+  // The same chain with the Erf read twice is not a GELU: Div and Erf stay, unsupported ops.
+  b.node("Relu", {"e"}, {"e2"});
+  b.output("e2");
+  EXPECT_NE(error_of([&] { import(b); }).find("op_type Div"), std::string::npos);  // the first node left
 }
 
 TEST(OnnxImport, TrainingLossMakesATrainingGraph) {

@@ -49,7 +49,7 @@ compare cnn out-cnn/output.npy ref-cnn/output.npy
 # 2. Training: the loss falls over 20 steps under lws and the co-run policies, with the same numbers.
 export_model --model mlp --out mlp-dynamic.onnx --batch 4 --dynamic-batch
 for policy in lws cpf corun; do
-  CORUN_SCHED=$policy "$corun" train --onnx mlp-dynamic.onnx --batch 32 --lr 0.05 --iters 20 --json "train-$policy.json" \
+  CORUN_SCHED=$policy "$corun" train --onnx mlp-dynamic.onnx --batch 32 --lr 0.2 --iters 20 --json "train-$policy.json" \
     --dump-inputs "in-$policy" >/dev/null 2>"train-$policy.err" || { fail "train $policy: $(tail -1 "train-$policy.err")"; continue; }
   "$py" - "train-$policy.json" "$policy" <<'PY' || fails=$((fails + 1))
 import json, sys
