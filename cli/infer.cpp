@@ -6,15 +6,20 @@
 // (corun::InlineRunner, corun/inline.hpp), and the clock covers InlineRunner::run.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/inline.hpp>
 #include <corun/models/wide_deep.hpp>
 
+#include "base/files.hpp"
+#include "base/json.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,12 +32,16 @@ const std::vector<FlagSpec> kFlags = {
     {"--batch", true, "inputs per inference (default 1)"},
     {"--iters", true, "timed inferences (default 2000)"},
     {"--warmup", true, "untimed inferences first (default 100)"},
+    {"--onnx", true, "run an ONNX model once on given inputs and write its outputs instead (corun infer --onnx F --help)"},
     {"--exec", true, "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread, no StarPU)"},
+    {"--json", true, "write the configuration, the latency summary and every inference's time to this file"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
-  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline]\n" + describe(kFlags) +
+  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline] [--json FILE]\n"
+         "       corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR [--batch N] [--json FILE]\n" +
+         describe(kFlags) +
          "environment: CORUN_PARALLEL_OPS=on|off (default on), CORUN_PARALLEL_OPS_MIN=N (default 2), CORUN_SCHED\n";
 }
 
@@ -46,9 +55,12 @@ double quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int infer(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--onnx")) return infer_onnx(argc, argv);  // cli/infer_onnx.cpp
   models::WideDeepConfig cfg;
   long iters = 2000, warmup = 100;
   bool inline_exec = false;
+  std::string json_path;
   try {
     const Args args(argc, argv, 2, kFlags);
     if (args.has("--help")) {
@@ -65,6 +77,8 @@ int infer(int argc, char** argv) {
     if (exec != "starpu" && exec != "inline")
       throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
     inline_exec = exec == "inline";
+    json_path = args.str("--json", "");
+    check_output_file("--json", json_path);
   } catch (const UsageError& e) {
     return usage_error("infer", e, kFlags, usage());
   }
@@ -129,6 +143,7 @@ int infer(int argc, char** argv) {
     policy = engine.info().policy;
     workers = engine.info().workers;
   }
+  const std::vector<double> in_order = us;  // for --json
   std::sort(us.begin(), us.end());
   std::printf("| model | batch | inferences | median us | p99 us | min us | tasks/inference | parallel-op pass | exec | policy | workers |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -136,6 +151,16 @@ int infer(int argc, char** argv) {
               quantile(us, 0.5), quantile(us, 0.99), us.front(), nodes_after, pass.enabled ? "on" : "off",
               inline_exec ? "inline" : "starpu", policy.c_str(), workers);
   std::printf("last logit (row 0): %.6f\n", checksum);
+  if (!json_path.empty()) {
+    const json::Value result = {
+        {"config", {{"model", "wide-deep"}, {"batch", cfg.batch}, {"iters", iters}, {"warmup", warmup},
+                    {"exec", inline_exec ? "inline" : "starpu"}, {"parallel_ops", pass.enabled}}},
+        {"engine", {{"policy", policy}, {"workers", workers}}},
+        {"summary", {{"median_us", quantile(us, 0.5)}, {"p99_us", quantile(us, 0.99)}, {"min_us", us.front()},
+                     {"tasks_per_inference", nodes_after}}},
+        {"us_per_inference", in_order}};
+    write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
+  }
   return 0;
 }
 

@@ -66,7 +66,7 @@ std::vector<FlagSpec> flags() {
 }
 
 std::string usage() {
-  return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep [options]\n" + describe(flags()) +
+  return "usage: corun train --model lstm|phased-lstm|cifar-quick|pathnet|googlenet|wide-deep | --onnx FILE [options]\n" + describe(flags()) +
          "environment: CORUN_PARALLEL_OPS=auto|on|off (the parallel-op grouping pass; default auto for train: groups only\n"
          "where the per-width models predict a gain), CORUN_PARALLEL_OPS_MIN=N,\n"
          "CORUN_SCHED and the rest of docs/env-vars.md\n"
@@ -155,7 +155,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   const bool root_rank = world.rank == 0;  // rank 0 alone writes files and reports (one process: itself)
   long iters = 0;
   bool fuse = false;
-  std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir;
+  std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir, dump_dir;
   long ckpt_every = 0, progress_every = 0;
   bool resume = false;
   std::string plan;  // what the run will do, said before it starts
@@ -173,6 +173,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     save_dir = args.str("--save", "");
     load_dir = args.str("--load", "");
     grads_dir = args.str("--dump-grads", "");
+    dump_dir = args.str("--dump-inputs", "");
     trace_path = args.str("--trace", "");
     ckpt_dir = args.str("--checkpoint", "");
     ckpt_every = args.positive("--checkpoint-every", 0);
@@ -193,7 +194,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     check_output_dir("--checkpoint", ckpt_dir);
     // Replicas (docs/numa.md): a model that can run them gets a replica per NUMA domain by default; the
     // graphs are built before the engine starts, so the count comes from the same plan the engine makes.
-    engine_config.replicate_by_default = supports_replicas(args.str("--model", ""));
+    engine_config.replicate_by_default = supports_replicas(args.has("--onnx") ? "onnx" : args.str("--model", ""));
     const int replicas = planned_replicas(engine_config);
     if (replicas > 1 && args.has("--trace"))
       throw UsageError("--trace records one solver; with " + std::to_string(replicas) +
@@ -204,7 +205,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     iters = args.positive("--iters", session->default_iters());
     session->set_run_iters(iters);
     progress_every = args.positive("--progress-every", std::max(1L, iters / 10));
-    plan = args.str("--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
+    plan = args.str(args.has("--onnx") ? "--onnx" : "--model", "") + ": " + session->run_plan(iters, args.has("--iters"));
   } catch (const UsageError& e) {
     return usage_error("train", e, flags(), usage());
   }
@@ -419,6 +420,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
       save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
     }
   }
+  if (!dump_dir.empty()) dump_inputs(engine, g, dump_dir);
   if (!json_path.empty()) {
     json::Value config = session->json_config();
     config["iters"] = iters;

@@ -4,6 +4,7 @@
 
 #include "cli/fashion_mnist.hpp"
 #include "cli/optimizer_flags.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/sessions/sessions.hpp"
 
 #include "base/check.hpp"
@@ -89,6 +90,9 @@ std::vector<FlagSpec> model_flags() {
       {"--epochs", true, "cifar-quick: epochs over the 60000 training images (default 1) unless --iters is given"},
       {"--data", true, std::string("cifar-quick: Fashion-MNIST directory (default ") + kFashionMnistDir + ")"},
       {"--eval-images", true, "cifar-quick: test images for the final accuracy (default 10000, all)"},
+      {"--onnx", true, "train this ONNX model instead of --model (docs/onnx.md): softmax cross-entropy on its one "
+                       "output, generated data; --batch pins a dynamic batch dimension"},
+      {"--dump-inputs", true, "save the last iteration's inputs and targets as <name>.npy into this directory"},
   };
   for (FlagSpec& f : optimizer_flags()) flags.push_back(std::move(f));  // every model (issue 19)
   return flags;
@@ -129,7 +133,7 @@ std::vector<Graph*> replica_graphs(TrainSession& session) {
   return graphs;
 }
 
-bool supports_replicas(const std::string& model) { return model != "wide-deep"; }
+bool supports_replicas(const std::string& model) { return model != "wide-deep" && model != "onnx"; }
 
 std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
   return make_session(args, BatchShare{replicas, 0, replicas});
@@ -137,8 +141,21 @@ std::unique_ptr<TrainSession> make_session(const Args& args, int replicas) {
 
 std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& share) {
   const int replicas = share.total;
+  if (args.has("--dump-inputs")) {
+    if (replicas > 1)
+      throw UsageError("--dump-inputs writes one solver's batch; with " + std::to_string(replicas) +
+                       " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate, or MPI ranks) set CORUN_NUMA=off");
+    check_output_dir("--dump-inputs", args.str("--dump-inputs", ""));
+  }
+  if (args.has("--onnx")) {
+    if (args.has("--model")) throw UsageError("--onnx and --model exclude each other: give one");
+    for (const char* f : {"--size", "--layers", "--seq", "--hidden", "--cell", "--image", "--warmup", "--epochs",
+                          "--data", "--eval-images"})
+      if (args.has(f)) throw UsageError(std::string(f) + " applies to --model only, not --onnx");
+    return make_onnx_session(args, share);
+  }
   const std::string model = args.str("--model", "");
-  if (model.empty()) throw UsageError("--model is required");
+  if (model.empty()) throw UsageError("--model is required (or --onnx FILE)");
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
       model != "googlenet" && model != "wide-deep")
     throw UsageError("unknown model '" + model +

@@ -43,3 +43,11 @@ if(NOT CORUN_MPI STREQUAL "OFF")
                         "is missing: apt-get install openmpi-bin libopenmpi-dev, and a StarPU built with MPI")
   endif()
 endif()
+# ONNX (Debian's libonnx-dev 1.12: the ONNX protobuf C++ classes, target onnx_proto): the importer, onnx/
+# (corun_onnx, corun::import_onnx). Only the CLI and the tests link it, not the installed libraries.
+find_package(Protobuf QUIET)
+find_package(ONNX CONFIG QUIET)
+if(NOT ONNX_FOUND OR NOT TARGET onnx_proto)
+  message(FATAL_ERROR "ONNX (libonnx-dev) not found: the ONNX importer needs it; apt-get install libonnx-dev "
+                      "libprotobuf-dev (scripts/setup.sh installs both)")
+endif()

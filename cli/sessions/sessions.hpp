@@ -39,4 +39,7 @@ std::unique_ptr<TrainSession> make_wide_deep_session(const Args& args);
 std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::string& model, const std::string& size,
                                                const BatchShare& share);
 
+/// cli/sessions/onnx.cpp: --onnx FILE (one solver).
+std::unique_ptr<TrainSession> make_onnx_session(const Args& args, const BatchShare& share);
+
 }  // namespace corun::cli

@@ -1,0 +1,142 @@
+// corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR: runs an imported ONNX model's forward
+// graph once on the given inputs and writes every graph output as DIR/<output name>.npy, so that anyone can
+// compare corun's numbers with another framework's on the same inputs and weights.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/npy.hpp>
+#include <corun/onnx.hpp>
+
+#include "base/check.hpp"
+#include "base/files.hpp"
+#include "base/json.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"--onnx", true, "the ONNX model (docs/onnx.md)"},
+    {"--input", true, "NAME=FILE.npy: the value of graph input NAME (repeat for each input; f32 .npy)"},
+    {"--output", true, "write every graph output as DIR/<output name>.npy (created; required)"},
+    {"--batch", true, "the batch size for a dynamic batch dimension of the model's inputs"},
+    {"--json", true, "write the model, inputs, outputs, time and engine to this file"},
+    {"--help", false, "show this help"},
+};
+
+std::string usage() {
+  return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--json FILE]\n" +
+         describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
+         "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
+}
+
+}  // namespace
+
+int infer_onnx(int argc, char** argv) {
+  // --input repeats, which Args refuses: take them out first (argv[0..1] stay: "corun infer").
+  std::vector<char*> rest(argv, argv + 2);
+  std::vector<std::string> input_specs;
+  OnnxImportOptions options;
+  std::string path, out_dir, json_path;
+  std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
+  try {
+    for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--input") != 0) {
+        rest.push_back(argv[i]);
+        continue;
+      }
+      if (i + 1 >= argc) throw UsageError("--input needs NAME=FILE.npy");
+      input_specs.emplace_back(argv[++i]);
+    }
+    const Args args(static_cast<int>(rest.size()), rest.data(), 2, kFlags);
+    if (args.has("--help")) {
+      std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    path = args.str("--onnx", "");
+    out_dir = args.str("--output", "");
+    json_path = args.str("--json", "");
+    if (path.empty()) throw UsageError("--onnx needs a file");
+    if (out_dir.empty()) throw UsageError("--output DIR is required (where the outputs are written)");
+    if (args.has("--batch")) options.batch = static_cast<int>(args.positive("--batch", 1));
+    for (const std::string& spec : input_specs) {
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw UsageError("--input takes NAME=FILE.npy, got '" + spec + "'", "--input");
+      if (!input_files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
+        throw UsageError("--input " + spec.substr(0, eq) + " given twice", "--input");
+    }
+    check_output_dir("--output", out_dir);
+    check_output_file("--json", json_path);
+  } catch (const UsageError& e) {
+    return usage_error("infer", e, kFlags, usage());
+  }
+  Config config = Config::from_env();
+  if (policy_help_requested(config)) return 0;
+  check_config(config);
+
+  // Everything is read and checked before the engine starts and before anything is written.
+  OnnxModel m = import_onnx_model(path, options);
+  std::vector<NpyArray> arrays;
+  std::string names;
+  for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
+  for (const auto& [name, file] : input_files) {
+    bool known = false;
+    for (const Tensor& t : m.inputs) known = known || t.name() == onnx_value_name(name);
+    CORUN_CHECK(known, Status::invalid_argument,
+                "--input " << name << ": the model has no input of that name; its inputs: " << names);
+  }
+  for (const Tensor& t : m.inputs) {
+    std::string file;
+    for (const auto& [name, f] : input_files)
+      if (onnx_value_name(name) == t.name()) file = f;
+    CORUN_CHECK(!file.empty(), Status::invalid_argument,
+                "model input '" << t.name() << "' " << t.shape().str() << " has no --input " << t.name()
+                                << "=FILE.npy; the model's inputs: " << names);
+    NpyArray a = load_npy(file);
+    CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
+                "--input " << t.name() << ": " << file << " has the shape " << a.shape.str() << ", the model's input is "
+                           << t.shape().str() << (options.batch == 0 ? "" : " (--batch sets the first dimension)"));
+    arrays.push_back(std::move(a));
+  }
+
+  Engine engine(config);
+  for (size_t i = 0; i < m.inputs.size(); ++i) engine.write(m.graph, m.inputs[i], arrays[i].data);
+  const RunStats stats = engine.run(m.graph);
+  std::vector<std::vector<float>> results;
+  for (const Tensor& t : m.outputs) results.push_back(engine.read(m.graph, t));
+  engine.release(m.graph);
+
+  std::filesystem::create_directories(out_dir);
+  json::Value outputs = json::Value::array();
+  for (size_t k = 0; k < m.outputs.size(); ++k) {
+    const std::string file = onnx_value_name(m.output_names[k]) + ".npy";
+    save_npy(out_dir + "/" + file, m.outputs[k].shape(), results[k].data());
+    outputs.push_back({{"name", m.output_names[k]}, {"file", file}, {"shape", m.outputs[k].shape().str()}});
+    std::printf("%s %s -> %s/%s\n", m.output_names[k].c_str(), m.outputs[k].shape().str().c_str(), out_dir.c_str(),
+                file.c_str());
+  }
+  std::printf("one inference: %.3f ms (%s, %d workers)\n", stats.wall_ms, engine.info().policy.c_str(),
+              engine.info().workers);
+  if (!json_path.empty()) {
+    json::Value inputs = json::Value::object();
+    for (const auto& [name, file] : input_files) inputs[name] = file;
+    const json::Value result = {{"config", {{"model", "onnx"}, {"onnx", path}, {"opset", m.opset}, {"inputs", inputs}}},
+                                {"outputs", outputs},
+                                {"wall_ms", stats.wall_ms},
+                                {"engine", {{"policy", engine.info().policy}, {"workers", engine.info().workers}}}};
+    write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
+  }
+  return 0;
+}
+
+}  // namespace corun::cli

@@ -1,0 +1,145 @@
+// The session of `corun train --onnx FILE`: the imported forward graph plus softmax cross-entropy on its
+// single output (corun::import_onnx with add_training_loss), made a training graph by backward(). The data
+// is the built-in CNNs' synthetic task (models::SyntheticImages: a fixed random pattern per class plus
+// noise), shaped like the model's input, with one-hot targets over the output's classes. One solver.
+#include "cli/sessions/sessions.hpp"
+
+#include <corun/models/cnn.hpp>
+#include <corun/onnx.hpp>
+
+#include "base/check.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace corun::cli {
+namespace {
+
+struct OnnxTrainConfig {
+  std::string path;
+  int batch = 0;  // 0: the file's
+  float learning_rate = 0.01f;
+  float momentum = 0.9f;
+  uint64_t seed = 42;
+};
+
+// The synthetic task for an input of shape [B, ...]: a square image [B, C, H, H] keeps its channels (a
+// colour per class and channel, as the CNNs get); any other shape is B rows of numel / B features.
+models::CnnConfig data_config(const Shape& in, int classes, uint64_t seed) {
+  models::CnnConfig c;
+  c.batch = static_cast<int>(in[0]);
+  c.classes = classes;
+  c.seed = seed;
+  if (in.rank == 4 && in[2] == in[3]) {
+    c.channels = static_cast<int>(in[1]);
+    c.image = static_cast<int>(in[2]);
+  } else {
+    c.channels = static_cast<int>(in.numel() / in[0]);
+    c.image = 1;
+  }
+  return c;
+}
+
+OnnxModel import_for_training(const OnnxTrainConfig& cfg) {
+  OnnxImportOptions opt;
+  opt.batch = cfg.batch;
+  opt.add_training_loss = true;
+  OnnxModel m = import_onnx_model(cfg.path, opt);
+  CORUN_CHECK(m.inputs.size() == 1, Status::invalid_argument,
+              "corun train --onnx " << cfg.path << ": the model has " << m.inputs.size()
+                                    << " inputs; training on generated data supports models with one input");
+  CORUN_CHECK(!m.graph.params().empty(), Status::invalid_argument,
+              "corun train --onnx " << cfg.path << ": the model has no initializers, nothing to train");
+  return m;
+}
+
+class OnnxTrain : public TrainSession {
+ public:
+  explicit OnnxTrain(const OnnxTrainConfig& cfg)
+      : cfg_(cfg),
+        model_(import_for_training(cfg)),
+        synthetic_(data_config(model_.inputs[0].shape(), static_cast<int>(model_.targets.shape()[1]), cfg.seed)) {
+    BackwardOptions b;
+    b.learning_rate = cfg.learning_rate;
+    b.momentum = cfg.momentum;
+    model_.graph.backward(model_.loss, b);
+  }
+  Graph& graph(int) override { return model_.graph; }
+  Tensor loss(int) const override { return model_.loss; }
+  RunStats step(Engine& engine, uint64_t k) override {
+    synthetic_.make_batch(k, data_, targets_);
+    engine.write(model_.graph, model_.inputs[0], data_);
+    engine.write(model_.graph, model_.targets, targets_);
+    return engine.run(model_.graph);
+  }
+  RunIdentity identity() const override {
+    return {{"model", "onnx"},
+            {"onnx", std::filesystem::path(cfg_.path).filename().string()},
+            {"batch", std::to_string(batch())},
+            {"learning_rate", exact(cfg_.learning_rate)},
+            {"momentum", exact(cfg_.momentum)},
+            {"seed", std::to_string(cfg_.seed)}};
+  }
+  std::string title() const override {
+    char buf[512];
+    std::snprintf(buf, sizeof(buf), "ONNX train: %s batch=%d input=%s classes=%lld params=%zu lr=%g momentum=%g",
+                  cfg_.path.c_str(), batch(), model_.inputs[0].shape().str().c_str(),
+                  static_cast<long long>(model_.targets.shape()[1]), model_.graph.params().size(),
+                  static_cast<double>(cfg_.learning_rate), static_cast<double>(cfg_.momentum));
+    return buf;
+  }
+  json::Value json_config() const override {
+    return {{"model", "onnx"},
+            {"onnx", cfg_.path},
+            {"opset", model_.opset},
+            {"batch", batch()},
+            {"classes", static_cast<long>(model_.targets.shape()[1])},
+            {"learning_rate", static_cast<double>(cfg_.learning_rate)},
+            {"momentum", static_cast<double>(cfg_.momentum)},
+            {"seed", static_cast<long>(cfg_.seed)}};
+  }
+  std::string run_plan(long iters, bool) const override {
+    return iterations_text(iters) + " of batch " + std::to_string(batch());
+  }
+  std::string data_generator() const override { return "corun::models::SyntheticImages"; }
+  uint64_t seed() const override { return cfg_.seed; }
+  float learning_rate() const override { return cfg_.learning_rate; }
+
+ private:
+  int batch() const { return static_cast<int>(model_.inputs[0].shape()[0]); }
+  OnnxTrainConfig cfg_;
+  OnnxModel model_;
+  models::SyntheticImages synthetic_;
+  std::vector<float> data_, targets_;  // reused: no allocation per step
+};
+
+}  // namespace
+
+std::unique_ptr<TrainSession> make_onnx_session(const Args& args, const BatchShare& share) {
+  OnnxTrainConfig cfg;
+  cfg.path = args.str("--onnx", "");
+  if (cfg.path.empty()) throw UsageError("--onnx needs a file");
+  if (share.total > 1)
+    throw Error(Status::invalid_config,
+                "corun train --onnx runs one solver in one process; " + std::to_string(share.total) +
+                    " replicas (CORUN_REPLICAS / CORUN_NUMA=replicate, or several MPI ranks) are not supported yet: "
+                    "unset CORUN_REPLICAS, set CORUN_NUMA=off and run one process");
+  cfg.batch = args.has("--batch") ? static_cast<int>(args.positive("--batch", 1)) : 0;
+  cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
+  cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
+  if (args.has("--momentum")) {
+    const std::string m = args.str("--momentum", "");
+    char* end = nullptr;
+    const double v = std::strtod(m.c_str(), &end);
+    if (m.empty() || *end != '\0' || !(v >= 0.0 && v < 1.0))
+      throw UsageError("--momentum must be a number in [0, 1), got '" + m + "'");
+    cfg.momentum = static_cast<float>(v);
+  }
+  return std::make_unique<OnnxTrain>(cfg);
+}
+
+}  // namespace corun::cli

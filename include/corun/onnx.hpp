@@ -1,0 +1,60 @@
+// corun/onnx.hpp — importing an ONNX model (torch.onnx.export, tf2onnx, ...) as a corun Graph.
+//
+//   corun::OnnxImportOptions opt;
+//   opt.batch = 32;                     // pins a symbolic batch dimension (required when the file has one)
+//   corun::Graph g = corun::import_onnx("mlp.onnx", opt);
+//   corun::Tensor logits = g.find("logits");   // every ONNX graph output, under its own name
+//
+// Initializers become Graph::param values under their ONNX names (so --save/--load and checkpoints name
+// their files after them), graph inputs become Graph::input values, every ONNX output is a kept value
+// found by its ONNX name. Constant subgraphs computing shapes (Shape -> Gather -> Unsqueeze -> Concat ->
+// Reshape, as PyTorch exports x.view(x.size(0), -1)) are folded at import. Shapes are checked at import,
+// against the Graph's shape rules and the file's value_info. An unsupported op, attribute value or opset is
+// a corun::Error naming the node, the op_type, the opset and what is supported: never an approximation.
+// docs/onnx.md lists the supported ops and attributes.
+#pragma once
+
+#include <corun/graph.hpp>
+
+#include <string>
+#include <vector>
+
+namespace corun {
+
+/// How import_onnx turns the file into a graph.
+struct OnnxImportOptions {
+  /// 0: every input's first (batch) dimension comes from the file, and a symbolic or unknown one is an
+  /// error. > 0: the batch size for a symbolic/unknown first dimension; an input whose file fixes another
+  /// batch size is an error (the file's constants may depend on it).
+  int batch = 0;
+  /// Appends softmax cross-entropy (Graph::softmax_xent) on the model's single output, which must be 2-D
+  /// [batch, classes], against a new input named `targets_name` of the same shape (one-hot rows). The loss
+  /// is the value named "loss"; Graph::backward(find("loss")) then makes the graph a training graph.
+  bool add_training_loss = false;
+  std::string targets_name = "targets";
+};
+
+/// What the import made of the file, besides the graph.
+struct OnnxModel {
+  Graph graph;
+  std::vector<Tensor> inputs;             ///< the ONNX graph inputs (initializers excluded), in file order
+  std::vector<std::string> output_names;  ///< the ONNX graph outputs' names, in file order
+  std::vector<Tensor> outputs;            ///< their values (Graph::find(name) finds them too)
+  Tensor targets;                         ///< with add_training_loss: the one-hot targets input
+  Tensor loss;                            ///< with add_training_loss: the [1] loss
+  int opset = 0;                          ///< the file's default-domain opset
+};
+
+/// Reads the ONNX file at `path` (external data files are read from its directory) into a graph.
+/// Throws corun::Error: io_error for a missing, truncated or non-ONNX file or missing external data,
+/// invalid_argument for an unsupported opset, op, attribute or a shape that does not fit.
+OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& options = {});
+/// The same, the graph only (outputs: Graph::find with their ONNX names).
+Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+
+/// The name a Graph value gets for the ONNX name `onnx_name`: the same, except that characters a file name
+/// cannot hold ('/', '\\', NUL) become '_' and a name starting with '.' gets a leading '_' (parameters are
+/// saved as <name>.npy). Two ONNX names that map to one corun name are an error at import.
+std::string onnx_value_name(const std::string& onnx_name);
+
+}  // namespace corun

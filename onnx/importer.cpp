@@ -1,0 +1,242 @@
+// import_onnx: the file's graph inputs, initializers and nodes, in that order, into a corun Graph; each node
+// through its op_type's converter (onnx/ops/registry.cpp); then the outputs, the value_info shape check and
+// the optional training loss.
+#include "onnx/importer.hpp"
+
+#include "onnx/convert.hpp"
+#include "onnx/gelu_pattern.hpp"
+
+#include "base/check.hpp"
+#include "base/files.hpp"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace corun {
+
+std::string onnx_value_name(const std::string& onnx_name) {
+  std::string out = onnx_name;
+  for (char& ch : out)
+    if (ch == '/' || ch == '\\' || ch == '\0') ch = '_';
+  if (!out.empty() && out[0] == '.') out = "_" + out;
+  return out;
+}
+
+namespace onnx_import {
+namespace {
+
+std::string where(const std::string& source) { return source.empty() ? "ONNX model" : "ONNX file '" + source + "'"; }
+
+int default_opset(const onnx::ModelProto& m, const std::string& source) {
+  int opset = -1;
+  for (const auto& o : m.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
+  }
+  CORUN_CHECK(opset >= 0, Status::invalid_argument,
+              where(source) << " imports no default-domain (ai.onnx) opset; supported: opsets " << kMinOpset << " to "
+                            << kMaxOpset);
+  CORUN_CHECK(opset >= kMinOpset && opset <= kMaxOpset, Status::invalid_argument,
+              where(source) << " uses opset " << opset << "; supported: opsets " << kMinOpset << " to " << kMaxOpset
+                            << " (re-export with torch.onnx.export(..., opset_version=13))");
+  for (const auto& o : m.opset_import())
+    CORUN_CHECK(o.domain().empty() || o.domain() == "ai.onnx", Status::invalid_argument,
+                where(source) << " imports the opset domain '" << o.domain()
+                              << "'; supported: the default domain (ai.onnx) only");
+  return opset;
+}
+
+// The first dimension's symbol when it is symbolic ("batch_size"), for the value_info check.
+struct InputShape {
+  Shape shape;
+  std::string batch_symbol;
+};
+
+InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& options, const std::string& source) {
+  const std::string name = vi.name();
+  CORUN_CHECK(vi.type().has_tensor_type(), Status::invalid_argument,
+              where(source) << ": graph input '" << name << "' is not a tensor; supported: float tensors");
+  const auto& tt = vi.type().tensor_type();
+  CORUN_CHECK(tt.elem_type() == onnx::TensorProto::FLOAT, Status::invalid_argument,
+              where(source) << ": graph input '" << name << "' has element type "
+                            << onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(tt.elem_type()))
+                            << "; supported: FLOAT inputs");
+  CORUN_CHECK(tt.has_shape(), Status::invalid_argument,
+              where(source) << ": graph input '" << name << "' has no shape; re-export with a fixed input shape");
+  const int rank = tt.shape().dim_size();
+  CORUN_CHECK(rank >= 1 && rank <= kMaxDims, Status::invalid_argument,
+              where(source) << ": graph input '" << name << "' has rank " << rank << "; supported: 1 to " << kMaxDims);
+  InputShape out;
+  int64_t dims[kMaxDims];
+  for (int d = 0; d < rank; ++d) {
+    const auto& dim = tt.shape().dim(d);
+    if (dim.has_dim_value() && dim.dim_value() > 0) {
+      dims[d] = dim.dim_value();
+      if (d == 0 && options.batch > 0)
+        CORUN_CHECK(dims[0] == options.batch, Status::invalid_argument,
+                    where(source) << ": graph input '" << name << "' has the fixed batch size " << dims[0]
+                                  << ", not --batch " << options.batch
+                                  << "; drop --batch, or re-export with a dynamic batch axis (dynamic_axes)");
+      continue;
+    }
+    const std::string symbol = dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
+    CORUN_CHECK(d == 0, Status::invalid_argument,
+                where(source) << ": graph input '" << name << "' has a dynamic dimension " << d << " (" << symbol
+                              << "); only the batch dimension (0) may be dynamic: re-export with a fixed shape");
+    CORUN_CHECK(options.batch > 0, Status::invalid_argument,
+                where(source) << ": graph input '" << name << "' has a dynamic batch dimension (" << symbol
+                              << "); give the batch size (--batch N, OnnxImportOptions::batch)");
+    dims[0] = options.batch;
+    out.batch_symbol = dim.has_dim_param() ? dim.dim_param() : "";
+  }
+  out.shape = Shape::of(dims, rank);
+  return out;
+}
+
+// The file's shape for a value (value_info or output) against the graph's: a fixed extent must match, the
+// batch symbol must be the batch size, other symbols are not checked.
+void check_value_info(const onnx::ValueInfoProto& vi, const std::map<std::string, Entry>& env,
+                      const std::set<std::string>& batch_symbols, int batch, const std::string& source) {
+  const auto it = env.find(vi.name());
+  if (it == env.end() || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+  std::vector<int64_t> have;
+  if (it->second.tensor.valid()) {
+    const Shape s = it->second.tensor.shape();
+    have.assign(s.dims.begin(), s.dims.begin() + s.rank);
+  } else {
+    have = it->second.constant.dims;
+  }
+  const auto& shp = vi.type().tensor_type().shape();
+  bool ok = shp.dim_size() == static_cast<int>(have.size());
+  for (int d = 0; ok && d < shp.dim_size(); ++d) {
+    const auto& dim = shp.dim(d);
+    if (dim.has_dim_value()) ok = dim.dim_value() == have[static_cast<size_t>(d)];
+    else if (dim.has_dim_param() && batch_symbols.count(dim.dim_param())) ok = have[static_cast<size_t>(d)] == batch;
+  }
+  if (ok) return;
+  std::string want = "[";
+  for (int d = 0; d < shp.dim_size(); ++d) {
+    const auto& dim = shp.dim(d);
+    want += (d ? ", " : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.dim_param().empty() ? "?" : dim.dim_param());
+  }
+  want += "]";
+  throw Error(Status::invalid_argument, "corun: " + where(source) + ": value '" + vi.name() + "' has the shape " +
+                                            dims_text(have) + " after import, but the file says " + want +
+                                            " (an op converted with other semantics than the exporter's)");
+}
+
+}  // namespace
+
+OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
+                       const OnnxImportOptions& options) {
+  CORUN_CHECK(model.has_graph(), Status::io_error, where(source) << " has no graph: not an ONNX model");
+  CORUN_CHECK(options.batch >= 0, Status::invalid_argument, "import_onnx: batch " << options.batch << " is negative");
+  OnnxModel out;
+  out.opset = default_opset(model, source);
+  const onnx::GraphProto& gp = model.graph();
+  Graph& g = out.graph;
+  std::map<std::string, Entry> env;
+  std::map<std::string, std::string> corun_names;  // corun name -> ONNX name: two ONNX names must not collide
+  auto claim = [&](const std::string& onnx_name) {
+    const std::string n = onnx_value_name(onnx_name);
+    const auto [it, fresh] = corun_names.emplace(n, onnx_name);
+    CORUN_CHECK(fresh || it->second == onnx_name, Status::invalid_argument,
+                where(source) << ": the names '" << it->second << "' and '" << onnx_name << "' both become '" << n
+                              << "' as corun file names; rename one in the exporter");
+  };
+
+  for (const auto& init : gp.initializer()) {
+    claim(init.name());
+    Entry& e = env[init.name()];
+    e.has_constant = true;
+    e.is_initializer = true;
+    e.constant = read_tensor(init, base_dir);
+  }
+  std::set<std::string> batch_symbols;
+  int batch = 0;
+  for (const auto& vi : gp.input()) {
+    if (env.count(vi.name())) continue;  // IR < 4 lists initializers among the inputs
+    claim(vi.name());
+    const InputShape in = input_shape(vi, options, source);
+    if (!in.batch_symbol.empty()) batch_symbols.insert(in.batch_symbol);
+    batch = static_cast<int>(in.shape[0]);
+    const Tensor t = g.input(onnx_value_name(vi.name()), in.shape);
+    env[vi.name()].tensor = t;
+    out.inputs.push_back(t);
+  }
+
+  Converter conv(g, env, out.opset);
+  for (const auto& node : fuse_erf_gelu(gp, base_dir)) {
+    const OpRow* row = find_op(node.op_type());
+    conv.begin(node, row);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      conv.unsupported("the domain '" + node.domain() + "' is not supported (default domain only)");
+    if (!row) {
+      std::string list;
+      for (const OpRow& r : op_table()) list += (list.empty() ? "" : ", ") + std::string(r.op_type);
+      throw Error(Status::invalid_argument, "corun: ONNX node '" + (node.name().empty() ? node.output(0) : node.name()) +
+                                                "' (op_type " + node.op_type() + ", opset " +
+                                                std::to_string(out.opset) + "): the op is not supported; supported ops: " +
+                                                list + " (docs/onnx.md)");
+    }
+    for (const std::string& o : node.output())
+      if (!o.empty()) claim(o);
+    try {
+      row->convert(conv);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.find("ONNX node") != std::string::npos) throw;
+      // A shape rule of the Graph refused the node: say which ONNX node it was.
+      conv.unsupported(msg.rfind("corun: ", 0) == 0 ? msg.substr(7) : msg);
+    }
+  }
+
+  for (const auto& vi : gp.value_info()) check_value_info(vi, env, batch_symbols, batch, source);
+  for (const auto& vi : gp.output()) {
+    const auto it = env.find(vi.name());
+    CORUN_CHECK(it != env.end(), Status::invalid_argument,
+                where(source) << ": graph output '" << vi.name() << "' is produced by no node");
+    check_value_info(vi, env, batch_symbols, batch, source);
+    CORUN_CHECK(it->second.tensor.valid(), Status::invalid_argument,
+                where(source) << ": graph output '" << vi.name()
+                              << "' is a constant (it does not depend on any input); supported: computed outputs");
+    Tensor t = it->second.tensor;
+    g.keep(t);
+    out.output_names.push_back(vi.name());
+    out.outputs.push_back(t);
+  }
+  CORUN_CHECK(!out.outputs.empty(), Status::invalid_argument, where(source) << " has no graph output");
+
+  if (options.add_training_loss) {
+    CORUN_CHECK(out.outputs.size() == 1, Status::invalid_argument,
+                where(source) << " has " << out.outputs.size()
+                              << " outputs; the training loss (softmax cross-entropy) needs exactly one");
+    const Shape s = out.outputs[0].shape();
+    CORUN_CHECK(s.rank == 2, Status::invalid_argument,
+                where(source) << ": output '" << out.output_names[0] << "' has the shape " << s.str()
+                              << "; the training loss (softmax cross-entropy) needs [batch, classes] logits");
+    out.targets = g.input(options.targets_name, s);
+    out.loss = g.softmax_xent(out.outputs[0], out.targets, "loss");
+  }
+  return out;
+}
+
+}  // namespace onnx_import
+
+OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& options) {
+  const std::string bytes = read_file(path);
+  onnx::ModelProto model;
+  CORUN_CHECK(!bytes.empty() && model.ParseFromString(bytes), Status::io_error,
+              "cannot read ONNX file '" << path << "': " << (bytes.empty() ? "the file is empty" :
+              "not a valid ONNX protobuf (truncated, or not an ONNX model)"));
+  CORUN_CHECK(model.has_graph() && model.ir_version() > 0, Status::io_error,
+              "cannot read ONNX file '" << path << "': it parses but has no graph or IR version (not an ONNX model)");
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return onnx_import::import_model(model, dir.empty() ? "." : dir, path, options);
+}
+
+Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  return std::move(import_onnx_model(path, options).graph);
+}
+
+}  // namespace corun

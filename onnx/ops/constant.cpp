@@ -1,0 +1,123 @@
+// Constants and the shape arithmetic folded at import: Constant, Shape, Gather, Unsqueeze, Cast. PyTorch
+// exports x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: every link is known
+// once the input shapes are, so the chain becomes one constant shape and the Reshape a Graph::reshape.
+#include "onnx/ops/ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace corun::onnx_import {
+
+void convert_constant(Converter& c) {
+  c.only_attrs({"value", "value_float", "value_floats", "value_int", "value_ints"});
+  Constant k;
+  if (const onnx::TensorProto* t = c.attr_tensor("value")) {
+    k = read_tensor(*t, "");
+  } else if (c.has_attr("value_float")) {
+    k.values = {c.attr_float("value_float", 0.0f)};
+  } else if (c.has_attr("value_int")) {
+    k.integer = true;
+    k.values = {static_cast<double>(c.attr_int("value_int", 0))};
+  } else if (c.has_attr("value_ints")) {
+    k.integer = true;
+    for (int64_t v : c.attr_ints("value_ints")) k.values.push_back(static_cast<double>(v));
+    k.dims = {static_cast<int64_t>(k.values.size())};
+  } else if (c.has_attr("value_floats")) {
+    for (const auto& a : c.node().attribute())
+      if (a.name() == "value_floats")
+        for (float v : a.floats()) k.values.push_back(v);
+    k.dims = {static_cast<int64_t>(k.values.size())};
+  } else {
+    c.unsupported("no value attribute (sparse_value and strings are not supported)");
+  }
+  c.set_output(0, std::move(k));
+}
+
+void convert_shape(Converter& c) {
+  c.only_attrs({"start", "end"});
+  const std::vector<int64_t> d = c.input_dims(0);
+  const auto r = static_cast<int64_t>(d.size());
+  auto clamp = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+  const int64_t start = clamp(c.attr_int("start", 0)), end = clamp(c.attr_int("end", r));
+  Constant k;
+  k.integer = true;
+  for (int64_t i = start; i < end; ++i) k.values.push_back(static_cast<double>(d[static_cast<size_t>(i)]));
+  k.dims = {static_cast<int64_t>(k.values.size())};
+  c.set_output(0, std::move(k));
+}
+
+void convert_gather(Converter& c) {
+  c.only_attrs({"axis"});
+  if (!c.foldable(0))
+    c.unsupported("data '" + c.node().input(0) + "' is not an import-time constant (only the Gather of shape "
+                  "arithmetic is supported until the gather op lands)");
+  const Constant& data = *c.constant(0);
+  const Constant& idx = c.require_constant(1, "indices");
+  const int rank = static_cast<int>(data.dims.size());
+  if (rank == 0) c.unsupported("scalar data");
+  const int axis = normalize_axis(c, c.attr_int("axis", 0), rank, "axis");
+  const int64_t extent = data.dims[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= data.dims[static_cast<size_t>(i)];
+  for (int i = axis + 1; i < rank; ++i) inner *= data.dims[static_cast<size_t>(i)];
+  Constant out;
+  out.integer = data.integer;
+  out.dims.assign(data.dims.begin(), data.dims.begin() + axis);
+  out.dims.insert(out.dims.end(), idx.dims.begin(), idx.dims.end());
+  out.dims.insert(out.dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t j = 0; j < idx.values.size(); ++j) {
+      int64_t at = idx.as_int(j);
+      if (at < 0) at += extent;
+      if (at < 0 || at >= extent) c.unsupported("index " + std::to_string(idx.as_int(j)) + " out of range for extent " + std::to_string(extent));
+      for (int64_t e = 0; e < inner; ++e)
+        out.values.push_back(data.values[static_cast<size_t>((o * extent + at) * inner + e)]);
+    }
+  c.set_output(0, std::move(out));
+}
+
+void convert_unsqueeze(Converter& c) {
+  c.only_attrs({"axes"});
+  std::vector<int64_t> axes = c.attr_ints("axes");
+  if (c.has_input(1)) axes = c.require_constant(1, "axes").ints();
+  if (axes.empty()) c.unsupported("no axes");
+  const std::vector<int64_t> d = c.input_dims(0);
+  const int out_rank = static_cast<int>(d.size() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : axes) {
+    const int n = normalize_axis(c, a, out_rank, "axis");
+    if (inserted[static_cast<size_t>(n)]) c.unsupported("axis " + std::to_string(a) + " given twice");
+    inserted[static_cast<size_t>(n)] = true;
+  }
+  std::vector<int64_t> to;
+  size_t next = 0;
+  for (int i = 0; i < out_rank; ++i) to.push_back(inserted[static_cast<size_t>(i)] ? 1 : d[next++]);
+  if (c.foldable(0)) {
+    Constant out = *c.constant(0);
+    out.dims = to;
+    c.set_output(0, std::move(out));
+    return;
+  }
+  if (to.size() > static_cast<size_t>(kMaxDims)) c.unsupported("a result of rank " + std::to_string(to.size()) + " (at most 4)");
+  c.set_output(0, c.graph().reshape(c.tensor(0), Shape::of(to.data(), static_cast<int>(to.size())), c.value_name()));
+}
+
+void convert_cast(Converter& c) {
+  c.only_attrs({"to"});
+  using TP = onnx::TensorProto;
+  const auto to = static_cast<int>(c.attr_int("to", TP::FLOAT));
+  const bool to_int = to == TP::INT64 || to == TP::INT32 || to == TP::INT8 || to == TP::UINT8 || to == TP::BOOL;
+  const bool to_float = to == TP::FLOAT || to == TP::DOUBLE;
+  if (c.foldable(0) && (to_int || to_float)) {
+    Constant out = *c.constant(0);
+    out.integer = to_int;
+    for (double& v : out.values) v = to == TP::BOOL ? (v != 0.0) : to_int ? std::trunc(v) : v;
+    c.set_output(0, std::move(out));
+    return;
+  }
+  if (to != TP::FLOAT)
+    c.unsupported_attr("to", TP::DataType_Name(static_cast<TP::DataType>(to)) + " on a tensor (FLOAT only: corun tensors are f32)");
+  c.alias_output(0, 0);
+}
+
+}  // namespace corun::onnx_import

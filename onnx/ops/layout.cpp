@@ -1,0 +1,176 @@
+// Layout ops: Concat, Split, Slice, Reshape, Flatten, Identity. On import-time constants (shape arithmetic)
+// Concat, Slice, Reshape and Flatten fold; on graph values they map to the Graph's concat, split, slice
+// and reshape.
+#include "onnx/ops/ops.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace corun::onnx_import {
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+Shape shape_of(Converter& c, const std::vector<int64_t>& d) {
+  if (d.empty() || d.size() > static_cast<size_t>(kMaxDims))
+    c.unsupported("a result of rank " + std::to_string(d.size()) + " (corun tensors have 1 to 4 dimensions)");
+  for (int64_t x : d)
+    if (x <= 0) c.unsupported("a result of shape " + dims_text(d) + " (every extent must be positive)");
+  return Shape::of(d.data(), static_cast<int>(d.size()));
+}
+
+// Output k of the node as a reshaped copy of its input (a folded constant keeps its values).
+void reshaped_output(Converter& c, const std::vector<int64_t>& to) {
+  if (c.foldable(0)) {
+    const Constant* k = c.constant(0);
+    Constant out = *k;
+    out.dims = to;
+    c.set_output(0, std::move(out));
+    return;
+  }
+  c.set_output(0, c.graph().reshape(c.tensor(0), shape_of(c, to), c.value_name()));
+}
+
+}  // namespace
+
+void convert_concat(Converter& c) {
+  c.only_attrs({"axis"});
+  const int n = c.num_inputs();
+  const std::vector<int64_t> d0 = c.input_dims(0);
+  const int axis = normalize_axis(c, c.attr_int("axis", 0), static_cast<int>(std::max<size_t>(d0.size(), 1)), "axis");
+  bool all_constant = true;
+  for (int i = 0; i < n; ++i) all_constant = all_constant && c.foldable(i);
+  if (all_constant) {
+    Constant out;
+    out.dims = d0;
+    out.dims[static_cast<size_t>(axis)] = 0;
+    out.integer = c.constant(0)->integer;
+    const int64_t outer = product(d0, 0, static_cast<size_t>(axis));
+    for (int i = 0; i < n; ++i) {
+      const std::vector<int64_t> di = c.input_dims(i);
+      if (di.size() != d0.size()) c.unsupported("inputs of ranks " + std::to_string(d0.size()) + " and " + std::to_string(di.size()));
+      out.dims[static_cast<size_t>(axis)] += di[static_cast<size_t>(axis)];
+    }
+    out.values.resize(static_cast<size_t>(out.numel()));
+    int64_t col = 0;
+    const int64_t out_row = product(out.dims, static_cast<size_t>(axis), out.dims.size());
+    for (int i = 0; i < n; ++i) {
+      const Constant& k = *c.constant(i);
+      const int64_t row = outer ? k.numel() / outer : 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < row; ++e)
+          out.values[static_cast<size_t>(o * out_row + col + e)] = k.values[static_cast<size_t>(o * row + e)];
+      col += row;
+    }
+    c.set_output(0, std::move(out));
+    return;
+  }
+  std::vector<Tensor> xs;
+  for (int i = 0; i < n; ++i) xs.push_back(c.tensor(i));
+  c.set_output(0, c.graph().concat(xs, axis, c.value_name()));
+}
+
+void convert_split(Converter& c) {
+  c.only_attrs({"axis", "split"});
+  const std::vector<int64_t> d = c.input_dims(0);
+  const int axis = normalize_axis(c, c.attr_int("axis", 0), static_cast<int>(d.size()), "axis");
+  std::vector<int64_t> sizes = c.attr_ints("split");
+  if (c.has_input(1)) sizes = c.require_constant(1, "split sizes").ints();
+  const int parts = c.node().output_size();
+  if (sizes.empty()) {
+    if (d[static_cast<size_t>(axis)] % parts != 0)
+      c.unsupported("extent " + std::to_string(d[static_cast<size_t>(axis)]) + " in " + std::to_string(parts) +
+                    " equal parts");
+    sizes.assign(static_cast<size_t>(parts), d[static_cast<size_t>(axis)] / parts);
+  }
+  if (static_cast<int>(sizes.size()) != parts)
+    c.unsupported(std::to_string(sizes.size()) + " split sizes for " + std::to_string(parts) + " outputs");
+  const std::vector<Tensor> outs = c.graph().split(c.tensor(0), axis, sizes, c.value_name());
+  for (int k = 0; k < parts; ++k) c.set_output(k, outs[static_cast<size_t>(k)]);
+}
+
+void convert_slice(Converter& c) {
+  c.only_attrs({});
+  const std::vector<int64_t> d = c.input_dims(0);
+  const std::vector<int64_t> starts = c.require_constant(1, "starts").ints();
+  const std::vector<int64_t> ends = c.require_constant(2, "ends").ints();
+  std::vector<int64_t> axes(starts.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (c.has_input(3)) axes = c.require_constant(3, "axes").ints();
+  if (c.has_input(4))
+    for (int64_t s : c.require_constant(4, "steps").ints())
+      if (s != 1) c.unsupported("step " + std::to_string(s) + " (step 1 only)");
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1)
+    c.unsupported(std::to_string(starts.size()) + " sliced axes (one axis only)");
+  const int axis = normalize_axis(c, axes[0], static_cast<int>(std::max<size_t>(d.size(), 1)), "axis");
+  const int64_t dim = d.empty() ? 1 : d[static_cast<size_t>(axis)];
+  auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
+  const int64_t start = clamp(starts[0]), end = clamp(ends[0]);
+  if (end <= start) c.unsupported("an empty slice [" + std::to_string(start) + ", " + std::to_string(end) + ")");
+  if (c.foldable(0)) {
+    const Constant* k = c.constant(0);
+    if (d.size() != 1) c.unsupported("folding a slice of a constant of rank " + std::to_string(d.size()) + " (1-D only)");
+    Constant out;
+    out.integer = k->integer;
+    out.values.assign(k->values.begin() + start, k->values.begin() + end);
+    out.dims = {end - start};
+    c.set_output(0, std::move(out));
+    return;
+  }
+  c.set_output(0, c.graph().slice(c.tensor(0), axis, start, end - start, c.value_name()));
+}
+
+void convert_reshape(Converter& c) {
+  c.only_attrs({"allowzero"});
+  if (c.attr_int("allowzero", 0) != 0) c.unsupported_attr("allowzero", "1 (0 only)");
+  const std::vector<int64_t> d = c.input_dims(0);
+  const std::vector<int64_t> want = c.require_constant(1, "shape").ints();
+  std::vector<int64_t> to(want.size());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == 0) {
+      if (i >= d.size()) c.unsupported("shape " + dims_text(want) + ": a 0 beyond the input's rank " + std::to_string(d.size()));
+      to[i] = d[i];
+    } else if (want[i] == -1) {
+      if (infer >= 0) c.unsupported("shape " + dims_text(want) + " with two -1");
+      infer = static_cast<int>(i);
+      continue;
+    } else if (want[i] < 0) {
+      c.unsupported("shape " + dims_text(want) + " with a negative extent");
+    } else {
+      to[i] = want[i];
+    }
+    known *= to[i];
+  }
+  const int64_t numel = product(d, 0, d.size());
+  if (infer >= 0) {
+    if (known <= 0 || numel % known != 0)
+      c.unsupported("shape " + dims_text(want) + " for an input of shape " + dims_text(d));
+    to[static_cast<size_t>(infer)] = numel / known;
+  }
+  if (product(to, 0, to.size()) != numel)
+    c.unsupported("shape " + dims_text(to) + " for an input of shape " + dims_text(d) + " (element counts differ)");
+  reshaped_output(c, to);
+}
+
+void convert_flatten(Converter& c) {
+  c.only_attrs({"axis"});
+  const std::vector<int64_t> d = c.input_dims(0);
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(d.size());
+  if (axis < 0 || axis > static_cast<int64_t>(d.size())) c.unsupported_attr("axis", std::to_string(c.attr_int("axis", 1)));
+  reshaped_output(c, {product(d, 0, static_cast<size_t>(axis)), product(d, static_cast<size_t>(axis), d.size())});
+}
+
+void convert_identity(Converter& c) {
+  c.only_attrs({});
+  c.alias_output(0, 0);
+}
+
+}  // namespace corun::onnx_import

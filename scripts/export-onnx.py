@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Exports a PyTorch model to ONNX for `corun train --onnx` / `corun infer --onnx` (docs/onnx.md).
+
+Random initialisation from --seed, no downloads (Debian's python3-torch and python3-torchvision). With
+--reference DIR it also writes, from PyTorch, a random input and the model's outputs on it, as .npy under
+the ONNX names (DIR/<input>.npy, DIR/<output>.npy), so that corun's outputs can be compared with PyTorch's.
+
+    scripts/export-onnx.py --model cnn --out cnn.onnx --batch 8
+    scripts/export-onnx.py --model mlp --out mlp.onnx --dynamic-batch --reference ref/ --batch 4
+    scripts/export-onnx.py --list
+
+Exit codes: 0 done, 1 an error (nothing is written), 2 usage error, 77 torch is not installed.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+
+def import_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("export-onnx.py: python3-torch is not installed (apt-get install python3-torch python3-torchvision)",
+              file=sys.stderr)
+        sys.exit(77)
+    import torch
+    return torch
+
+
+def small_models(torch):
+    nn = torch.nn
+
+    class Mlp(nn.Module):
+        """Linear layers with ReLU, GELU (exported as Div/Erf/Add/Mul/Mul) and Tanh: Gemm and activations."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(64, 48), nn.Linear(48, 32)
+            self.fc3, self.fc4 = nn.Linear(32, 32), nn.Linear(32, 10)
+            self.gelu = nn.GELU()
+
+        def forward(self, x):
+            return self.fc4(torch.tanh(self.fc3(self.gelu(self.fc2(torch.relu(self.fc1(x)))))))
+
+    class Cnn(nn.Module):
+        """Conv + ReLU + MaxPool twice, x.view(x.size(0), -1) (Shape/Gather/Unsqueeze/Concat/Reshape), Gemm."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 16, 3, padding=1)
+            self.pool = nn.MaxPool2d(2)
+            self.fc = nn.Linear(16 * 4 * 4, 10)
+
+        def forward(self, x):
+            x = self.pool(torch.relu(self.conv1(x)))
+            x = self.pool(torch.relu(self.conv2(x)))
+            return self.fc(x.view(x.size(0), -1))
+
+    return Mlp, Cnn
+
+
+def models(torch):
+    """name -> (constructor, input shape without the batch, what it needs). Adding a model is one line."""
+    Mlp, Cnn = small_models(torch)
+    tv = None
+    try:
+        import torchvision
+        tv = torchvision.models
+    except ImportError:
+        pass
+
+    def vision(name, **kw):
+        if tv is None:
+            raise SystemExit("export-onnx.py: --model %s needs python3-torchvision" % name)
+        return getattr(tv, name)(weights=None, **kw)
+
+    return {
+        "mlp": (Mlp, (64,), "imports today"),
+        "cnn": (Cnn, (3, 16, 16), "imports today"),
+        # torchvision, random weights (weights=None: nothing is downloaded). They import once the ops their
+        # note names land (docs/onnx.md); until then corun names the first unsupported node.
+        "resnet18": (lambda: vision("resnet18"), (3, 224, 224), "needs BatchNormalization, GlobalAveragePool"),
+        "resnet50": (lambda: vision("resnet50"), (3, 224, 224), "needs BatchNormalization, GlobalAveragePool"),
+        "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "needs BatchNormalization, Clip, depthwise Conv"),
+        "googlenet": (lambda: vision("googlenet", aux_logits=False, init_weights=True), (3, 224, 224),
+                      "needs BatchNormalization, ceil_mode pools"),
+        "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
+                         "needs BatchNormalization, ceil_mode pools"),
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", help="model name (--list shows them)")
+    p.add_argument("--out", help="the .onnx file to write")
+    p.add_argument("--batch", type=int, default=8, help="batch size of the export (and of --reference)")
+    p.add_argument("--dynamic-batch", action="store_true", help="export the batch dimension as symbolic")
+    p.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the weights and the reference input")
+    p.add_argument("--reference", help="also write the input and PyTorch's outputs as .npy into this directory")
+    p.add_argument("--list", action="store_true", help="list the models and exit")
+    a = p.parse_args()
+    torch = import_torch()
+    table = models(torch)
+    if a.list:
+        for name, (_, shape, note) in table.items():
+            print("%-13s input [B, %s]  %s" % (name, ", ".join(map(str, shape)), note))
+        return 0
+    if not a.model or not a.out:
+        p.error("--model and --out are required")
+    if a.model not in table:
+        p.error("unknown model '%s' (available: %s)" % (a.model, ", ".join(table)))
+    if a.batch < 1:
+        p.error("--batch must be positive")
+    ctor, shape, _ = table[a.model]
+    torch.manual_seed(a.seed)
+    model = ctor().eval()
+    x = torch.randn(a.batch, *shape)
+    dynamic = {"input": {0: "batch"}, "output": {0: "batch"}} if a.dynamic_batch else None
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    # Written next to the target and renamed: an interrupted export never leaves a partial .onnx.
+    fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=out_dir)
+    os.close(fd)
+    try:
+        torch.onnx.export(model, x, tmp, opset_version=a.opset, input_names=["input"], output_names=["output"],
+                          dynamic_axes=dynamic, do_constant_folding=True)
+        if a.reference:
+            import numpy as np
+            os.makedirs(a.reference, exist_ok=True)
+            with torch.no_grad():
+                y = model(x)
+            np.save(os.path.join(a.reference, "input.npy"), x.numpy().astype(np.float32))
+            np.save(os.path.join(a.reference, "output.npy"), y.numpy().astype(np.float32))
+        os.replace(tmp, a.out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    print("wrote %s (%s, batch %s, opset %d)" % (a.out, a.model, "dynamic" if a.dynamic_batch else a.batch, a.opset))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+// The ONNX importer on models written in C++ (no torch needed): the converter table, the mapping of
+// initializers, inputs and outputs, the folding of shape arithmetic, the numbers of a small graph run
+// inline, and every kind of bad file or unsupported node (each a corun::Error naming what is wrong).
+#include "onnx/convert.hpp"
+#include "onnx/importer.hpp"
+#include "onnx_model_builder.hpp"
+
+#include <corun/error.hpp>
+#include <corun/inline.hpp>
+#include <corun/onnx.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+namespace corun {
+namespace {
+
+using testing::OnnxModelBuilder;
+namespace fs = std::filesystem;
+
+// What `fn` throws, or "" when it does not.
+template <typename F>
+std::string error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+OnnxModel import(const OnnxModelBuilder& b, const OnnxImportOptions& o = {}) {
+  return onnx_import::import_model(b.model, ".", "test.onnx", o);
+}
+
+// x [2, 3] -> Gemm(W [4, 3], transB, b [4]) -> Relu -> y [2, 4].
+OnnxModelBuilder gemm_relu() {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.init("fc/weight", {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});
+  b.init("fc.bias", {4}, {0.5f, -10.0f, 0.0f, 1.0f});
+  auto* gemm = b.node("Gemm", {"x", "fc/weight", "fc.bias"}, {"h"});
+  OnnxModelBuilder::attr(gemm, "transB", int64_t{1});
+  b.node("Relu", {"h"}, {"y"});
+  b.output("y", {2, 4});
+  return b;
+}
+
+TEST(OnnxTable, EveryRowIsFoundByItsOpTypeOnce) {
+  std::set<std::string> seen;
+  for (const onnx_import::OpRow& r : onnx_import::op_table()) {
+    EXPECT_TRUE(seen.insert(r.op_type).second) << r.op_type << " has two rows";
+    EXPECT_EQ(onnx_import::find_op(r.op_type), &r);
+    EXPECT_NE(std::string(r.supported), "");
+  }
+  for (const char* op : {"Conv", "Gemm", "MatMul", "Reshape", "Shape", "Gather", "Constant", "MaxPool", "Concat"})
+    EXPECT_TRUE(seen.count(op)) << op;
+  EXPECT_EQ(onnx_import::find_op("Softplus"), nullptr);
+}
+
+TEST(OnnxImport, GemmReluComputesTheFileWeightsNumbersAndKeepsTheNames) {
+  OnnxModel m = import(gemm_relu());
+  ASSERT_EQ(m.inputs.size(), 1u);
+  ASSERT_EQ(m.output_names, std::vector<std::string>{"y"});
+  EXPECT_EQ(m.outputs[0].shape(), (Shape{2, 4}));
+  std::set<std::string> params;
+  for (Tensor p : m.graph.params()) params.insert(p.name());
+  EXPECT_EQ(params, (std::set<std::string>{"fc_weight", "fc.bias"}));  // '/' cannot be in a file name
+  const float x[6] = {1, 2, 3, -4, -5, -6};
+  std::copy(x, x + 6, m.graph.data(m.inputs[0]));
+  InlineRunner run(m.graph);
+  run.run();
+  const float* y = m.graph.data(m.graph.find("y"));
+  const float want[8] = {1.5f, 0.0f, 3.0f, 7.0f, 0.0f, 0.0f, 0.0f, 0.0f};  // relu(x W^T + b)
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[i]) << i;
+}
+
+// PyTorch's x.view(x.size(0), -1) with a dynamic batch: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+TEST(OnnxImport, FoldsTheShapeArithmeticOfAViewWithADynamicBatch) {
+  OnnxModelBuilder b;
+  b.input("x", {-1, 2, 3});
+  b.node("Shape", {"x"}, {"s"});
+  b.init_ints("zero", {0});
+  auto* k = b.node("Constant", {}, {"idx"});
+  auto* a = k->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_int64_data(0);  // a scalar index: Gather drops the axis
+  b.node("Gather", {"s", "idx"}, {"n"});
+  b.node("Unsqueeze", {"n", "zero"}, {"n1"});
+  b.init_ints("minus_one", {-1});
+  auto* cat = b.node("Concat", {"n1", "minus_one"}, {"target"});
+  OnnxModelBuilder::attr(cat, "axis", int64_t{0});
+  b.node("Reshape", {"x", "target"}, {"flat"});
+  b.node("Relu", {"flat"}, {"y"});
+  b.output("y", {-1, 6});
+  OnnxImportOptions o;
+  o.batch = 5;
+  OnnxModel m = import(b, o);
+  EXPECT_EQ(m.outputs[0].shape(), (Shape{5, 6}));
+  EXPECT_TRUE(m.graph.params().empty()) << "integer initializers are shape data, not parameters";
+}
+
+// nn.GELU as PyTorch exports it before opset 20: (x * (1 + Erf(x / sqrt 2))) * 0.5 -> one gelu node.
+TEST(OnnxImport, RecognisesTheErfGeluOfPyTorchExports) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.init("sqrt2", {}, {1.41421353816986084f});
+  b.init("one", {}, {1.0f});
+  b.init("half", {}, {0.5f});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"x", "a"}, {"m"});
+  b.node("Mul", {"m", "half"}, {"y"});
+  b.output("y", {2, 3});
+  OnnxModel m = import(b);
+  EXPECT_EQ(m.graph.num_nodes(), 1);
+  EXPECT_TRUE(m.graph.params().empty());
+  const float x[6] = {-2, -0.5f, 0, 0.5f, 1, 3};
+  std::copy(x, x + 6, m.graph.data(m.inputs[0]));
+  InlineRunner run(m.graph);
+  run.run();
+  const float* y = m.graph.data(m.outputs[0]);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0))), 1e-6) << i;
+  // The same chain with the Erf read twice is not a GELU: Div and Erf stay, unsupported ops.
+  b.node("Relu", {"e"}, {"e2"});
+  b.output("e2");
+  EXPECT_NE(error_of([&] { import(b); }).find("op_type Div"), std::string::npos);  // the first node left
+}
+
+TEST(OnnxImport, TrainingLossMakesATrainingGraph) {
+  OnnxImportOptions o;
+  o.add_training_loss = true;
+  OnnxModel m = import(gemm_relu(), o);
+  ASSERT_TRUE(m.loss.valid());
+  EXPECT_EQ(m.targets.shape(), (Shape{2, 4}));
+  EXPECT_EQ(m.graph.find("loss").id(), m.loss.id());
+  m.graph.backward(m.loss);
+  for (Tensor p : m.graph.params()) EXPECT_TRUE(m.graph.grad(p).valid()) << p.name();
+}
+
+TEST(OnnxErrors, AnUnsupportedOpNamesTheNodeTheOpTheOpsetAndTheSupportedOps) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.node("Softplus", {"x"}, {"y"}, "my_softplus");
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  for (const char* part : {"my_softplus", "Softplus", "opset 13", "supported ops", "Gemm"})
+    EXPECT_NE(e.find(part), std::string::npos) << part << " missing in: " << e;
+}
+
+TEST(OnnxErrors, AnUnsupportedOpsetIsRefusedWithTheSupportedRange) {
+  OnnxModelBuilder b(9);
+  b.input("x", {2, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("opset 9"), std::string::npos) << e;
+  EXPECT_NE(e.find("11 to 17"), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, AnUnsupportedAttributeValueIsNamedNeverApproximated) {
+  OnnxModelBuilder b;
+  b.input("x", {1, 4, 8, 8});
+  b.init("w", {4, 2, 3, 3}, std::vector<float>(72, 0.1f));
+  auto* conv = b.node("Conv", {"x", "w"}, {"y"}, "grouped");
+  OnnxModelBuilder::attr(conv, "group", int64_t{2});
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("grouped"), std::string::npos) << e;
+  EXPECT_NE(e.find("group=2"), std::string::npos) << e;
+  EXPECT_NE(e.find("supported: "), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, ADynamicBatchNeedsTheBatchOption) {
+  OnnxModelBuilder b;
+  b.input("x", {-1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("dynamic batch"), std::string::npos) << e;
+  EXPECT_NE(e.find("--batch"), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, AShapeTheFileDeclaresOtherwiseIsAnError) {
+  OnnxModelBuilder b = gemm_relu();
+  b.declare("h", {2, 5});
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("'h'"), std::string::npos) << e;
+  EXPECT_NE(e.find("[2, 5]"), std::string::npos) << e;
+}
+
+TEST(OnnxErrors, ABroadcastMainCannotDoIsRefused) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.input("z", {2, 1});
+  b.node("Mul", {"x", "z"}, {"y"}, "scale");
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("scale"), std::string::npos) << e;
+  EXPECT_NE(e.find("[2, 3] and [2, 1]"), std::string::npos) << e;
+}
+
+class OnnxFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("corun-onnx-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(OnnxFiles, AWholeFileImportsAndATruncatedOneIsAnIoError) {
+  const OnnxModelBuilder b = gemm_relu();
+  b.save(path("m.onnx"));
+  EXPECT_EQ(import_onnx(path("m.onnx")).find("y").shape(), (Shape{2, 4}));
+  const std::string bytes = b.model.SerializeAsString();
+  std::ofstream(path("cut.onnx"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  try {
+    import_onnx(path("cut.onnx"));
+    FAIL() << "a truncated file imported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::io_error);
+    EXPECT_NE(std::string(e.what()).find("cut.onnx"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(OnnxFiles, AFileThatIsNotOnnxIsAnIoError) {
+  std::ofstream(path("notes.onnx")) << "these are my notes, not a model\n";
+  const std::string e = error_of([&] { import_onnx(path("notes.onnx")); });
+  EXPECT_NE(e.find("not"), std::string::npos) << e;
+  EXPECT_NE(e.find("notes.onnx"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { import_onnx(path("absent.onnx")); }), "");
+}
+
+TEST_F(OnnxFiles, ExternalDataIsReadAndItsAbsenceNamesTheFile) {
+  OnnxModelBuilder b = gemm_relu();
+  onnx::TensorProto* w = b.graph->mutable_initializer(0);
+  const std::vector<float> values(w->float_data().begin(), w->float_data().end());
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* loc = w->add_external_data();
+  loc->set_key("location");
+  loc->set_value("weights.bin");
+  b.save(path("ext.onnx"));
+  const std::string e = error_of([&] { import_onnx(path("ext.onnx")); });
+  EXPECT_NE(e.find("weights.bin"), std::string::npos) << e;
+  EXPECT_NE(e.find("fc/weight"), std::string::npos) << e;
+  std::ofstream(path("weights.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  Graph g = import_onnx(path("ext.onnx"));
+  const float* wv = g.data(g.find("fc_weight"));
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(wv[i], values[i]);
+}
+
+}  // namespace
+}  // namespace corun

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# onnx.torch: models exported by scripts/export-onnx.py from PyTorch at test time, run by corun.
+#   - corun infer --onnx: every output equals PyTorch's on the same input and weights within 1e-4 relative
+#     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic);
+#   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
+#   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
+#     missing external data): each exit 1 with a message naming the problem, and nothing written.
+# Exit 77 (skipped) when no Python with torch, onnx and numpy is found.
+#   test_onnx_torch.sh CORUN_BINARY SOURCE_DIR
+set -u
+corun=$1
+src=$2
+py=""
+for cand in python3 /usr/bin/python3; do
+  if command -v "$cand" >/dev/null && "$cand" -c "import torch, onnx, numpy" 2>/dev/null; then py=$cand; break; fi
+done
+if [ -z "$py" ]; then echo "SKIP: no python3 with torch, onnx and numpy (apt-get install python3-torch python3-onnx)"; exit 77; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+export CORUN_QUIET=1 STARPU_SILENT=1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+export_model() { "$py" "$src/scripts/export-onnx.py" "$@" >/dev/null || { echo "export failed: $*"; exit 1; }; }
+
+export_model --model mlp --out mlp.onnx --batch 4 --reference ref-mlp
+export_model --model cnn --out cnn.onnx --batch 3 --dynamic-batch --reference ref-cnn
+
+# 1. Forward outputs against PyTorch's.
+compare() {  # name corun-output reference
+  "$py" - "$1" "$2" "$3" <<'PY' || fails=$((fails + 1))
+import sys, numpy as np
+name, got, want = sys.argv[1], np.load(sys.argv[2]), np.load(sys.argv[3])
+if got.shape != want.shape:
+    sys.exit("FAIL: %s: shape %s, PyTorch %s" % (name, got.shape, want.shape))
+rel = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+print("%s: max relative difference to PyTorch %.2e" % (name, rel))
+if not rel <= 1e-4:
+    sys.exit("FAIL: %s differs from PyTorch by %.2e relative" % (name, rel))
+PY
+}
+"$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-mlp >/dev/null || fail "infer mlp"
+compare mlp out-mlp/output.npy ref-mlp/output.npy
+"$corun" infer --onnx cnn.onnx --batch 3 --input input=ref-cnn/input.npy --output out-cnn --json cnn.json >/dev/null ||
+  fail "infer cnn"
+compare cnn out-cnn/output.npy ref-cnn/output.npy
+[ -s cnn.json ] || fail "infer --json wrote nothing"
+
+# 2. Training: the loss falls over 20 steps under lws and the co-run policies, with the same numbers.
+export_model --model mlp --out mlp-dynamic.onnx --batch 4 --dynamic-batch
+for policy in lws cpf corun; do
+  CORUN_SCHED=$policy "$corun" train --onnx mlp-dynamic.onnx --batch 32 --lr 0.2 --iters 20 --json "train-$policy.json" \
+    --dump-inputs "in-$policy" >/dev/null 2>"train-$policy.err" || { fail "train $policy: $(tail -1 "train-$policy.err")"; continue; }
+  "$py" - "train-$policy.json" "$policy" <<'PY' || fails=$((fails + 1))
+import json, sys
+loss = json.load(open(sys.argv[1]))["loss"]
+first, last = sum(loss[:5]) / 5, sum(loss[-5:]) / 5
+print("%s: loss %.4f -> %.4f over %d steps (means of the first and last 5)" % (sys.argv[2], first, last, len(loss)))
+if not (len(loss) == 20 and last < 0.8 * first):
+    sys.exit("FAIL: %s: the loss did not fall: %s" % (sys.argv[2], loss))
+PY
+  [ -s "in-$policy/input.npy" ] && [ -s "in-$policy/targets.npy" ] || fail "--dump-inputs $policy"
+done
+"$py" -c "
+import json, sys
+l = [json.load(open('train-%s.json' % p))['loss'] for p in ('lws', 'cpf', 'corun')]
+sys.exit(0 if l[0] == l[1] == l[2] else 'FAIL: the policies computed different losses: %s' % l)" || fails=$((fails + 1))
+
+# 3. Bad files: exit 1, the message names the problem, no output directory appears.
+bad() {  # what expected-text model [extra flags]
+  local what=$1 text=$2 model=$3
+  shift 3
+  "$corun" infer --onnx "$model" --input input=ref-mlp/input.npy --output "out-$what" "$@" >/dev/null 2>"$what.err"
+  local rc=$?
+  [ "$rc" = 1 ] || fail "$what: exit $rc, not 1"
+  grep -q -- "$text" "$what.err" || fail "$what: no '$text' in: $(cat "$what.err")"
+  [ ! -e "out-$what" ] || fail "$what: an output directory was written"
+}
+head -c 300 mlp.onnx >truncated.onnx
+bad truncated "truncated.onnx" truncated.onnx
+echo "not a model" >text.onnx
+bad not-onnx "not a valid ONNX" text.onnx
+export_model --model mlp --out opset9.onnx --batch 4 --opset 9
+bad opset "opset 9" opset9.onnx
+"$py" - <<'PY' || fails=$((fails + 1))
+import torch
+class Soft(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.softplus(x)
+torch.onnx.export(Soft(), torch.randn(4, 64), "softplus.onnx", opset_version=13, input_names=["input"])
+PY
+bad unsupported-op "op_type Softplus" softplus.onnx
+bad dynamic "dynamic batch" mlp-dynamic.onnx
+"$py" - <<'PY' || fails=$((fails + 1))
+import onnx
+m = onnx.load("mlp.onnx")
+onnx.save_model(m, "external.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                location="external.bin", size_threshold=0)
+PY
+rm -f external.bin
+bad external "external.bin" external.onnx
+"$corun" train --onnx mlp-dynamic.onnx --iters 2 --save saved >/dev/null 2>dyn-train.err
+[ $? = 1 ] && grep -q -- "--batch" dyn-train.err && [ ! -e saved ] || fail "train without --batch: $(cat dyn-train.err)"
+
+[ "$fails" = 0 ] && echo "onnx.torch: all checks passed" || { echo "onnx.torch: $fails failure(s)"; exit 1; }
