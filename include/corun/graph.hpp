@@ -130,6 +130,12 @@ class Graph {
   /// Mean over the batch of the cross-entropy of softmax(logits) rows against `targets` (same [B, C]
   /// shape, rows summing to one). Returns a [1] loss.
   Tensor softmax_xent(Tensor logits, Tensor targets, const std::string& name = "");
+  // issue 19: recurrent cells
+  /// One GRU step after its two projections, as one task (ONNX GRU with linear_before_reset = 1, PyTorch's
+  /// nn.GRU): `x_proj` [B, 3H] = x W^T + Wb and `h_proj` [B, 3H] = h_prev R^T + Rb, both in gate blocks
+  /// z, r, n (ONNX order); `h_prev` [B, H]. z = sigmoid(x_z + h_z), r = sigmoid(x_r + h_r),
+  /// n = tanh(x_n + r h_n), h = (1 - z) n + z h_prev. Returns h (value "<name>.h"). Layers: corun/rnn.hpp.
+  Tensor gru_cell(Tensor x_proj, Tensor h_proj, Tensor h_prev, const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

@@ -25,5 +25,7 @@ struct OpCaseSpec {
 
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
+/// The recurrent cells' cases (op_cases_rnn.cpp).
+std::vector<OpCaseSpec> rnn_op_cases();
 
 }  // namespace corun::codelets::testing
