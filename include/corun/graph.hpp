@@ -203,6 +203,12 @@ class Graph {
   /// ONNX ReduceMean (axes, keepdims as ReduceSum above): the sum over `axes` times 1 / (their element
   /// count). GlobalAveragePool is reduce_mean(x, {2, 3}, true).
   Tensor reduce_mean(Tensor x, std::vector<int> axes, bool keepdims = true, const std::string& name = "");
+  // issue 19: recurrent cells
+  /// One GRU step after its two projections, as one task (ONNX GRU with linear_before_reset = 1, PyTorch's
+  /// nn.GRU): `x_proj` [B, 3H] = x W^T + Wb and `h_proj` [B, 3H] = h_prev R^T + Rb, both in gate blocks
+  /// z, r, n (ONNX order); `h_prev` [B, H]. z = sigmoid(x_z + h_z), r = sigmoid(x_r + h_r),
+  /// n = tanh(x_n + r h_n), h = (1 - z) n + z h_prev. Returns h (value "<name>.h"). Layers: corun/rnn.hpp.
+  Tensor gru_cell(Tensor x_proj, Tensor h_proj, Tensor h_prev, const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

@@ -420,6 +420,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   for (OpCaseSpec& c : norm_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : broadcast_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : optim_op_cases()) out.push_back(std::move(c));
+  for (OpCaseSpec& c : rnn_op_cases()) out.push_back(std::move(c));
   return out;
 }
 

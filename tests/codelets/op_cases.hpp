@@ -33,5 +33,7 @@ std::vector<OpCaseSpec> broadcast_op_cases();
 
 /// The issue 19 optimizer updates (op_cases_optim.cpp).
 std::vector<OpCaseSpec> optim_op_cases();
+/// The recurrent cells' cases (op_cases_rnn.cpp).
+std::vector<OpCaseSpec> rnn_op_cases();
 
 }  // namespace corun::codelets::testing

@@ -1,0 +1,72 @@
+// Fast GRU cell: per row of this member's slice, one loop for the exp/tanh of the three gate blocks and
+// plain arithmetic loops GCC vectorises (fixed 16-wide blocks plus a scalar tail, as lstm_cell_fast).
+// Formulas from codelets/elementwise.hpp, so the cell agrees closely with the same graph built from
+// sigmoid, tanh, mul and add nodes.
+#include "codelets/elementwise.hpp"
+#include "codelets/gru_cell/gru_cell.hpp"
+
+namespace corun::codelets {
+namespace {
+
+constexpr int kBlock = 16;
+
+// Forward of one row: xp, hp [3H], hprev [H] -> h [H], a [3H] = (z, r, n).
+void cell_row(const float* __restrict xp, const float* __restrict hp, const float* __restrict hprev,
+              float* __restrict h, float* __restrict a, int64_t H) {
+  for (int64_t u = 0; u < 2 * H; ++u) a[u] = ew::sigmoid_fast(xp[u] + hp[u]);  // z and r
+  const float* r = a + H;
+  for (int64_t u = 0; u < H; ++u) a[2 * H + u] = ew::tanh_fast(xp[2 * H + u] + r[u] * hp[2 * H + u]);
+  const float* z = a;
+  const float* n = a + 2 * H;
+  int64_t u = 0;
+  for (; u + kBlock <= H; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) h[u + j] = (1.0f - z[u + j]) * n[u + j] + z[u + j] * hprev[u + j];
+  for (; u < H; ++u) h[u] = (1.0f - z[u]) * n[u] + z[u] * hprev[u];
+}
+
+// Backward of units [0, n) of one row; kN > 0 fixes the count at compile time (whole blocks vectorise).
+template <int kN>
+void cell_grad_units(const float* __restrict z, const float* __restrict r, const float* __restrict n,
+                     const float* __restrict hpn, const float* __restrict hprev, const float* __restrict dh,
+                     float* __restrict dxz, float* __restrict dxr, float* __restrict dxn, float* __restrict dhz,
+                     float* __restrict dhr, float* __restrict dhn, float* __restrict dhprev, int64_t count_in) {
+  const int64_t count = kN > 0 ? kN : count_in;
+  for (int64_t u = 0; u < count; ++u) {
+    const float dn = ew::tanh_grad_fast(n[u], dh[u] * (1.0f - z[u]));
+    const float dz = ew::sigmoid_grad_fast(z[u], dh[u] * (hprev[u] - n[u]));
+    const float dr = ew::sigmoid_grad_fast(r[u], dn * hpn[u]);
+    dxz[u] = dz, dhz[u] = dz;
+    dxr[u] = dr, dhr[u] = dr;
+    dxn[u] = dn, dhn[u] = dn * r[u];
+    dhprev[u] = dh[u] * z[u];
+  }
+}
+
+void cell_grad_row(const float* a, const float* hp, const float* hprev, const float* dh, float* dxp, float* dhp,
+                   float* dhprev, int64_t H) {
+  int64_t u = 0;
+  for (; u + kBlock <= H; u += kBlock)
+    cell_grad_units<kBlock>(a + u, a + H + u, a + 2 * H + u, hp + 2 * H + u, hprev + u, dh + u, dxp + u,
+                            dxp + H + u, dxp + 2 * H + u, dhp + u, dhp + H + u, dhp + 2 * H + u, dhprev + u, kBlock);
+  cell_grad_units<0>(a + u, a + H + u, a + 2 * H + u, hp + 2 * H + u, hprev + u, dh + u, dxp + u, dxp + H + u,
+                     dxp + 2 * H + u, dhp + u, dhp + H + u, dhp + 2 * H + u, dhprev + u, H - u);
+}
+
+}  // namespace
+
+void gru_cell_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  const int64_t H = call.shapes[2][1];
+  const Range r = split_range(call.shapes[2][0], rank, width);
+  for (int64_t b = r.begin; b < r.end; ++b)
+    cell_row(buf[0] + b * 3 * H, buf[1] + b * 3 * H, buf[2] + b * H, buf[3] + b * H, buf[4] + b * 3 * H, H);
+}
+
+void gru_cell_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  const int64_t H = call.shapes[2][1];
+  const Range r = split_range(call.shapes[2][0], rank, width);
+  for (int64_t b = r.begin; b < r.end; ++b)
+    cell_grad_row(buf[0] + b * 3 * H, buf[1] + b * 3 * H, buf[2] + b * H, buf[3] + b * H, buf[4] + b * 3 * H,
+                  buf[5] + b * 3 * H, buf[6] + b * H, H);
+}
+
+}  // namespace corun::codelets
