@@ -2,6 +2,7 @@
 // single output (corun::import_onnx with add_training_loss), made a training graph by backward(). The data
 // is the built-in CNNs' synthetic task (models::SyntheticImages: a fixed random pattern per class plus
 // noise), shaped like the model's input, with one-hot targets over the output's classes. One solver.
+#include "cli/optimizer_flags.hpp"
 #include "cli/sessions/sessions.hpp"
 
 #include <corun/models/cnn.hpp>
@@ -10,7 +11,6 @@
 #include "base/check.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -23,8 +23,9 @@ struct OnnxTrainConfig {
   std::string path;
   int batch = 0;  // 0: the file's
   float learning_rate = 0.01f;
-  float momentum = 0.9f;
+  float momentum = 0.9f;  // the default optimizer: SGD with momentum, as the built-in CNNs
   uint64_t seed = 42;
+  OptimizerChoice optimizer;  // --optimizer, --lr-schedule, ... (cli/optimizer_flags.hpp)
 };
 
 // The synthetic task for an input of shape [B, ...]: a square image [B, C, H, H] keeps its channels (a
@@ -63,9 +64,9 @@ class OnnxTrain : public TrainSession {
       : cfg_(cfg),
         model_(import_for_training(cfg)),
         synthetic_(data_config(model_.inputs[0].shape(), static_cast<int>(model_.targets.shape()[1]), cfg.seed)) {
-    BackwardOptions b;
+    BackwardOptions b = cfg.optimizer.options;
     b.learning_rate = cfg.learning_rate;
-    b.momentum = cfg.momentum;
+    b.momentum = cfg.optimizer.momentum;
     model_.graph.backward(model_.loss, b);
   }
   Graph& graph(int) override { return model_.graph; }
@@ -74,22 +75,26 @@ class OnnxTrain : public TrainSession {
     synthetic_.make_batch(k, data_, targets_);
     engine.write(model_.graph, model_.inputs[0], data_);
     engine.write(model_.graph, model_.targets, targets_);
+    apply_learning_rate(engine, model_.graph, cfg_.optimizer, cfg_.learning_rate, k, run_iters_, false);
     return engine.run(model_.graph);
   }
   RunIdentity identity() const override {
-    return {{"model", "onnx"},
-            {"onnx", std::filesystem::path(cfg_.path).filename().string()},
-            {"batch", std::to_string(batch())},
-            {"learning_rate", exact(cfg_.learning_rate)},
-            {"momentum", exact(cfg_.momentum)},
-            {"seed", std::to_string(cfg_.seed)}};
+    RunIdentity id = {{"model", "onnx"},
+                      {"onnx", std::filesystem::path(cfg_.path).filename().string()},
+                      {"batch", std::to_string(batch())},
+                      {"learning_rate", exact(cfg_.learning_rate)},
+                      {"momentum", exact(cfg_.momentum)},
+                      {"seed", std::to_string(cfg_.seed)}};
+    add_optimizer_identity(cfg_.optimizer, run_iters_, id);
+    return id;
   }
   std::string title() const override {
     char buf[512];
-    std::snprintf(buf, sizeof(buf), "ONNX train: %s batch=%d input=%s classes=%lld params=%zu lr=%g momentum=%g",
+    std::snprintf(buf, sizeof(buf), "ONNX train: %s batch=%d input=%s classes=%lld params=%zu lr=%g momentum=%g%s",
                   cfg_.path.c_str(), batch(), model_.inputs[0].shape().str().c_str(),
                   static_cast<long long>(model_.targets.shape()[1]), model_.graph.params().size(),
-                  static_cast<double>(cfg_.learning_rate), static_cast<double>(cfg_.momentum));
+                  static_cast<double>(cfg_.learning_rate), static_cast<double>(cfg_.momentum),
+                  optimizer_note(cfg_.optimizer).c_str());
     return buf;
   }
   json::Value json_config() const override {
@@ -131,14 +136,8 @@ std::unique_ptr<TrainSession> make_onnx_session(const Args& args, const BatchSha
   cfg.batch = args.has("--batch") ? static_cast<int>(args.positive("--batch", 1)) : 0;
   cfg.learning_rate = static_cast<float>(args.positive_real("--lr", cfg.learning_rate));
   cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
-  if (args.has("--momentum")) {
-    const std::string m = args.str("--momentum", "");
-    char* end = nullptr;
-    const double v = std::strtod(m.c_str(), &end);
-    if (m.empty() || *end != '\0' || !(v >= 0.0 && v < 1.0))
-      throw UsageError("--momentum must be a number in [0, 1), got '" + m + "'");
-    cfg.momentum = static_cast<float>(v);
-  }
+  cfg.optimizer = optimizer_from(args, cfg.momentum, 0);
+  cfg.momentum = cfg.optimizer.momentum;
   return std::make_unique<OnnxTrain>(cfg);
 }
 
