@@ -25,5 +25,6 @@ struct OpCaseSpec {
 
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
+std::vector<OpCaseSpec> conv_pool_op_cases();  ///< op_cases_conv_pool.cpp (issue 19)
 
 }  // namespace corun::codelets::testing
