@@ -1,5 +1,6 @@
 // Fast conv2d kernels: im2col + one single-threaded OpenBLAS sgemm per image and group (forward,
-// backward-data) or per image and filter tile (backward-filter; tiles never straddle groups). docs/models.md has the measurements behind this choice
+// backward-data) or per image and filter tile (backward-filter; tiles never straddle groups). A forward
+// convolution with one input channel per group (depthwise) runs a direct loop instead. docs/models.md has the measurements behind this choice
 // against oneDNN.
 //
 // Width independence by construction: forward and backward-data give each member whole images, and every
@@ -100,6 +101,40 @@ void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const fl
     }
 }
 
+// The output columns [lo, hi) whose tap at column offset `off` (s * dilation - pad) lands inside the
+// image of width `w`: 0 <= ow * stride + off < w.
+void valid_columns(int64_t off, int64_t stride, int64_t w, int64_t ow, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  hi = w - off <= 0 ? 0 : std::min(ow, (w - off - 1) / stride + 1);
+}
+
+// A convolution with one input channel per group (depthwise, with any channel multiplier) computed
+// directly: im2col would copy each plane R*S times to feed an sgemm with one or two rows. Output rows start
+// from the bias and add the taps in (r, s) order.
+void depthwise_image(const ConvGeometry& g, const float* image, const float* wt, const float* b, float* out) {
+  for (int64_t k = 0; k < g.k; ++k) {
+    const float* plane = image + k / g.kg() * g.h * g.w;
+    const float* taps = wt + k * g.r * g.s;
+    float* y = out + k * g.p();
+    std::fill_n(y, g.p(), b ? b[k] : 0.0f);
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      float* row = y + oh * g.ow;
+      for (int64_t r = 0; r < g.r; ++r) {
+        const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        const float* in = plane + ih * g.w;
+        for (int64_t s = 0; s < g.s; ++s) {
+          const float tap = taps[r * g.s + s];
+          const int64_t off = s * g.dw - g.pl;
+          int64_t lo, hi;
+          valid_columns(off, g.sw, g.w, g.ow, lo, hi);
+          for (int64_t ow = lo; ow < hi; ++ow) row[ow] += tap * in[ow * g.sw + off];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
@@ -112,6 +147,11 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
   const bool identity = identity_cols(g);
+  if (g.cg() == 1 && g.groups > 1 && !identity) {
+    for (int64_t n = images.begin; n < images.end; ++n)
+      depthwise_image(g, x + n * g.c * g.h * g.w, wt, b, y + n * g.k * g.p());
+    return;
+  }
   float* col = identity ? nullptr : scratch(g.crs() * g.p());
   for (int64_t n = images.begin; n < images.end; ++n)
     for (int64_t gi = 0; gi < g.groups; ++gi) {
