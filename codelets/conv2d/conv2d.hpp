@@ -1,15 +1,25 @@
-// conv2d: 2-D convolution over NCHW tensors (cross-correlation, as every DL framework defines it), with a
-// per-output-channel bias. The same stride and zero padding apply to both spatial dimensions.
+// conv2d: 2-D convolution over NCHW tensors (cross-correlation, as every DL framework defines it), ONNX
+// Conv / PyTorch Conv2d: per-axis strides and dilations, asymmetric zero padding, groups and an optional
+// per-output-channel bias.
 //
-//   conv2d              buffers X [N,C,H,W], W [K,C,R,S], B [K] -> Y [N,K,OH,OW]     i[0] stride, i[1] pad
-//   conv2d_grad_data    buffers dY [N,K,OH,OW], W [K,C,R,S] -> dX [N,C,H,W]           i[0] stride, i[1] pad
-//   conv2d_grad_filter  buffers X [N,C,H,W], dY [N,K,OH,OW] -> dW [K,C,R,S], dB [K]  i[0] stride, i[1] pad
+//   conv2d              buffers X [N,C,H,W], W [K,C/G,R,S] (, B [K]) -> Y [N,K,OH,OW]
+//   conv2d_grad_data    buffers dY [N,K,OH,OW], W [K,C/G,R,S] -> dX [N,C,H,W]
+//   conv2d_grad_filter  buffers X [N,C,H,W], dY [N,K,OH,OW] -> dW [K,C/G,R,S] (, dB [K])
+//   conv_transpose2d    buffers X [N,K,OH,OW], W [K,C/G,R,S] (, B [C]) -> Y [N,C,H,W]: conv2d_grad_data
+//                       plus a bias (ONNX ConvTranspose with X's channels as K, Y's as C)
+//   conv_transpose2d_grad_bias  buffers dY [N,C,H,W] -> dB [C] (sum over images and positions)
 //
-// with OH = (H + 2 pad - R) / stride + 1 (floor), likewise OW, and
-//   Y[n,k,oh,ow] = B[k] + sum_{c,r,s} W[k,c,r,s] X[n, c, oh*stride - pad + r, ow*stride - pad + s]
-// (X outside the image is zero). Forward and backward-data split the batch (whole images per member);
-// backward-filter sums over the batch, so it splits output channels instead: every member computes whole
-// dW[k] and dB[k] rows and the sum over images runs in one fixed order at every width.
+// Attributes (ConvParams::of): i[0] stride_h, i[1] pad_top; when i[4] == 0 that is all (the square form
+// every call had before: the same stride and padding on both axes, dilation 1, one group), else i[4]
+// stride_w, i[5] pad_left, i[6] pad_bottom, i[7] pad_right, i[8] dilation_h, i[9] dilation_w, i[10] groups.
+// Calls of the square form keep their attributes, and so their footprints and recorded models.
+//
+// With G groups, output channel k of group k / (K/G) reads input channels [g C/G, (g+1) C/G) only, and
+//   Y[n,k,oh,ow] = B[k] + sum_{c,r,s} W[k,c,r,s] X[n, g C/G + c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
+// (X outside the image is zero), OH = (H + pt + pb - dh (R-1) - 1) / sh + 1 (floor), likewise OW.
+// Forward and backward-data split the batch (whole images per member); backward-filter sums over the batch,
+// so it splits output channels instead: every member computes whole dW[k] and dB[k] rows and the sum over
+// images runs in one fixed order at every width.
 #pragma once
 
 #include "codelets/op.hpp"
@@ -22,6 +32,58 @@ void conv2d_grad_data_ref(const OpCall& call, float* const* buf, int rank, int w
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width);
 void conv2d_grad_filter_ref(const OpCall& call, float* const* buf, int rank, int width);
 void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, int width);
+void conv_transpose2d_ref(const OpCall& call, float* const* buf, int rank, int width);
+void conv_transpose2d_fast(const OpCall& call, float* const* buf, int rank, int width);
+void conv_transpose2d_grad_bias_ref(const OpCall& call, float* const* buf, int rank, int width);
+void conv_transpose2d_grad_bias_fast(const OpCall& call, float* const* buf, int rank, int width);
+
+/// The window attributes of a conv call, decoded (see the header comment for the encoding).
+struct ConvParams {
+  int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1, groups = 1;
+
+  static ConvParams of(const OpCall& call) { return of(call.i); }
+  static ConvParams of(const std::array<int64_t, kMaxIntAttrs>& i) {
+    if (i[4] == 0) return ConvParams{i[0], i[0], i[1], i[1], i[1], i[1], 1, 1, 1};
+    return ConvParams{i[0], i[4], i[1], i[5], i[6], i[7], i[8], i[9], i[10]};
+  }
+  /// The attributes of these parameters: the square form when it says everything.
+  std::array<int64_t, kMaxIntAttrs> attrs() const {
+    std::array<int64_t, kMaxIntAttrs> i{};
+    i[0] = stride_h;
+    i[1] = pad_top;
+    const bool square = stride_w == stride_h && pad_left == pad_top && pad_bottom == pad_top &&
+                        pad_right == pad_top && dilation_h == 1 && dilation_w == 1 && groups == 1;
+    if (square) return i;
+    i[4] = stride_w;
+    i[5] = pad_left;
+    i[6] = pad_bottom;
+    i[7] = pad_right;
+    i[8] = dilation_h;
+    i[9] = dilation_w;
+    i[10] = groups;
+    return i;
+  }
+};
+
+/// Everything a conv kernel needs: extents from the shapes, the window from the attributes. `c` and `k` are
+/// the whole channel counts; cg and kg those of one group.
+struct ConvGeometry {
+  int64_t n, c, h, w, k, r, s, oh, ow;
+  int64_t sh, sw, pt, pl, dh, dw, groups;
+  int64_t cg() const { return c / groups; }
+  int64_t kg() const { return k / groups; }
+  int64_t p() const { return oh * ow; }
+  int64_t crs() const { return cg() * r * s; }  ///< one group's column rows
+
+  /// `x` the input-side [N,C,H,W], `wt` the filters, `y` the output-side [N,K,OH,OW].
+  static ConvGeometry of(const OpCall& call, const Shape& x, const Shape& wt, const Shape& y) {
+    const ConvParams p = ConvParams::of(call);
+    return ConvGeometry{x[0],       x[1],       x[2],       x[3],       wt[0],        wt[2],        wt[3],
+                        y[2],       y[3],       p.stride_h, p.stride_w, p.pad_top,    p.pad_left,   p.dilation_h,
+                        p.dilation_w, p.groups};
+  }
+};
 
 /// Output extent of a convolution or pooling window sweep: (in + 2 pad - window) / stride + 1, or 0 when the
 /// window does not fit.

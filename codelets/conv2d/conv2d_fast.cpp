@@ -1,5 +1,6 @@
-// Fast conv2d kernels: im2col + one single-threaded OpenBLAS sgemm per image (forward, backward-data) or
-// per image and filter tile (backward-filter). docs/models.md has the measurements behind this choice
+// Fast conv2d kernels: im2col + one single-threaded OpenBLAS sgemm per image and group (forward,
+// backward-data) or per image and filter tile (backward-filter; tiles never straddle groups). A forward
+// convolution with one input channel per group (depthwise) runs a direct loop instead. docs/models.md has the measurements behind this choice
 // against oneDNN.
 //
 // Width independence by construction: forward and backward-data give each member whole images, and every
@@ -19,16 +20,9 @@
 namespace corun::codelets {
 namespace {
 
-struct Geometry {
-  int64_t n, c, h, w, k, r, s, oh, ow, stride, pad;
-  int64_t crs() const { return c * r * s; }
-  int64_t p() const { return oh * ow; }
-  // A 1x1 stride-1 unpadded convolution reads the image itself as its column matrix.
-  bool identity_cols() const { return r == 1 && s == 1 && stride == 1 && pad == 0; }
-};
-
-Geometry geometry(const Shape& x, const Shape& wt, const Shape& y, const OpCall& call) {
-  return Geometry{x[0], x[1], x[2], x[3], wt[0], wt[2], wt[3], y[2], y[3], call.i[0], call.i[1]};
+// A 1x1 stride-1 unpadded convolution reads the image itself as its column matrix.
+bool identity_cols(const ConvGeometry& g) {
+  return g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w;
 }
 
 float* scratch(int64_t floats) {
@@ -37,42 +31,44 @@ float* scratch(int64_t floats) {
   return buffer.data();
 }
 
-// col[(c,r,s), (oh,ow)] = image[c, oh*stride - pad + r, ow*stride - pad + s], zero outside the image.
-void im2col(const Geometry& g, const float* image, float* col) {
-  for (int64_t c = 0; c < g.c; ++c)
+// col[(c,r,s), (oh,ow)] = image[c, oh*sh - pt + r*dh, ow*sw - pl + s*dw], zero outside the image, for the
+// cg channels of one group (`image` points at the group's first channel).
+void im2col(const ConvGeometry& g, const float* image, float* col) {
+  for (int64_t c = 0; c < g.cg(); ++c)
     for (int64_t r = 0; r < g.r; ++r)
       for (int64_t s = 0; s < g.s; ++s) {
         float* row = col + ((c * g.r + r) * g.s + s) * g.p();
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           float* out = row + oh * g.ow;
-          const int64_t ih = oh * g.stride - g.pad + r;
+          const int64_t ih = oh * g.sh - g.pt + r * g.dh;
           if (ih < 0 || ih >= g.h) {
             std::fill_n(out, g.ow, 0.0f);
             continue;
           }
           const float* in = image + (c * g.h + ih) * g.w;
           for (int64_t ow = 0; ow < g.ow; ++ow) {
-            const int64_t iw = ow * g.stride - g.pad + s;
+            const int64_t iw = ow * g.sw - g.pl + s * g.dw;
             out[ow] = iw >= 0 && iw < g.w ? in[iw] : 0.0f;
           }
         }
       }
 }
 
-// image[c, ih, iw] += col[(c,r,s), (oh,ow)] for every tap: the adjoint of im2col (image zeroed first).
-void col2im(const Geometry& g, const float* col, float* image) {
-  std::fill_n(image, g.c * g.h * g.w, 0.0f);
-  for (int64_t c = 0; c < g.c; ++c)
+// image[c, ih, iw] += col[(c,r,s), (oh,ow)] for every tap: the adjoint of im2col (the group's channels of
+// the image zeroed first).
+void col2im(const ConvGeometry& g, const float* col, float* image) {
+  std::fill_n(image, g.cg() * g.h * g.w, 0.0f);
+  for (int64_t c = 0; c < g.cg(); ++c)
     for (int64_t r = 0; r < g.r; ++r)
       for (int64_t s = 0; s < g.s; ++s) {
         const float* row = col + ((c * g.r + r) * g.s + s) * g.p();
         for (int64_t oh = 0; oh < g.oh; ++oh) {
-          const int64_t ih = oh * g.stride - g.pad + r;
+          const int64_t ih = oh * g.sh - g.pt + r * g.dh;
           if (ih < 0 || ih >= g.h) continue;
           float* out = image + (c * g.h + ih) * g.w;
           const float* in = row + oh * g.ow;
           for (int64_t ow = 0; ow < g.ow; ++ow) {
-            const int64_t iw = ow * g.stride - g.pad + s;
+            const int64_t iw = ow * g.sw - g.pl + s * g.dw;
             if (iw >= 0 && iw < g.w) out[iw] += in[ow];
           }
         }
@@ -81,78 +77,159 @@ void col2im(const Geometry& g, const float* col, float* image) {
 
 blasint bi(int64_t v) { return static_cast<blasint>(v); }
 
+// dX of whole images (the transposed convolution's Y), plus bias[c] on every channel when there is one.
+void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const float* bias, float* dx, int rank,
+               int width) {
+  const Range images = split_range(g.n, rank, width);
+  if (images.size() <= 0) return;
+  const bool identity = identity_cols(g);
+  float* col = identity ? nullptr : scratch(g.crs() * g.p());
+  for (int64_t n = images.begin; n < images.end; ++n)
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      float* image = dx + (n * g.c + gi * g.cg()) * g.h * g.w;
+      // dcol[CRS, P] = W_g^T [CRS, Kg] * dY[n, group] [Kg, P], then scattered back onto the image.
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bi(g.crs()), bi(g.p()), bi(g.kg()), 1.0f,
+                  wt + gi * g.kg() * g.crs(), bi(g.crs()), dy + (n * g.k + gi * g.kg()) * g.p(), bi(g.p()), 0.0f,
+                  identity ? image : col, bi(g.p()));
+      if (!identity) col2im(g, col, image);
+      if (!bias) continue;
+      for (int64_t c = 0; c < g.cg(); ++c) {
+        float* plane = image + c * g.h * g.w;
+        const float b = bias[gi * g.cg() + c];
+        for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] += b;
+      }
+    }
+}
+
+// The output columns [lo, hi) whose tap at column offset `off` (s * dilation - pad) lands inside the
+// image of width `w`: 0 <= ow * stride + off < w.
+void valid_columns(int64_t off, int64_t stride, int64_t w, int64_t ow, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  hi = w - off <= 0 ? 0 : std::min(ow, (w - off - 1) / stride + 1);
+}
+
+// A convolution with one input channel per group (depthwise, with any channel multiplier) computed
+// directly: im2col would copy each plane R*S times to feed an sgemm with one or two rows. Output rows start
+// from the bias and add the taps in (r, s) order.
+void depthwise_image(const ConvGeometry& g, const float* image, const float* wt, const float* b, float* out) {
+  for (int64_t k = 0; k < g.k; ++k) {
+    const float* plane = image + k / g.kg() * g.h * g.w;
+    const float* taps = wt + k * g.r * g.s;
+    float* y = out + k * g.p();
+    std::fill_n(y, g.p(), b ? b[k] : 0.0f);
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      float* row = y + oh * g.ow;
+      for (int64_t r = 0; r < g.r; ++r) {
+        const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        const float* in = plane + ih * g.w;
+        for (int64_t s = 0; s < g.s; ++s) {
+          const float tap = taps[r * g.s + s];
+          const int64_t off = s * g.dw - g.pl;
+          int64_t lo, hi;
+          valid_columns(off, g.sw, g.w, g.ow, lo, hi);
+          for (int64_t ow = lo; ow < hi; ++ow) row[ow] += tap * in[ow * g.sw + off];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  const Geometry g = geometry(call.shapes[0], call.shapes[1], call.shapes[3], call);
+  const bool has_bias = call.nbuffers() == 4;
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[1], call.shapes[has_bias ? 3 : 2]);
   const float* x = buf[0];
   const float* wt = buf[1];
-  const float* b = buf[2];
-  float* y = buf[3];
+  const float* b = has_bias ? buf[2] : nullptr;
+  float* y = buf[has_bias ? 3 : 2];
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
-  float* col = g.identity_cols() ? nullptr : scratch(g.crs() * g.p());
-  for (int64_t n = images.begin; n < images.end; ++n) {
-    const float* image = x + n * g.c * g.h * g.w;
-    if (!g.identity_cols()) im2col(g, image, col);
-    float* out = y + n * g.k * g.p();
-    // Start from the bias and let sgemm add the product (beta = 1): one pass over Y instead of two.
-    for (int64_t k = 0; k < g.k; ++k) std::fill_n(out + k * g.p(), g.p(), b[k]);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bi(g.k), bi(g.p()), bi(g.crs()), 1.0f, wt, bi(g.crs()),
-                g.identity_cols() ? image : col, bi(g.p()), 1.0f, out, bi(g.p()));
+  const bool identity = identity_cols(g);
+  if (g.cg() == 1 && g.groups > 1 && !identity) {
+    for (int64_t n = images.begin; n < images.end; ++n)
+      depthwise_image(g, x + n * g.c * g.h * g.w, wt, b, y + n * g.k * g.p());
+    return;
   }
+  float* col = identity ? nullptr : scratch(g.crs() * g.p());
+  for (int64_t n = images.begin; n < images.end; ++n)
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
+      if (!identity) im2col(g, image, col);
+      float* out = y + (n * g.k + gi * g.kg()) * g.p();
+      // Start from the bias and let sgemm add the product (beta = 1): one pass over Y instead of two.
+      if (b)
+        for (int64_t k = 0; k < g.kg(); ++k) std::fill_n(out + k * g.p(), g.p(), b[gi * g.kg() + k]);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bi(g.kg()), bi(g.p()), bi(g.crs()), 1.0f,
+                  wt + gi * g.kg() * g.crs(), bi(g.crs()), identity ? image : col, bi(g.p()), b ? 1.0f : 0.0f, out,
+                  bi(g.p()));
+    }
 }
 
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  const Geometry g = geometry(call.shapes[2], call.shapes[1], call.shapes[0], call);
-  const float* dy = buf[0];
-  const float* wt = buf[1];
-  float* dx = buf[2];
-  const Range images = split_range(g.n, rank, width);
-  if (images.size() <= 0) return;
-  float* col = g.identity_cols() ? nullptr : scratch(g.crs() * g.p());
-  for (int64_t n = images.begin; n < images.end; ++n) {
-    float* image = dx + n * g.c * g.h * g.w;
-    // dcol[CRS, P] = W^T [CRS, K] * dY[n] [K, P], then scattered back onto the image.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bi(g.crs()), bi(g.p()), bi(g.k), 1.0f, wt, bi(g.crs()),
-                dy + n * g.k * g.p(), bi(g.p()), 0.0f, g.identity_cols() ? image : col, bi(g.p()));
-    if (!g.identity_cols()) col2im(g, col, image);
-  }
+  grad_data(ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]), buf[0], buf[1], nullptr, buf[2],
+            rank, width);
+}
+
+void conv_transpose2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  const int out = call.nbuffers() - 1;
+  grad_data(ConvGeometry::of(call, call.shapes[static_cast<size_t>(out)], call.shapes[1], call.shapes[0]), buf[0],
+            buf[1], out == 3 ? buf[2] : nullptr, buf[out], rank, width);
 }
 
 void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  const Geometry g = geometry(call.shapes[0], call.shapes[2], call.shapes[1], call);
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[2], call.shapes[1]);
   const float* x = buf[0];
   const float* dy = buf[1];
   float* dw = buf[2];
-  float* db = buf[3];
-  const int64_t tiles = (g.k + kConvFilterTile - 1) / kConvFilterTile;
-  const Range mine = split_range(tiles, rank, width);
+  float* db = call.nbuffers() == 4 ? buf[3] : nullptr;
+  // Units: group-major filter tiles, kConvFilterTile output channels each, none straddling two groups.
+  const int64_t per_group = (g.kg() + kConvFilterTile - 1) / kConvFilterTile;
+  const Range mine = split_range(g.groups * per_group, rank, width);
   if (mine.size() <= 0) return;
-  const int64_t k0 = mine.begin * kConvFilterTile;
-  const int64_t k1 = std::min(g.k, mine.end * kConvFilterTile);
-  float* col = g.identity_cols() ? nullptr : scratch(g.crs() * g.p());
-  for (int64_t n = 0; n < g.n; ++n) {
-    const float* image = x + n * g.c * g.h * g.w;
-    if (!g.identity_cols()) im2col(g, image, col);
-    const float* cols = g.identity_cols() ? image : col;
-    const float* dyn = dy + n * g.k * g.p();
-    // dW[tile] (+)= dY[n][tile rows] * col^T, one call per fixed tile.
-    for (int64_t t = mine.begin; t < mine.end; ++t) {
-      const int64_t first = t * kConvFilterTile;
-      const int64_t rows = std::min(kConvFilterTile, g.k - first);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(rows), bi(g.crs()), bi(g.p()), 1.0f,
-                  dyn + first * g.p(), bi(g.p()), cols, bi(g.p()), n == 0 ? 0.0f : 1.0f, dw + first * g.crs(),
-                  bi(g.crs()));
+  const auto first_channel = [&](int64_t t) { return t / per_group * g.kg() + t % per_group * kConvFilterTile; };
+  const auto tile_rows = [&](int64_t t) { return std::min(kConvFilterTile, g.kg() - t % per_group * kConvFilterTile); };
+  const bool identity = identity_cols(g);
+  float* col = identity ? nullptr : scratch(g.crs() * g.p());
+  const int64_t g0 = mine.begin / per_group, g1 = (mine.end - 1) / per_group + 1;  // groups with my tiles
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t gi = g0; gi < g1; ++gi) {
+      const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
+      if (!identity) im2col(g, image, col);
+      const float* cols = identity ? image : col;
+      const float* dyn = dy + n * g.k * g.p();
+      // dW[tile] (+)= dY[n][tile rows] * col^T, one call per fixed tile.
+      for (int64_t t = std::max(mine.begin, gi * per_group); t < std::min(mine.end, (gi + 1) * per_group); ++t) {
+        const int64_t first = first_channel(t);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(tile_rows(t)), bi(g.crs()), bi(g.p()), 1.0f,
+                    dyn + first * g.p(), bi(g.p()), cols, bi(g.p()), n == 0 ? 0.0f : 1.0f, dw + first * g.crs(),
+                    bi(g.crs()));
+      }
     }
-  }
-  for (int64_t k = k0; k < k1; ++k) {
+  if (!db) return;
+  for (int64_t t = mine.begin; t < mine.end; ++t)
+    for (int64_t k = first_channel(t); k < first_channel(t) + tile_rows(t); ++k) {
+      float sum = 0.0f;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* row = dy + (n * g.k + k) * g.p();
+        for (int64_t p = 0; p < g.p(); ++p) sum += row[p];
+      }
+      db[k] = sum;
+    }
+}
+
+void conv_transpose2d_grad_bias_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  const Shape& s = call.shapes[0];
+  const int64_t plane = s[2] * s[3];
+  const Range range = split_range(s[1], rank, width);
+  for (int64_t c = range.begin; c < range.end; ++c) {
     float sum = 0.0f;
-    for (int64_t n = 0; n < g.n; ++n) {
-      const float* row = dy + (n * g.k + k) * g.p();
-      for (int64_t p = 0; p < g.p(); ++p) sum += row[p];
+    for (int64_t n = 0; n < s[0]; ++n) {
+      const float* row = buf[0] + (n * s[1] + c) * plane;
+      for (int64_t p = 0; p < plane; ++p) sum += row[p];
     }
-    db[k] = sum;
+    buf[1][c] = sum;
   }
 }
 

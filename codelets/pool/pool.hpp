@@ -1,19 +1,29 @@
-// Max and average pooling over NCHW tensors: square windows, the same stride and zero padding in both
-// spatial dimensions, floor output size (OH = (H + 2 pad - kernel) / stride + 1).
+// Max and average pooling over NCHW tensors (ONNX MaxPool / AveragePool, PyTorch MaxPool2d / AvgPool2d):
+// per-axis windows and strides, asymmetric zero padding, floor or ceil output size.
 //
-//   max_pool       buffers X [N,C,H,W] -> Y [N,C,OH,OW]          i[0] kernel, i[1] stride, i[2] pad
-//   max_pool_grad  buffers X, dY [N,C,OH,OW] -> dX [N,C,H,W]     (same attributes)
+//   max_pool       buffers X [N,C,H,W] -> Y [N,C,OH,OW]
+//   max_pool_grad  buffers X, dY [N,C,OH,OW] -> dX [N,C,H,W]
 //   avg_pool       buffers X -> Y
 //   avg_pool_grad  buffers dY -> dX
 //
+// Attributes (PoolParams::of): i[0] kernel_h, i[1] stride_h, i[2] pad_top; when i[4] == 0 that is all (the
+// square form: the same window, stride and padding on both axes, floor size, padding not counted), else
+// i[4] kernel_w, i[5] stride_w, i[6] pad_left, i[7] pad_bottom, i[8] pad_right, i[9] ceil_mode,
+// i[10] count_include_pad. The kernels take OH and OW from the shapes; ceil_mode matters to the shape rule
+// only (OH = ceil((H + pt + pb - kh) / sh) + 1, less one when that last window would start past the input
+// and its top padding: the ONNX and PyTorch rule).
+//
 // Max pooling ignores padded positions; a window's gradient goes to its first maximum in row-major window
 // order (ties to the first max), recomputed from X, so the backward is deterministic. Average pooling
-// divides by the number of window positions inside the image (padding is not counted). Every kernel
-// splits whole (n, c) planes between members: a plane's gradient accumulations stay in one member, in one
-// order, at every width.
+// divides by the number of window positions inside the image, or with count_include_pad by the positions
+// inside the padded image [-pt, H + pb) x [-pl, W + pr) (PyTorch's rule for a ceil-mode window that runs
+// past the padding). Every kernel splits whole (n, c) planes between members: a plane's gradient
+// accumulations stay in one member, in one order, at every width.
 #pragma once
 
 #include "codelets/op.hpp"
+
+#include <algorithm>
 
 namespace corun::codelets {
 
@@ -26,12 +36,46 @@ void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int width);
 
+/// The window attributes of a pooling call, decoded (see the header comment for the encoding).
+struct PoolParams {
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool ceil_mode = false, count_include_pad = false;
+
+  static PoolParams of(const std::array<int64_t, kMaxIntAttrs>& i) {
+    if (i[4] == 0) return PoolParams{i[0], i[0], i[1], i[1], i[2], i[2], i[2], i[2], false, false};
+    return PoolParams{i[0], i[4], i[1], i[5], i[2], i[6], i[7], i[8], i[9] != 0, i[10] != 0};
+  }
+  /// The attributes of these parameters: the square form when it says everything.
+  std::array<int64_t, kMaxIntAttrs> attrs() const {
+    std::array<int64_t, kMaxIntAttrs> i{};
+    i[0] = kernel_h;
+    i[1] = stride_h;
+    i[2] = pad_top;
+    const bool square = kernel_w == kernel_h && stride_w == stride_h && pad_left == pad_top &&
+                        pad_bottom == pad_top && pad_right == pad_top && !ceil_mode && !count_include_pad;
+    if (square) return i;
+    i[4] = kernel_w;
+    i[5] = stride_w;
+    i[6] = pad_left;
+    i[7] = pad_bottom;
+    i[8] = pad_right;
+    i[9] = ceil_mode ? 1 : 0;
+    i[10] = count_include_pad ? 1 : 0;
+    return i;
+  }
+};
+
 /// Pooling window geometry of a call; `x` is the input-side shape, `y` the output-side shape.
 struct PoolGeometry {
-  int64_t planes, h, w, oh, ow, kernel, stride, pad;
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr;
+  bool include_pad;
 
   static PoolGeometry of(const OpCall& call, const Shape& x, const Shape& y) {
-    return PoolGeometry{x[0] * x[1], x[2], x[3], y[2], y[3], call.i[0], call.i[1], call.i[2]};
+    const PoolParams p = PoolParams::of(call.i);
+    return PoolGeometry{x[0] * x[1], x[2],         x[3],         y[2],         y[3],
+                        p.kernel_h,  p.kernel_w,   p.stride_h,   p.stride_w,   p.pad_top,
+                        p.pad_left,  p.pad_bottom, p.pad_right,  p.count_include_pad};
   }
   /// Window of output row `o` clamped to the image: [first, last) input rows (likewise for columns).
   static void clamp(int64_t o, int64_t stride, int64_t pad, int64_t kernel, int64_t extent, int64_t& first,
@@ -41,6 +85,11 @@ struct PoolGeometry {
     if (first < 0) first = 0;
     if (last > extent) last = extent;
   }
+  /// Positions of window (oh, ow) that count_include_pad counts: those inside the padded image.
+  int64_t padded_count(int64_t out_row, int64_t out_col) const {
+    const int64_t h0 = out_row * sh - pt, w0 = out_col * sw - pl;
+    return (std::min(h0 + kh, h + pb) - h0) * (std::min(w0 + kw, w + pr) - w0);
+  }
 };
 
 /// The clamped input window [h0, h1) x [w0, w1) of every output (oh, ow) of one plane, in output order:
@@ -49,10 +98,10 @@ template <class F>
 void for_each_window(const PoolGeometry& g, F&& f) {
   for (int64_t oh = 0; oh < g.oh; ++oh) {
     int64_t h0, h1;
-    PoolGeometry::clamp(oh, g.stride, g.pad, g.kernel, g.h, h0, h1);
+    PoolGeometry::clamp(oh, g.sh, g.pt, g.kh, g.h, h0, h1);
     for (int64_t ow = 0; ow < g.ow; ++ow) {
       int64_t w0, w1;
-      PoolGeometry::clamp(ow, g.stride, g.pad, g.kernel, g.w, w0, w1);
+      PoolGeometry::clamp(ow, g.sw, g.pl, g.kw, g.w, w0, w1);
       f(oh, ow, h0, h1, w0, w1);
     }
   }

@@ -10,8 +10,8 @@ namespace {
 
 // Input position (ih, iw) of window tap (r, s) of output (oh, ow), or false when it is padding.
 bool tap(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t r, int64_t s, int64_t& ih, int64_t& iw) {
-  ih = oh * g.stride - g.pad + r;
-  iw = ow * g.stride - g.pad + s;
+  ih = oh * g.sh - g.pt + r;
+  iw = ow * g.sw - g.pl + s;
   return ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
 }
 
@@ -19,8 +19,8 @@ bool tap(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t r, int64_t s, in
 int64_t argmax(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow) {
   int64_t best = -1;
   float best_v = -std::numeric_limits<float>::infinity();
-  for (int64_t r = 0; r < g.kernel; ++r)
-    for (int64_t s = 0; s < g.kernel; ++s) {
+  for (int64_t r = 0; r < g.kh; ++r)
+    for (int64_t s = 0; s < g.kw; ++s) {
       int64_t ih, iw;
       if (!tap(g, oh, ow, r, s, ih, iw)) continue;
       const float v = plane[ih * g.w + iw];
@@ -32,31 +32,35 @@ int64_t argmax(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow
   return best;
 }
 
+// The divisor of window (oh, ow): its taps inside the image, or inside the padded image with
+// count_include_pad.
 int64_t count(const PoolGeometry& g, int64_t oh, int64_t ow) {
   int64_t n = 0;
-  for (int64_t r = 0; r < g.kernel; ++r)
-    for (int64_t s = 0; s < g.kernel; ++s) {
+  for (int64_t r = 0; r < g.kh; ++r)
+    for (int64_t s = 0; s < g.kw; ++s) {
       int64_t ih, iw;
-      n += tap(g, oh, ow, r, s, ih, iw) ? 1 : 0;
+      const bool inside = tap(g, oh, ow, r, s, ih, iw);
+      const bool padded = ih >= -g.pt && ih < g.h + g.pb && iw >= -g.pl && iw < g.w + g.pr;
+      n += (g.include_pad ? padded : inside) ? 1 : 0;
     }
   return n;
 }
 
 // Calls f(oh, ow) for every output window that covers input (ih, iw).
 // Only outputs o with o*stride - pad <= i < o*stride - pad + kernel can cover input i.
-int64_t first_cover(int64_t i, const PoolGeometry& g) {
-  const int64_t lo = i + g.pad - g.kernel + 1;
-  return lo <= 0 ? 0 : (lo + g.stride - 1) / g.stride;
+int64_t first_cover(int64_t i, int64_t pad, int64_t kernel, int64_t stride) {
+  const int64_t lo = i + pad - kernel + 1;
+  return lo <= 0 ? 0 : (lo + stride - 1) / stride;
 }
 
 template <class F>
 void covering(const PoolGeometry& g, int64_t ih, int64_t iw, F f) {
-  const int64_t oh_end = std::min(g.oh, (ih + g.pad) / g.stride + 1);
-  const int64_t ow_end = std::min(g.ow, (iw + g.pad) / g.stride + 1);
-  for (int64_t oh = first_cover(ih, g); oh < oh_end; ++oh)
-    for (int64_t ow = first_cover(iw, g); ow < ow_end; ++ow) {
-      const int64_t r = ih - (oh * g.stride - g.pad), s = iw - (ow * g.stride - g.pad);
-      if (r >= 0 && r < g.kernel && s >= 0 && s < g.kernel) f(oh, ow);
+  const int64_t oh_end = std::min(g.oh, (ih + g.pt) / g.sh + 1);
+  const int64_t ow_end = std::min(g.ow, (iw + g.pl) / g.sw + 1);
+  for (int64_t oh = first_cover(ih, g.pt, g.kh, g.sh); oh < oh_end; ++oh)
+    for (int64_t ow = first_cover(iw, g.pl, g.kw, g.sw); ow < ow_end; ++ow) {
+      const int64_t r = ih - (oh * g.sh - g.pt), s = iw - (ow * g.sw - g.pl);
+      if (r >= 0 && r < g.kh && s >= 0 && s < g.kw) f(oh, ow);
     }
 }
 
@@ -97,8 +101,8 @@ void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width) {
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow) {
         double acc = 0.0;
-        for (int64_t r = 0; r < g.kernel; ++r)
-          for (int64_t s = 0; s < g.kernel; ++s) {
+        for (int64_t r = 0; r < g.kh; ++r)
+          for (int64_t s = 0; s < g.kw; ++s) {
             int64_t ih, iw;
             if (tap(g, oh, ow, r, s, ih, iw)) acc += buf[0][(p * g.h + ih) * g.w + iw];
           }

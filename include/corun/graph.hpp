@@ -19,6 +19,7 @@
 #pragma once
 
 #include <corun/tensor.hpp>
+#include <corun/window_options.hpp>
 
 #include <memory>
 #include <string>
@@ -209,6 +210,24 @@ class Graph {
   /// z, r, n (ONNX order); `h_prev` [B, H]. z = sigmoid(x_z + h_z), r = sigmoid(x_r + h_r),
   /// n = tanh(x_n + r h_n), h = (1 - z) n + z h_prev. Returns h (value "<name>.h"). Layers: corun/rnn.hpp.
   Tensor gru_cell(Tensor x_proj, Tensor h_proj, Tensor h_prev, const std::string& name = "");
+  // issue 19: convolution and pooling (ONNX Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool)
+  /// ONNX Conv (opset 11+: strides, pads, dilations, group; auto_pad resolved into pads by the caller),
+  /// PyTorch Conv2d: NCHW `x` [N,C,H,W], filters `w` [K, C/groups, R, S], an optional bias `b` [K] (pass
+  /// Tensor() for none). Output [N, K, OH, OW], OH = (H + pad_top + pad_bottom - dilation_h (R-1) - 1) /
+  /// stride_h + 1 (floor), likewise OW. Output channel k sees input channels of group k / (K/groups).
+  Tensor conv2d(Tensor x, Tensor w, Tensor b, const Conv2dOptions& options, const std::string& name = "");
+  /// ONNX ConvTranspose (strides, pads, dilations, group, output_padding; output_shape resolved into pads
+  /// by the caller), PyTorch ConvTranspose2d: `x` [N, C_in, H, W], `w` [C_in, C_out/groups, R, S], optional
+  /// `b` [C_out]. Output [N, C_out, OH, OW], OH = (H-1) stride_h - pad_top - pad_bottom + dilation_h (R-1) +
+  /// output_padding_h + 1: the gradient of conv2d with respect to its input, plus the bias.
+  Tensor conv_transpose2d(Tensor x, Tensor w, Tensor b, const Conv2dOptions& options, const std::string& name = "");
+  /// ONNX MaxPool (kernel_shape, strides, pads, ceil_mode; no dilations, one output), PyTorch MaxPool2d.
+  Tensor max_pool(Tensor x, const Pool2dOptions& options, const std::string& name = "");
+  /// ONNX AveragePool (kernel_shape, strides, pads, ceil_mode, count_include_pad), PyTorch AvgPool2d
+  /// (whose count_include_pad default is true, ONNX's and Pool2dOptions' false).
+  Tensor avg_pool(Tensor x, const Pool2dOptions& options, const std::string& name = "");
+  /// ONNX GlobalAveragePool: [N,C,H,W] -> [N,C,1,1], the mean of each plane (an avg_pool of one H x W window).
+  Tensor global_avg_pool(Tensor x, const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

@@ -121,6 +121,11 @@ dz = (p - t) * dl[:, None]
 for name, a in {"z": z, "t": t, "p": p, "loss": loss, "dl": dl, "dz": dz}.items():
     save("xent", name, a)
 
+# Every family appended below starts from this generator state (or has a generator of its own), so adding,
+# removing or reordering a family never moves another family's random inputs: the committed files stay.
+after_square_ops = rng.bit_generator.state
+
+rng.bit_generator.state = after_square_ops
 # Normalisation (issue 19), appended so the draws above stay the same. BatchNormalization follows ONNX
 # opset 15 and PyTorch: training normalises with the batch mean and biased variance over N * H * W and
 # updates running = momentum * running + (1 - momentum) * batch with the unbiased variance (ONNX's
@@ -247,3 +252,140 @@ for name, arr in {"mean23": xd.mean(axis=(2, 3), keepdims=True), "sum03": xd.sum
     scale = arr.size / x.size if name.startswith("mean") else 1.0
     save("reduce", "d" + name, dy)
     save("reduce", "dx" + name, np.broadcast_to(dy.astype(np.float64) * scale, x.shape))
+
+rng.bit_generator.state = after_square_ops
+# ---- issue 19: the general forms (appended after the square ones so their random inputs do not move) ----
+# Conventions (ONNX Conv / ConvTranspose / MaxPool / AveragePool, PyTorch's equivalents): pads are
+# (top, left, bottom, right); output channel k of a grouped convolution reads the input channels of group
+# k // (K / G); a transposed convolution scatters X[n, ci, i, j] * W[ci, co, r, s] onto output row
+# i * stride - pad_top + r * dilation (likewise columns), group by group, then adds the bias; ceil_mode keeps
+# a last window only when it starts inside the input or its leading padding; count_include_pad divides by the
+# window's positions inside the padded input.
+def conv_general(x, w, b, strides, pads, dil, groups):
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = strides, pads, dil
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    oh = (h + pt + pb - dh * (r - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (s - 1) - 1) // sw + 1
+    kg = k // groups
+    y = np.zeros((n, k, oh, ow))
+    for g in range(groups):
+        xg, wg = xp[:, g * cg:(g + 1) * cg], w[g * kg:(g + 1) * kg].astype(np.float64)
+        for i in range(oh):
+            for j in range(ow):
+                patch = xg[:, :, i * sh:i * sh + dh * (r - 1) + 1:dh, j * sw:j * sw + dw * (s - 1) + 1:dw]
+                y[:, g * kg:(g + 1) * kg, i, j] = np.einsum("ncrs,kcrs->nk", patch, wg)
+    return y if b is None else y + b.astype(np.float64)[None, :, None, None]
+
+
+def conv_general_grads(x, w, dy, strides, pads, dil, groups):
+    """dX, dW of conv_general by the chain rule through the padded input, written out tap by tap."""
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = strides, pads, dil
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    dxp, dwt = np.zeros_like(xp), np.zeros(w.shape)
+    kg = k // groups
+    for g in range(groups):
+        cs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for i in range(dy.shape[2]):
+            for j in range(dy.shape[3]):
+                rows = slice(i * sh, i * sh + dh * (r - 1) + 1, dh)
+                cols = slice(j * sw, j * sw + dw * (s - 1) + 1, dw)
+                gk = dy[:, ks, i, j].astype(np.float64)
+                dwt[ks] += np.einsum("nk,ncrs->kcrs", gk, xp[:, cs, rows, cols])
+                dxp[:, cs, rows, cols] += np.einsum("nk,kcrs->ncrs", gk, w[ks].astype(np.float64))
+    return dxp[:, :, pt:pt + h, pl:pl + wd], dwt
+
+
+def conv_transpose(x, w, b, strides, pads, dil, groups, out_pad):
+    n, ci, h, wd = x.shape
+    _, cog, r, s = w.shape
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = strides, pads, dil
+    oh = (h - 1) * sh - pt - pb + dh * (r - 1) + out_pad[0] + 1
+    ow = (wd - 1) * sw - pl - pr + dw * (s - 1) + out_pad[1] + 1
+    cig = ci // groups
+    full = np.zeros((n, cog * groups, oh + pt + pb + sh + dh * r, ow + pl + pr + sw + dw * s))
+    for g in range(groups):
+        for i in range(h):
+            for j in range(wd):
+                for a in range(r):
+                    for e in range(s):
+                        full[:, g * cog:(g + 1) * cog, i * sh + a * dh, j * sw + e * dw] += np.einsum(
+                            "nc,cd->nd", x[:, g * cig:(g + 1) * cig, i, j].astype(np.float64),
+                            w[g * cig:(g + 1) * cig, :, a, e].astype(np.float64))
+    y = full[:, :, pt:pt + oh, pl:pl + ow]
+    return y if b is None else y + b.astype(np.float64)[None, :, None, None]
+
+
+def pool_extent(n, k, stride, pb, pe, ceil):
+    if not ceil:
+        return (n + pb + pe - k) // stride + 1
+    out = -(-(n + pb + pe - k) // stride) + 1
+    return out - 1 if (out - 1) * stride >= n + pb else out
+
+
+def pools_general(x, dy_max, dy_avg, kernel, strides, pads, ceil, include_pad):
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, strides, pads
+    oh, ow = pool_extent(h, kh, sh, pt, pb, ceil), pool_extent(w, kw, sw, pl, pr, ceil)
+    ymax, yavg, dxmax, dxavg = np.zeros((n, c, oh, ow)), np.zeros((n, c, oh, ow)), np.zeros(x.shape), np.zeros(x.shape)
+    for i in range(oh):
+        for j in range(ow):
+            taps = [(i * sh - pt + a, j * sw - pl + e) for a in range(kh) for e in range(kw)]
+            inside = [(a, e) for a, e in taps if 0 <= a < h and 0 <= e < w]
+            padded = [(a, e) for a, e in taps if -pt <= a < h + pb and -pl <= e < w + pr]
+            divisor = len(padded) if include_pad else len(inside)
+            vals = np.stack([x[:, :, a, e] for a, e in inside], axis=-1).astype(np.float64)
+            first = np.argmax(vals, axis=-1)
+            ymax[:, :, i, j] = vals.max(axis=-1)
+            yavg[:, :, i, j] = vals.sum(axis=-1) / divisor
+            for t, (a, e) in enumerate(inside):
+                dxmax[:, :, a, e] += np.where(first == t, dy_max[:, :, i, j], 0.0)
+                dxavg[:, :, a, e] += dy_avg[:, :, i, j] / divisor
+    return ymax, dxmax, yavg, dxavg
+
+
+# Grouped, dilated, per-axis strided, asymmetrically padded; depthwise with a channel multiplier, no bias.
+for case, (n, c, h, w, k, r, s, strides, pads, dil, groups, bias) in {
+        "convg_g2_d2x1_s2x1": (2, 4, 7, 6, 6, 3, 2, (2, 1), (1, 0, 2, 1), (2, 1), 2, True),
+        "convg_dw_mult2": (2, 3, 6, 5, 6, 3, 3, (1, 2), (1, 1, 0, 2), (1, 2), 3, False)}.items():
+    x, wt = rand(n, c, h, w), rand(k, c // groups, r, s)
+    b = rand(k) if bias else None
+    y = conv_general(x, wt, b, strides, pads, dil, groups)
+    dy = rand(*y.shape)
+    dx, dw = conv_general_grads(x, wt, dy, strides, pads, dil, groups)
+    arrays = {"x": x, "w": wt, "y": y, "dy": dy, "dx": dx, "dw": dw}
+    if bias:
+        arrays.update({"b": b, "db": dy.astype(np.float64).sum(axis=(0, 2, 3))})
+    for name, a in arrays.items():
+        save(case, name, a)
+
+# Transposed convolution (DCGAN's kernel 4, stride 2, padding 1; and grouped, dilated, output padding).
+for case, (n, ci, h, w, co, r, s, strides, pads, dil, groups, out_pad, bias) in {
+        "convt_k4s2p1": (2, 3, 3, 4, 2, 4, 4, (2, 2), (1, 1, 1, 1), (1, 1), 1, (0, 0), True),
+        "convt_g2_d2_op1": (1, 4, 3, 3, 6, 2, 3, (2, 1), (0, 1, 1, 0), (2, 1), 2, (1, 0), False)}.items():
+    x, wt = rand(n, ci, h, w), rand(ci, co // groups, r, s)
+    b = rand(co) if bias else None
+    y = conv_transpose(x, wt, b, strides, pads, dil, groups, out_pad)
+    dy = rand(*y.shape)
+    arrays = {"x": x, "w": wt, "y": y, "dy": dy}
+    if bias:
+        arrays.update({"b": b, "db": dy.astype(np.float64).sum(axis=(0, 2, 3))})
+    for name, a in arrays.items():
+        save(case, name, a)
+
+# Ceil-mode pools: asymmetric windows and pads, count_include_pad on (PyTorch's default) and off. Heights get
+# one window more than the floor (the last one part padding or past it), widths hit the dropped-window rule.
+for case, (n, c, h, w, kernel, strides, pads, include_pad) in {
+        "poolg_ceil_k3x2_include": (2, 2, 6, 6, (3, 2), (2, 2), (1, 0, 1, 1), True),
+        "poolg_ceil_k3_exclude": (1, 3, 8, 5, (3, 3), (2, 3), (0, 1, 0, 1), False)}.items():
+    x = rand(n, c, h, w)
+    oh = pool_extent(h, kernel[0], strides[0], pads[0], pads[2], True)
+    ow = pool_extent(w, kernel[1], strides[1], pads[1], pads[3], True)
+    dy_max, dy_avg = rand(n, c, oh, ow), rand(n, c, oh, ow)
+    ymax, dxmax, yavg, dxavg = pools_general(x, dy_max, dy_avg, kernel, strides, pads, True, include_pad)
+    for name, a in {"x": x, "ymax": ymax, "dymax": dy_max, "dxmax": dxmax, "yavg": yavg, "dyavg": dy_avg,
+                    "dxavg": dxavg}.items():
+        save(case, name, a)

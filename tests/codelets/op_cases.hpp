@@ -35,5 +35,6 @@ std::vector<OpCaseSpec> broadcast_op_cases();
 std::vector<OpCaseSpec> optim_op_cases();
 /// The recurrent cells' cases (op_cases_rnn.cpp).
 std::vector<OpCaseSpec> rnn_op_cases();
+std::vector<OpCaseSpec> conv_pool_op_cases();  ///< op_cases_conv_pool.cpp (issue 19)
 
 }  // namespace corun::codelets::testing

@@ -5,7 +5,9 @@
 // padded average, which dims a broadcast gradient sums) passes there and fails here.
 #include "codelets/batch_norm/batch_norm.hpp"
 #include "codelets/broadcast/broadcast.hpp"
+#include "codelets/conv2d/conv2d.hpp"
 #include "codelets/op.hpp"
+#include "codelets/pool/pool.hpp"
 
 #include <corun/npy.hpp>
 
@@ -42,6 +44,46 @@ void PrintTo(const Fixture& f, std::ostream* os) {
   *os << f.name;
 }
 
+// The general forms (issue 19), with the attributes make_numpy_fixtures.py used for them.
+void general_fixtures(std::vector<Fixture>& f) {
+  struct Conv {
+    const char* file;
+    ConvParams p;
+    bool bias;
+  };
+  for (const Conv& c : {Conv{"convg_g2_d2x1_s2x1", {2, 1, 1, 0, 2, 1, 2, 1, 2}, true},
+                        Conv{"convg_dw_mult2", {1, 2, 1, 1, 0, 2, 1, 2, 3}, false}}) {
+    const std::string file = c.file;
+    const auto a = c.p.attrs();
+    f.push_back({file + "_forward", file, OpKind::conv2d, a,
+                 c.bias ? std::vector<std::string>{"x", "w", "b", "y"} : std::vector<std::string>{"x", "w", "y"}, 1});
+    f.push_back({file + "_grad_data", file, OpKind::conv2d_grad_data, a, {"dy", "w", "dx"}, 1});
+    f.push_back({file + "_grad_filter", file, OpKind::conv2d_grad_filter, a,
+                 c.bias ? std::vector<std::string>{"x", "dy", "dw", "db"} : std::vector<std::string>{"x", "dy", "dw"},
+                 c.bias ? size_t{2} : size_t{1}});
+  }
+  for (const Conv& c : {Conv{"convt_k4s2p1", {2, 2, 1, 1, 1, 1, 1, 1, 1}, true},
+                        Conv{"convt_g2_d2_op1", {2, 1, 0, 1, 1, 0, 2, 1, 2}, false}}) {
+    const std::string file = c.file;
+    f.push_back({file + "_forward", file, OpKind::conv_transpose2d, c.p.attrs(),
+                 c.bias ? std::vector<std::string>{"x", "w", "b", "y"} : std::vector<std::string>{"x", "w", "y"}, 1});
+    if (c.bias) f.push_back({file + "_grad_bias", file, OpKind::conv_transpose2d_grad_bias, {}, {"dy", "db"}, 1});
+  }
+  struct Pool {
+    const char* file;
+    PoolParams p;
+  };
+  for (const Pool& q : {Pool{"poolg_ceil_k3x2_include", {3, 2, 2, 2, 1, 0, 1, 1, true, true}},
+                        Pool{"poolg_ceil_k3_exclude", {3, 3, 2, 3, 0, 1, 0, 1, true, false}}}) {
+    const std::string file = q.file;
+    const auto a = q.p.attrs();
+    f.push_back({file + "_max", file, OpKind::max_pool, a, {"x", "ymax"}, 1});
+    f.push_back({file + "_max_grad", file, OpKind::max_pool_grad, a, {"x", "dymax", "dxmax"}, 1});
+    f.push_back({file + "_avg", file, OpKind::avg_pool, a, {"x", "yavg"}, 1});
+    f.push_back({file + "_avg_grad", file, OpKind::avg_pool_grad, a, {"dyavg", "dxavg"}, 1});
+  }
+}
+
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> f;
   for (const auto& [file, stride, pad] : {std::tuple{"conv_s2p1", 2, 1}, std::tuple{"conv_s1p2", 1, 2}}) {
@@ -58,6 +100,7 @@ std::vector<Fixture> fixtures() {
     f.push_back({std::string(file) + "_avg", file, OpKind::avg_pool, a, {"x", "yavg"}, 1});
     f.push_back({std::string(file) + "_avg_grad", file, OpKind::avg_pool_grad, a, {"dyavg", "dxavg"}, 1});
   }
+  general_fixtures(f);
   f.push_back({"softmax_xent", "xent", OpKind::softmax_xent, {}, {"z", "t", "p", "loss"}, 2});
   f.push_back({"softmax_xent_grad", "xent", OpKind::softmax_xent_grad, {}, {"p", "t", "dl", "dz"}, 1});
   // Normalisation (issue 19): batch_norm in training mode also updates its running statistics in place.
@@ -77,6 +120,7 @@ std::vector<Fixture> fixtures() {
                  {"x", "scale", "bias", "y", "mean", "invstd"}, 3, 1e-5f});
     f.push_back({std::string(file) + "_grad", file, OpKind::layer_norm_grad, a,
                  {"x", "scale", "mean", "invstd", "dy", "dx", "dscale", "dbias"}, 3, 1e-5f});
+  }
   // Issue 19: numpy broadcasting (C and each operand's summed gradient) and reductions over axes.
   for (int64_t op = 0; op < 5; ++op) {
     const std::string file = std::string("bcast_") + binary_op_name(static_cast<BinaryOp>(op));
