@@ -417,6 +417,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   same_shape_cases(out, OpKind::gelu, "gelu", 1, 200.0f, "_large");
   same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2);
   same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2, 30.0f, "_large");
+  for (OpCaseSpec& c : shape_op_cases()) out.push_back(std::move(c));
   return out;
 }
 

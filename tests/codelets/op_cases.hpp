@@ -25,5 +25,7 @@ struct OpCaseSpec {
 
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();
+/// The issue-19 shape ops (op_cases_shape.cpp).
+std::vector<OpCaseSpec> shape_op_cases();
 
 }  // namespace corun::codelets::testing
