@@ -26,10 +26,10 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
 /// The batch geometry of a batch_matmul call: the full batch (right-aligned, kMaxDims - 2 dims at most)
 /// and each operand's batch strides in matrices (0 along a broadcast dim).
 struct BatchMap {
-  int dims = 0;                        ///< number of full batch dims
-  std::array<int64_t, 4> full{};       ///< full batch extents
+  int dims = 0;                                    ///< number of full batch dims
+  std::array<int64_t, 4> full{};                   ///< full batch extents
   std::array<std::array<int64_t, 4>, 3> stride{};  ///< per operand (A, B, C): matrices per step of a dim
-  int64_t count = 1;                   ///< product of full
+  int64_t count = 1;                               ///< product of full
   /// The matrix index of operand `op` (0 A, 1 B, 2 C) in full batch entry `f`.
   int64_t entry(int op, int64_t f) const;
 };

@@ -5,8 +5,8 @@
 #include "codelets/batch_matmul/batch_matmul.hpp"
 #include "codelets/matmul/matmul.hpp"
 
-#include <algorithm>
 #include <cblas.h>
+#include <algorithm>
 
 namespace corun::codelets {
 
@@ -35,11 +35,13 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
       if (reduced && map.entry(2, f) != ce) continue;
       const float* a = buf[0] + map.entry(0, f) * m * k;
       const float* b = buf[1] + map.entry(1, f) * k * n;
-      if (tiling.rows) a += trans_a ? first : first * k;
-      else b += trans_b ? first * k : first;
+      if (tiling.rows)
+        a += trans_a ? first : first * k;
+      else
+        b += trans_b ? first * k : first;
       cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(rows), static_cast<blasint>(cols),
-                  static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta,
-                  c, static_cast<blasint>(n));
+                  static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                  static_cast<blasint>(n));
       beta = 1.0f;
     }
   }

@@ -7,8 +7,7 @@
 namespace corun::codelets {
 namespace {
 
-void masked(const OpCall& call, const float* step, const float* in, float* out, int rank, int width,
-            const char* op) {
+void masked(const OpCall& call, const float* step, const float* in, float* out, int rank, int width, const char* op) {
   const uint64_t seed = static_cast<uint64_t>(call.i[0]), it = dropout_step(step, op);
   const float scale = 1.0f / (1.0f - call.f);
   // keep when (h >> 40) * 2^-24 >= ratio, i.e. (h >> 40) >= ceil(ratio * 2^24) (exact: both sides are

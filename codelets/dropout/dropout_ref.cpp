@@ -27,8 +27,7 @@ uint64_t dropout_step(const float* step, const char* op) {
 
 namespace {
 
-void masked(const OpCall& call, const float* step, const float* in, float* out, int rank, int width,
-            const char* op) {
+void masked(const OpCall& call, const float* step, const float* in, float* out, int rank, int width, const char* op) {
   const uint64_t seed = static_cast<uint64_t>(call.i[0]), it = dropout_step(step, op);
   const double scale = 1.0 / (1.0 - static_cast<double>(call.f));
   const Range r = split_range(call.shapes.back().numel(), rank, width);

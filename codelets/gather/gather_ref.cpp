@@ -13,8 +13,8 @@ int64_t gather_index(const float* idx, int64_t n, int64_t extent, const char* op
   // Compared as floats first so NaN, infinities and huge values never reach the integer conversion.
   CORUN_CHECK(v >= lo && v < hi && std::floor(v) == v, Status::invalid_argument,
               op << ": index " << v << " at position " << n << " is not an integer in [" << -extent << ", " << extent
-                 << ") along the gathered dim of extent " << extent
-                 << "; pass positions 0.." << extent - 1 << " (or negative ones from the end) as exact integers");
+                 << ") along the gathered dim of extent " << extent << "; pass positions 0.." << extent - 1
+                 << " (or negative ones from the end) as exact integers");
   const int64_t k = static_cast<int64_t>(v);
   return k < 0 ? k + extent : k;
 }

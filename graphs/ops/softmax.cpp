@@ -41,8 +41,7 @@ Tensor Graph::softmax(Tensor x, int axis, const std::string& name) {
 }
 
 Tensor Graph::log_softmax(Tensor x, int axis, const std::string& name) {
-  return graphs::build1(*this, codelets::OpKind::log_softmax, {{x}, {graphs::normalised_axis(*this, x, axis)}},
-                        name);
+  return graphs::build1(*this, codelets::OpKind::log_softmax, {{x}, {graphs::normalised_axis(*this, x, axis)}}, name);
 }
 
 }  // namespace corun

@@ -56,10 +56,10 @@ Tensor Graph::transpose(Tensor x, const std::vector<int>& perm, const std::strin
     for (int d = 0; d < rank; ++d) i[static_cast<size_t>(d)] = rank - 1 - d;
   } else {
     if (static_cast<int>(perm.size()) != rank)
-      detail::fail(Status::invalid_argument,
-                   "transpose '" + impl().node_name(name, "transpose") + "': perm has " + std::to_string(perm.size()) +
-                       " entries for X " + (x.valid() ? x.shape().str() : std::string("(invalid)")) +
-                       "; give one entry per dim of X");
+      detail::fail(Status::invalid_argument, "transpose '" + impl().node_name(name, "transpose") + "': perm has " +
+                                                 std::to_string(perm.size()) + " entries for X " +
+                                                 (x.valid() ? x.shape().str() : std::string("(invalid)")) +
+                                                 "; give one entry per dim of X");
     for (int d = 0; d < rank; ++d) i[static_cast<size_t>(d)] = perm[static_cast<size_t>(d)];
   }
   return graphs::build1(*this, codelets::OpKind::transpose, {{x}, i}, name);

@@ -37,10 +37,18 @@ void transpose_cases(std::vector<OpCaseSpec>& out) {
     std::array<int64_t, kMaxIntAttrs> perm;
   };
   const Case cases[] = {
-      {Shape{17}, {0}},                    {Shape{33, 65}, {1, 0}},          {Shape{1, 17}, {1, 0}},
-      {Shape{3, 17, 33}, {0, 2, 1}},       {Shape{3, 17, 33}, {2, 0, 1}},    {Shape{3, 17, 33}, {1, 0, 2}},
-      {Shape{2, 3, 17, 5}, {0, 2, 1, 3}},  {Shape{2, 3, 17, 5}, {0, 1, 3, 2}}, {Shape{2, 3, 17, 5}, {3, 2, 1, 0}},
-      {Shape{5, 1, 65, 3}, {2, 0, 3, 1}},  {Shape{4, 1, 1, 1}, {3, 2, 1, 0}}, {Shape{2, 65, 33, 3}, {0, 3, 1, 2}},
+      {Shape{17}, {0}},
+      {Shape{33, 65}, {1, 0}},
+      {Shape{1, 17}, {1, 0}},
+      {Shape{3, 17, 33}, {0, 2, 1}},
+      {Shape{3, 17, 33}, {2, 0, 1}},
+      {Shape{3, 17, 33}, {1, 0, 2}},
+      {Shape{2, 3, 17, 5}, {0, 2, 1, 3}},
+      {Shape{2, 3, 17, 5}, {0, 1, 3, 2}},
+      {Shape{2, 3, 17, 5}, {3, 2, 1, 0}},
+      {Shape{5, 1, 65, 3}, {2, 0, 3, 1}},
+      {Shape{4, 1, 1, 1}, {3, 2, 1, 0}},
+      {Shape{2, 65, 33, 3}, {0, 3, 1, 2}},
   };
   for (const Case& c : cases) {
     int64_t y[kMaxDims];
@@ -49,13 +57,13 @@ void transpose_cases(std::vector<OpCaseSpec>& out) {
       y[d] = c.x[static_cast<int>(c.perm[static_cast<size_t>(d)])];
       p += std::to_string(c.perm[static_cast<size_t>(d)]);
     }
-    out.push_back(make("transpose_" + dims(c.x) + "_p" + p, OpKind::transpose, {c.x, Shape::of(y, c.x.rank)}, {R, W},
-                       c.perm));
+    out.push_back(
+        make("transpose_" + dims(c.x) + "_p" + p, OpKind::transpose, {c.x, Shape::of(y, c.x.rank)}, {R, W}, c.perm));
   }
 }
 
 void softmax_cases(std::vector<OpCaseSpec>& out) {
-  const std::pair<Shape, int> cases[] = {{Shape{17}, 0},        {Shape{33, 65}, 1},    {Shape{33, 65}, 0},
+  const std::pair<Shape, int> cases[] = {{Shape{17}, 0},        {Shape{33, 65}, 1},      {Shape{33, 65}, 0},
                                          {Shape{3, 130, 5}, 1}, {Shape{2, 3, 17, 5}, 3}, {Shape{2, 3, 17, 5}, 1},
                                          {Shape{1, 200, 1}, 1}, {Shape{3, 1, 7}, 1}};
   for (const auto& [s, axis] : cases) {

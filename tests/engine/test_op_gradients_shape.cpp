@@ -83,7 +83,7 @@ TEST_F(OpGradient, GatherScalarIndexPicksATimeStep) {
   check(linear_loss(g_.gather(x, idx, 1, true)));
 }
 
-TEST_F(OpGradient, AttentionBlock) {  // softmax(Q K^T / sqrt d) V, heads transposed in and out
+TEST_F(OpGradient, AttentionBlock) {                    // softmax(Q K^T / sqrt d) V, heads transposed in and out
   const Tensor x = param("x", {2, 3, 4}, -0.5f, 0.5f);  // [B, S, H*D], H = 2, D = 2
   const Tensor heads = g_.transpose(g_.reshape(x, {2, 3, 2, 2}), {0, 2, 1, 3});  // [B, H, S, D]
   const Tensor kt = g_.transpose(heads, {0, 1, 3, 2});

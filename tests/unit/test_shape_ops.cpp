@@ -71,10 +71,10 @@ TEST(ShapeOps, BatchMatmulShapes) {
 TEST(ShapeOps, BatchMatmulErrors) {
   Graph g;
   const Tensor a = g.input("a", {2, 3, 4});
-  EXPECT_CORUN_ERROR(g.batch_matmul(a, g.input("b", {2, 5, 6}), "mm"), Status::invalid_argument,
-                     "batch_matmul 'mm'", "inner dimensions differ", "[2, 3, 4]", "[2, 5, 6]");
-  EXPECT_CORUN_ERROR(g.batch_matmul(a, g.input("c", {3, 4, 6}), "mm2"), Status::invalid_argument,
-                     "batch_matmul 'mm2'", "do not broadcast", "[3, 4, 6]");
+  EXPECT_CORUN_ERROR(g.batch_matmul(a, g.input("b", {2, 5, 6}), "mm"), Status::invalid_argument, "batch_matmul 'mm'",
+                     "inner dimensions differ", "[2, 3, 4]", "[2, 5, 6]");
+  EXPECT_CORUN_ERROR(g.batch_matmul(a, g.input("c", {3, 4, 6}), "mm2"), Status::invalid_argument, "batch_matmul 'mm2'",
+                     "do not broadcast", "[3, 4, 6]");
   EXPECT_CORUN_ERROR(g.batch_matmul(a, g.input("d", {7}), "mm3"), Status::invalid_argument, "batch_matmul 'mm3",
                      "inner dimensions differ");
 }
@@ -101,8 +101,8 @@ TEST(ShapeOps, DropoutTrainingNodeAndStep) {
   EXPECT_EQ(call.f, 0.25f);
   EXPECT_CORUN_ERROR(g.dropout(x, 1.0f, 1, true, Tensor(), "d1"), Status::invalid_argument, "dropout 'd1'",
                      "outside [0, 1)");
-  EXPECT_CORUN_ERROR(g.dropout(x, 0.5f, 1, true, g.input("s2", {2}), "d2"), Status::invalid_argument,
-                     "dropout 'd2'", "step", "[2]");
+  EXPECT_CORUN_ERROR(g.dropout(x, 0.5f, 1, true, g.input("s2", {2}), "d2"), Status::invalid_argument, "dropout 'd2'",
+                     "step", "[2]");
 }
 
 TEST(ShapeOps, DropoutMaskIsAPureHash) {
