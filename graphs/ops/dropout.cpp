@@ -49,9 +49,14 @@ Tensor Graph::dropout(Tensor x, float ratio, int64_t seed, bool training, Tensor
       detail::fail(Status::invalid_argument, "dropout '" + node + "': X is not a tensor of this graph");
     return x;
   }
-  if (!step.valid()) {  // a fixed mask until someone writes the iteration number to "<node>.step"
-    step = input(node + ".step", Shape{1});
-    data(step)[0] = 0.0f;
+  if (!step.valid()) {  // the graph's shared step input: one write per iteration serves every dropout
+    const auto it = impl().by_name.find(Graph::kDropoutStep);
+    if (it != impl().by_name.end()) {
+      step = Tensor(&impl(), it->second);
+    } else {
+      step = input(Graph::kDropoutStep, Shape{1});
+      data(step)[0] = 0.0f;  // a fixed mask per node until someone writes the iteration number
+    }
   }
   return graphs::build1(*this, codelets::OpKind::dropout, {{x, step}, {seed}, ratio}, node);
 }

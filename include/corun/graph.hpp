@@ -150,10 +150,14 @@ class Graph {
   /// and adds no node. The mask is a pure hash of (seed, step[0], element index) (codelets/dropout): the
   /// same at every team width, recomputed by the backward. `step` is a [1] input holding the iteration
   /// number (an exact integer), which the caller writes before each Engine::run so every iteration draws a
-  /// fresh mask and a resumed run draws the masks of the uninterrupted one; without it the builder makes
-  /// an input "<name>.step" holding 0 (the same mask every iteration until written).
+  /// fresh mask and a resumed run draws the masks of the uninterrupted one. Without it every dropout of the
+  /// graph reads the one input named kDropoutStep ("dropout.step", made by the first, holding 0: a fixed
+  /// mask per node until written), so a training loop writes its iteration number there when the graph
+  /// has that input (Graph::find). Give each node its own seed.
   Tensor dropout(Tensor x, float ratio, int64_t seed, bool training = true, Tensor step = Tensor(),
                  const std::string& name = "");
+  /// The name of the [1] input every dropout node built without a step tensor reads.
+  static constexpr const char* kDropoutStep = "dropout.step";
   /// ONNX Gather (numpy take, torch.index_select): X indexed along `axis` by `indices` (integers stored
   /// exactly in f32, as embedding's; negative ones count from the end); the result is X's shape with that
   /// dim replaced by the indices' dims. `scalar_index`: `indices` is [1] and stands for ONNX's 0-D index,

@@ -93,12 +93,14 @@ TEST(ShapeOps, DropoutTrainingNodeAndStep) {
   const Tensor x = g.input("x", {3, 4});
   const Tensor y = g.dropout(x, 0.25f, 42, true, Tensor(), "drop");
   EXPECT_EQ(y.shape(), x.shape());
-  const Tensor step = g.find("drop.step");  // made by the builder when no step is given
+  const Tensor step = g.find(Graph::kDropoutStep);  // made by the builder when no step is given
   EXPECT_EQ(step.shape(), (Shape{1}));
   EXPECT_EQ(g.data(step)[0], 0.0f);
   const auto& call = g.impl().nodes.back().call;
   EXPECT_EQ(call.i[0], 42);
   EXPECT_EQ(call.f, 0.25f);
+  g.dropout(y, 0.5f, 43, true, Tensor(), "drop2");  // the second dropout reads the same step input
+  EXPECT_EQ(g.impl().nodes.back().buffers[1], step.id());
   EXPECT_CORUN_ERROR(g.dropout(x, 1.0f, 1, true, Tensor(), "d1"), Status::invalid_argument, "dropout 'd1'",
                      "outside [0, 1)");
   EXPECT_CORUN_ERROR(g.dropout(x, 0.5f, 1, true, g.input("s2", {2}), "d2"), Status::invalid_argument, "dropout 'd2'",
