@@ -228,6 +228,40 @@ class Graph {
   Tensor avg_pool(Tensor x, const Pool2dOptions& options, const std::string& name = "");
   /// ONNX GlobalAveragePool: [N,C,H,W] -> [N,C,1,1], the mean of each plane (an avg_pool of one H x W window).
   Tensor global_avg_pool(Tensor x, const std::string& name = "");
+  // issue 19: shape ops (transpose, softmax / log_softmax, batched matmul, dropout, gather)
+  /// ONNX Transpose: Y dim d = X dim perm[d] (PyTorch permute). An empty perm reverses the dims (ONNX's
+  /// default). The gradient is the transpose by the inverse permutation.
+  Tensor transpose(Tensor x, const std::vector<int>& perm, const std::string& name = "");
+  /// ONNX Softmax (opset 13; PyTorch softmax(dim=axis)): exp(x - max) / sum(exp(x - max)) along `axis`
+  /// (negative counts from the end).
+  Tensor softmax(Tensor x, int axis = -1, const std::string& name = "");
+  /// ONNX LogSoftmax (opset 13; PyTorch log_softmax(dim=axis)): x - max - log(sum(exp(x - max))).
+  Tensor log_softmax(Tensor x, int axis = -1, const std::string& name = "");
+  /// ONNX / numpy MatMul (torch.matmul): A [..., M, K] times B [..., K, N] with batch dims broadcast (right
+  /// aligned, extent 1 broadcasts), e.g. attention's [B,H,S,D] x [B,H,D,S]. A 1-D A is a row and a 1-D B a
+  /// column whose added dim is removed from the result (numpy's rule; vector . vector gives [1]). The
+  /// gradient of a broadcast operand sums over its broadcast batch dims in a fixed order. The 2-D
+  /// `matmul` is unchanged.
+  Tensor batch_matmul(Tensor a, Tensor b, const std::string& name = "");
+  /// ONNX Dropout (PyTorch nn.Dropout): in training each element is zeroed with probability `ratio` and
+  /// the rest scaled by 1 / (1 - ratio); at inference (training false) or ratio 0 it returns `x` itself
+  /// and adds no node. The mask is a pure hash of (seed, step[0], element index) (codelets/dropout): the
+  /// same at every team width, recomputed by the backward. `step` is a [1] input holding the iteration
+  /// number (an exact integer), which the caller writes before each Engine::run so every iteration draws a
+  /// fresh mask and a resumed run draws the masks of the uninterrupted one. Without it every dropout of the
+  /// graph reads the one input named kDropoutStep ("dropout.step", made by the first, holding 0: a fixed
+  /// mask per node until written), so a training loop writes its iteration number there when the graph
+  /// has that input (Graph::find). Give each node its own seed.
+  Tensor dropout(Tensor x, float ratio, int64_t seed, bool training = true, Tensor step = Tensor(),
+                 const std::string& name = "");
+  /// The name of the [1] input every dropout node built without a step tensor reads.
+  static constexpr const char* kDropoutStep = "dropout.step";
+  /// ONNX Gather (numpy take, torch.index_select): X indexed along `axis` by `indices` (integers stored
+  /// exactly in f32, as embedding's; negative ones count from the end); the result is X's shape with that
+  /// dim replaced by the indices' dims. `scalar_index`: `indices` is [1] and stands for ONNX's 0-D index,
+  /// so the dim is dropped (picking one time step). The gradient (a scatter-add) reaches X only; the 2-D
+  /// table lookup with axis 0 is `embedding`.
+  Tensor gather(Tensor x, Tensor indices, int axis = 0, bool scalar_index = false, const std::string& name = "");
   ///@}
 
   /// Appends gradient nodes for every value `loss` depends on through parameters, then (by default) one

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Writes tests/codelets/numpy_fixtures/: inputs and expected outputs of the conv, pooling, cross-entropy and
-normalisation ops (and, at the end, of the broadcasting arithmetic and the reductions over axes), computed with
-NumPy from the textbook definitions, so that a convention the fast and the reference kernels share (padding,
-stride, which max gets a tie's gradient, what an average over padding divides by, the softmax cross-entropy's
-reductions, numpy's broadcasting) is checked against an outside source (test_numpy_fixtures.cpp).
+normalisation ops (and, appended, the broadcasting arithmetic, the reductions over axes, the general conv and
+pooling forms, transpose, softmax / log_softmax and batched matmul), computed with NumPy from the textbook
+definitions, so that a convention the fast and the reference kernels share (padding, stride, which max gets a
+tie's gradient, what an average over padding divides by, the softmax cross-entropy's reductions, numpy's
+broadcasting) is checked against an outside source (test_numpy_fixtures.cpp).
 Run once: `/usr/bin/python3 tests/codelets/make_numpy_fixtures.py` (python3-numpy); the files are committed.
 
 The conventions written down here are PyTorch's: conv2d is a cross-correlation with zero padding (weights
@@ -389,3 +390,34 @@ for case, (n, c, h, w, kernel, strides, pads, include_pad) in {
     for name, a in {"x": x, "ymax": ymax, "dymax": dy_max, "dxmax": dxmax, "yavg": yavg, "dyavg": dy_avg,
                     "dxavg": dxavg}.items():
         save(case, name, a)
+rng.bit_generator.state = after_square_ops
+# Issue 19 shape ops (appended after the others, so their random draws and files are unchanged).
+# Transpose: numpy's transpose(x, perm) is ONNX Transpose (Y dim d = X dim perm[d]).
+x = rand(2, 3, 4, 5)
+for case, perm in {"transpose_p0231": (0, 2, 3, 1), "transpose_p0132": (0, 1, 3, 2)}.items():
+    save(case, "x", x)
+    save(case, "y", np.transpose(x, perm))
+
+# Softmax / LogSoftmax along axis 1 of a 3-D tensor (opset 13: one axis), one logit far above the rest;
+# the gradients from the textbook: softmax dX = Y (dY - sum(dY Y)), log_softmax dX = dY - softmax * sum(dY).
+x = rand(3, 4, 5) * 3.0
+x[1, 2, 3] = 50.0
+xd = x.astype(np.float64)
+shifted = xd - xd.max(axis=1, keepdims=True)
+logsm = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+sm = np.exp(logsm)
+dy = rand(3, 4, 5)
+for name, a in {"x": x, "y": sm, "logy": logsm, "dy": dy,
+                "dx": sm * (dy - (dy * sm).sum(axis=1, keepdims=True)),
+                "dlogx": dy - sm * dy.sum(axis=1, keepdims=True)}.items():
+    save("softmax_a1", name, a)
+
+# Batched matmul with broadcast batch dims (np.matmul semantics): A [2, 1, 3, 4] x B [3, 4, 5] -> C
+# [2, 3, 3, 5]; each operand's gradient sums the products over the batch dims it was broadcast along.
+a, b = rand(2, 1, 3, 4), rand(3, 4, 5)
+dc = rand(2, 3, 3, 5)
+ad, bd, dcd = a.astype(np.float64), b.astype(np.float64), dc.astype(np.float64)
+da = np.matmul(dcd, np.swapaxes(bd, -1, -2)).sum(axis=1, keepdims=True)
+db = np.matmul(np.swapaxes(ad, -1, -2), dcd).sum(axis=0)
+for name, arr in {"a": a, "b": b, "c": np.matmul(ad, bd), "dc": dc, "da": da, "db": db}.items():
+    save("bmm_bcast", name, arr)

@@ -422,6 +422,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   for (OpCaseSpec& c : optim_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : rnn_op_cases()) out.push_back(std::move(c));
   for (auto& c : conv_pool_op_cases()) out.push_back(std::move(c));
+  for (OpCaseSpec& c : shape_op_cases()) out.push_back(std::move(c));
   return out;
 }
 

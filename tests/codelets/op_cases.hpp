@@ -36,5 +36,7 @@ std::vector<OpCaseSpec> optim_op_cases();
 /// The recurrent cells' cases (op_cases_rnn.cpp).
 std::vector<OpCaseSpec> rnn_op_cases();
 std::vector<OpCaseSpec> conv_pool_op_cases();  ///< op_cases_conv_pool.cpp (issue 19)
+/// The issue-19 shape ops (op_cases_shape.cpp).
+std::vector<OpCaseSpec> shape_op_cases();
 
 }  // namespace corun::codelets::testing

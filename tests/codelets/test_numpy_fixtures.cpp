@@ -1,4 +1,4 @@
-// The conv, pooling, softmax cross-entropy, normalisation, broadcasting and reduce-over-axes kernels,
+// The conv, pooling, softmax cross-entropy, normalisation, broadcasting, reduce-over-axes and shape-op kernels,
 // reference and fast, against outputs NumPy computed from the textbook definitions (numpy_fixtures/, written
 // by make_numpy_fixtures.py, which states the conventions). test_ops compares the fast kernels with the
 // reference ones; a convention both got wrong in the same way (padding, stride, tie-breaking, the divisor of a
@@ -136,6 +136,16 @@ std::vector<Fixture> fixtures() {
     f.push_back({"reduce_" + n, "reduce", OpKind::reduce_axes, {mask}, {"x", n}, 1, scale});
     f.push_back({"reduce_" + n + "_grad", "reduce", OpKind::reduce_axes_grad, {mask}, {"d" + n, "dx" + n}, 1, scale});
   }
+  // issue 19 shape ops
+  f.push_back({"transpose_p0231", "transpose_p0231", OpKind::transpose, {0, 2, 3, 1}, {"x", "y"}, 1});
+  f.push_back({"transpose_p0132", "transpose_p0132", OpKind::transpose, {0, 1, 3, 2}, {"x", "y"}, 1});
+  f.push_back({"softmax_a1", "softmax_a1", OpKind::softmax, {1}, {"x", "y"}, 1});
+  f.push_back({"softmax_grad_a1", "softmax_a1", OpKind::softmax_grad, {1}, {"y", "dy", "dx"}, 1});
+  f.push_back({"log_softmax_a1", "softmax_a1", OpKind::log_softmax, {1}, {"x", "logy"}, 1});
+  f.push_back({"log_softmax_grad_a1", "softmax_a1", OpKind::log_softmax_grad, {1}, {"logy", "dy", "dlogx"}, 1});
+  f.push_back({"batch_matmul_bcast", "bmm_bcast", OpKind::batch_matmul, {}, {"a", "b", "c"}, 1});
+  f.push_back({"batch_matmul_bcast_grad_a", "bmm_bcast", OpKind::batch_matmul, {0, 1}, {"dc", "b", "da"}, 1});
+  f.push_back({"batch_matmul_bcast_grad_b", "bmm_bcast", OpKind::batch_matmul, {1, 0}, {"a", "dc", "db"}, 1});
   return f;
 }
 
