@@ -68,6 +68,10 @@ class OnnxTrain : public TrainSession {
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
     model_.graph.backward(model_.loss, b);
+    // Dropout nodes read the iteration number from one [1] input: written each step, so every iteration
+    // draws a fresh mask and a resumed run (k restarts at the checkpoint's iteration) draws the same ones.
+    for (const Tensor& t : model_.graph.inputs())
+      if (t.name() == Graph::kDropoutStep) dropout_step_ = t;
   }
   Graph& graph(int) override { return model_.graph; }
   Tensor loss(int) const override { return model_.loss; }
@@ -75,6 +79,10 @@ class OnnxTrain : public TrainSession {
     synthetic_.make_batch(k, data_, targets_);
     engine.write(model_.graph, model_.inputs[0], data_);
     engine.write(model_.graph, model_.targets, targets_);
+    if (dropout_step_.valid()) {
+      step_value_[0] = static_cast<float>(k);
+      engine.write(model_.graph, dropout_step_, step_value_);
+    }
     apply_learning_rate(engine, model_.graph, cfg_.optimizer, cfg_.learning_rate, k, run_iters_, false);
     return engine.run(model_.graph);
   }
@@ -120,6 +128,8 @@ class OnnxTrain : public TrainSession {
   OnnxModel model_;
   models::SyntheticImages synthetic_;
   std::vector<float> data_, targets_;  // reused: no allocation per step
+  Tensor dropout_step_;                 // the graph's "dropout.step" input, if it has dropout nodes
+  std::vector<float> step_value_{0.0f};
 };
 
 }  // namespace
