@@ -67,7 +67,7 @@ def small_models(torch):
     return Mlp, Cnn
 
 
-def models(torch):
+def models(torch, num_classes=0):
     """name -> (constructor, input shape without the batch, what it needs). Adding a model is one line."""
     Mlp, Cnn = small_models(torch)
     tv = None
@@ -80,6 +80,8 @@ def models(torch):
     def vision(name, **kw):
         if tv is None:
             raise SystemExit("export-onnx.py: --model %s needs python3-torchvision" % name)
+        if num_classes:
+            kw["num_classes"] = num_classes
         return getattr(tv, name)(weights=None, **kw)
 
     return {
@@ -117,13 +119,17 @@ def main():
     p.add_argument("--dynamic-batch", action="store_true", help="export the batch dimension as symbolic")
     p.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13)")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the reference input")
+    p.add_argument("--num-classes", type=int, default=0,
+                   help="the classes of a torchvision model's output (default: its own, 1000)")
     p.add_argument("--image-size", type=int, default=0,
                    help="the height and width of an image model's input (default: the model's own, e.g. 224)")
     p.add_argument("--reference", help="also write the input and PyTorch's outputs as .npy into this directory")
     p.add_argument("--list", action="store_true", help="list the models and exit")
     a = p.parse_args()
     torch = import_torch()
-    table = models(torch)
+    if a.num_classes < 0:
+        p.error("--num-classes must be positive")
+    table = models(torch, a.num_classes)
     if a.list:
         for name, (_, shape, note) in table.items():
             print("%-13s input [B, %s]  %s" % (name, ", ".join(map(str, shape)), note))
@@ -135,6 +141,8 @@ def main():
     if a.batch < 1:
         p.error("--batch must be positive")
     ctor, shape, _ = table[a.model]
+    if a.num_classes and a.model in ("mlp", "cnn"):
+        p.error("--num-classes applies to the torchvision models only")
     if a.image_size:
         if len(shape) != 3 or a.image_size < 1:
             p.error("--image-size needs an image model ([B, C, H, W] input) and a positive size")
