@@ -196,7 +196,8 @@ Tensor Converter::state_tensor(int i) {
   if (!e0.has_constant) unsupported("input '" + node_->input(i) + "' must be an initializer (running statistics)");
   Entry& e = env_[node_->input(i)];
   const Constant& c = e.constant;
-  if (c.dims.size() != 1) unsupported("input '" + node_->input(i) + "' has shape " + dims_text(c.dims) + "; it must be 1-D");
+  if (c.dims.size() != 1)
+    unsupported("input '" + node_->input(i) + "' has shape " + dims_text(c.dims) + "; it must be 1-D");
   e.tensor = graph_.state(onnx_value_name(node_->input(i)), Shape{c.dims[0]});
   float* dst = graph_.data(e.tensor);
   for (size_t k = 0; k < c.values.size(); ++k) dst[k] = static_cast<float>(c.values[k]);

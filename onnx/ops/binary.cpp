@@ -18,10 +18,20 @@ void convert_broadcasting(Converter& c, BinaryBuilder op) {
 
 }  // namespace
 
-void convert_add(Converter& c) { convert_broadcasting(c, &Graph::add); }
-void convert_sub(Converter& c) { convert_broadcasting(c, &Graph::sub); }
-void convert_mul(Converter& c) { convert_broadcasting(c, &Graph::mul); }
-void convert_div(Converter& c) { convert_broadcasting(c, &Graph::div); }
-void convert_pow(Converter& c) { convert_broadcasting(c, &Graph::pow); }
+void convert_add(Converter& c) {
+  convert_broadcasting(c, &Graph::add);
+}
+void convert_sub(Converter& c) {
+  convert_broadcasting(c, &Graph::sub);
+}
+void convert_mul(Converter& c) {
+  convert_broadcasting(c, &Graph::mul);
+}
+void convert_div(Converter& c) {
+  convert_broadcasting(c, &Graph::div);
+}
+void convert_pow(Converter& c) {
+  convert_broadcasting(c, &Graph::pow);
+}
 
 }  // namespace corun::onnx_import

@@ -19,9 +19,9 @@ void convert_batch_norm(Converter& c) {
   }
   // The file's training_mode (opset 14+) trains even in an inference import: ONNX then uses batch statistics.
   const bool training = c.training() || c.attr_int("training_mode", 0) != 0;
-  const Tensor y = c.graph().batch_norm(c.tensor(0), c.tensor(1), c.tensor(2), c.state_tensor(3), c.state_tensor(4),
-                                        c.attr_float("epsilon", 1e-5f), c.attr_float("momentum", 0.9f), training,
-                                        c.value_name());
+  const Tensor y =
+      c.graph().batch_norm(c.tensor(0), c.tensor(1), c.tensor(2), c.state_tensor(3), c.state_tensor(4),
+                           c.attr_float("epsilon", 1e-5f), c.attr_float("momentum", 0.9f), training, c.value_name());
   c.set_output(0, y);
   // running_mean / running_var outputs (training_mode 1): the state tensors, which the node updates each run.
   if (c.node().output_size() > 1) c.set_output(1, c.state_tensor(3));
@@ -30,7 +30,8 @@ void convert_batch_norm(Converter& c) {
 
 void convert_layer_norm(Converter& c) {
   c.only_attrs({"axis", "epsilon", "stash_type"});
-  if (c.attr_int("stash_type", 1) != 1) c.unsupported_attr("stash_type", std::to_string(c.attr_int("stash_type", 1)) + " (1 only: float statistics)");
+  if (c.attr_int("stash_type", 1) != 1)
+    c.unsupported_attr("stash_type", std::to_string(c.attr_int("stash_type", 1)) + " (1 only: float statistics)");
   const std::vector<int64_t> xd = c.input_dims(0);
   const int rank = static_cast<int>(xd.size());
   const int axis = normalize_axis(c, c.attr_int("axis", -1), rank, "axis");

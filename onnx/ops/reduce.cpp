@@ -28,8 +28,12 @@ void convert_reduce(Converter& c, ReduceBuilder op) {
 
 }  // namespace
 
-void convert_reduce_mean(Converter& c) { convert_reduce(c, &Graph::reduce_mean); }
-void convert_reduce_sum(Converter& c) { convert_reduce(c, &Graph::reduce_sum_axes); }
+void convert_reduce_mean(Converter& c) {
+  convert_reduce(c, &Graph::reduce_mean);
+}
+void convert_reduce_sum(Converter& c) {
+  convert_reduce(c, &Graph::reduce_sum_axes);
+}
 
 void convert_global_average_pool(Converter& c) {
   c.only_attrs({});

@@ -27,7 +27,9 @@ rnn::RnnOptions rnn_options(Converter& c) {
   return o;
 }
 
-Tensor optional_tensor(Converter& c, int i) { return c.has_input(i) ? c.tensor(i) : Tensor{}; }
+Tensor optional_tensor(Converter& c, int i) {
+  return c.has_input(i) ? c.tensor(i) : Tensor{};
+}
 
 void set_outputs(Converter& c, const rnn::RnnOutputs& out) {
   c.set_output(0, out.y);
@@ -53,8 +55,8 @@ void convert_gru(Converter& c) {
   rnn::RnnOptions o = rnn_options(c);
   // ONNX's default is 0, which the builder refuses with a message saying so: pass the file's value.
   o.linear_before_reset = static_cast<int>(c.attr_int("linear_before_reset", 0));
-  set_outputs(c, rnn::gru(c.graph(), c.tensor(0), c.tensor(1), c.tensor(2), optional_tensor(c, 3),
-                          optional_tensor(c, 5), o));
+  set_outputs(
+      c, rnn::gru(c.graph(), c.tensor(0), c.tensor(1), c.tensor(2), optional_tensor(c, 3), optional_tensor(c, 5), o));
 }
 
 }  // namespace corun::onnx_import

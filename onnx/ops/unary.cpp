@@ -20,7 +20,8 @@ void convert_unary(Converter& c, UnaryBuilder op) {
 float clip_bound(Converter& c, int i, float absent) {
   if (!c.has_input(i)) return absent;
   const Constant& k = c.require_constant(i, i == 1 ? "min" : "max");
-  if (k.numel() != 1) c.unsupported(std::string(i == 1 ? "min" : "max") + " of shape " + dims_text(k.dims) + " (a scalar)");
+  if (k.numel() != 1)
+    c.unsupported(std::string(i == 1 ? "min" : "max") + " of shape " + dims_text(k.dims) + " (a scalar)");
   const float v = static_cast<float>(k.values[0]);
   if (std::isnan(v)) c.unsupported(std::string(i == 1 ? "min" : "max") + " is NaN");
   return v;
@@ -28,13 +29,27 @@ float clip_bound(Converter& c, int i, float absent) {
 
 }  // namespace
 
-void convert_sqrt(Converter& c) { convert_unary(c, &Graph::sqrt); }
-void convert_erf(Converter& c) { convert_unary(c, &Graph::erf); }
-void convert_exp(Converter& c) { convert_unary(c, &Graph::exp); }
-void convert_log(Converter& c) { convert_unary(c, &Graph::log); }
-void convert_neg(Converter& c) { convert_unary(c, &Graph::neg); }
-void convert_abs(Converter& c) { convert_unary(c, &Graph::abs); }
-void convert_reciprocal(Converter& c) { convert_unary(c, &Graph::reciprocal); }
+void convert_sqrt(Converter& c) {
+  convert_unary(c, &Graph::sqrt);
+}
+void convert_erf(Converter& c) {
+  convert_unary(c, &Graph::erf);
+}
+void convert_exp(Converter& c) {
+  convert_unary(c, &Graph::exp);
+}
+void convert_log(Converter& c) {
+  convert_unary(c, &Graph::log);
+}
+void convert_neg(Converter& c) {
+  convert_unary(c, &Graph::neg);
+}
+void convert_abs(Converter& c) {
+  convert_unary(c, &Graph::abs);
+}
+void convert_reciprocal(Converter& c) {
+  convert_unary(c, &Graph::reciprocal);
+}
 
 void convert_clip(Converter& c) {
   // Opset 11+ (the importer's range) takes min and max as inputs; the min/max attributes are opset 6's.

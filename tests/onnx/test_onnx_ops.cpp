@@ -44,7 +44,9 @@ std::vector<float> run(OnnxModel& m, const std::vector<float>& x, const std::str
   return std::vector<float>(p, p + t.shape().numel());
 }
 
-float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+float sigmoid(float v) {
+  return 1.0f / (1.0f + std::exp(-v));
+}
 
 // x [2, 2, 1, 2] -> BatchNormalization (scale, B, mean, var initializers [2]) -> y.
 OnnxModelBuilder batch_norm_model() {
@@ -54,7 +56,8 @@ OnnxModelBuilder batch_norm_model() {
   b.init("bn.bias", {2}, {1.0f, -1.0f});
   b.init("bn.running_mean", {2}, {1.0f, 3.0f});
   b.init("bn.running_var", {2}, {4.0f, 0.25f});
-  auto* n = b.node("BatchNormalization", {"x", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}, {"y"}, "bn");
+  auto* n =
+      b.node("BatchNormalization", {"x", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}, {"y"}, "bn");
   OnnxModelBuilder::attr(n, "epsilon", 0.0f);
   OnnxModelBuilder::attr(n, "momentum", 0.75f);
   b.output("y", {2, 2, 1, 2});
