@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "graphs/graph_impl.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -175,6 +176,38 @@ Tensor Converter::tensor(int i) {
   float* dst = graph_.data(e.tensor);
   for (size_t k = 0; k < c.values.size(); ++k) dst[k] = static_cast<float>(c.values[k]);
   return e.tensor;
+}
+
+Tensor Converter::operand(int i) {
+  const Entry& e = entry(i);
+  if (e.tensor.valid() || !e.has_constant || !e.constant.dims.empty()) return tensor(i);
+  Entry& scalar = env_[node_->input(i)];
+  scalar.constant.dims = {1};  // a scalar broadcasts as a [1] does; every corun tensor has rank 1 or more
+  return tensor(i);
+}
+
+Tensor Converter::state_tensor(int i) {
+  const Entry& e0 = entry(i);
+  if (e0.tensor.valid()) {
+    if (graph_.kind(e0.tensor) == ValueKind::state) return e0.tensor;
+    unsupported("input '" + node_->input(i) + "' must be an initializer (running statistics); it is computed, or " +
+                "used as a trainable parameter by an earlier node");
+  }
+  if (!e0.has_constant) unsupported("input '" + node_->input(i) + "' must be an initializer (running statistics)");
+  Entry& e = env_[node_->input(i)];
+  const Constant& c = e.constant;
+  if (c.dims.size() != 1)
+    unsupported("input '" + node_->input(i) + "' has shape " + dims_text(c.dims) + "; it must be 1-D");
+  e.tensor = graph_.state(onnx_value_name(node_->input(i)), Shape{c.dims[0]});
+  float* dst = graph_.data(e.tensor);
+  for (size_t k = 0; k < c.values.size(); ++k) dst[k] = static_cast<float>(c.values[k]);
+  return e.tensor;
+}
+
+Tensor Converter::filled(const Shape& shape, float fill, const std::string& suffix) {
+  const Tensor t = graph_.value(graph_.impl().add_value(shape, value_name() + "." + suffix, ValueKind::constant));
+  std::fill(graph_.data(t), graph_.data(t) + shape.numel(), fill);
+  return t;
 }
 
 const Constant* Converter::constant(int i) const {

@@ -53,12 +53,15 @@ const OpRow* find_op(const std::string& op_type);
 /// The importer's state while it walks the nodes, and the services converters use.
 class Converter {
  public:
-  Converter(Graph& graph, std::map<std::string, Entry>& env, int opset) : graph_(graph), env_(env), opset_(opset) {}
+  Converter(Graph& graph, std::map<std::string, Entry>& env, int opset, bool training = false)
+      : graph_(graph), env_(env), opset_(opset), training_(training) {}
 
   /// Starts converting `node` (its row gives the "supported" text of error messages).
   void begin(const onnx::NodeProto& node, const OpRow* row);
   Graph& graph() { return graph_; }
   int opset() const { return opset_; }
+  /// Whether the import is for training (OnnxImportOptions::training).
+  bool training() const { return training_; }
   const onnx::NodeProto& node() const { return *node_; }
   /// A node name for the graph: the ONNX output name of output `k`, made file-safe.
   std::string value_name(int k = 0) const;
@@ -67,6 +70,14 @@ class Converter {
   bool has_input(int i) const;
   /// Input i as a graph value (an initializer becomes a parameter; a folded constant a constant value).
   Tensor tensor(int i);
+  /// Input i as a tensor operand of broadcasting arithmetic: tensor(i), except that a rank-0 constant (a
+  /// scalar, corun tensors have rank 1 to 4) becomes a [1] tensor, which broadcasts the same way.
+  Tensor operand(int i);
+  /// Input i, an initializer or constant, as a Graph::state tensor under its ONNX name holding the file's
+  /// values (BatchNormalization's running statistics: saved with the parameters, never trained).
+  Tensor state_tensor(int i);
+  /// A fixed (never trained) tensor of `shape` filled with `fill`, named "<value_name()>.<suffix>".
+  Tensor filled(const Shape& shape, float fill, const std::string& suffix);
   /// Input i when it is known at import time, else nullptr.
   const Constant* constant(int i) const;
   /// Input i, which must be known at import time (`what`: "shape", "axes" ...); an error otherwise.
@@ -102,6 +113,7 @@ class Converter {
   Graph& graph_;
   std::map<std::string, Entry>& env_;
   int opset_;
+  bool training_;
   const onnx::NodeProto* node_ = nullptr;
   const OpRow* row_ = nullptr;
 };

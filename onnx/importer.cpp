@@ -8,6 +8,7 @@
 
 #include "base/check.hpp"
 #include "base/files.hpp"
+#include "graphs/graph_impl.hpp"
 
 #include <filesystem>
 #include <map>
@@ -165,7 +166,7 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
     out.inputs.push_back(t);
   }
 
-  Converter conv(g, env, out.opset);
+  Converter conv(g, env, out.opset, options.training);
   for (const auto& node : fuse_erf_gelu(gp, base_dir)) {
     const OpRow* row = find_op(node.op_type());
     conv.begin(node, row);
@@ -202,6 +203,9 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
                               << "' is a constant (it does not depend on any input); supported: computed outputs");
     Tensor t = it->second.tensor;
     g.keep(t);
+    // Found by its ONNX name even when its node named it otherwise (an LSTM's Y is "<node>.Y", Identity
+    // passes another value through): a second name for the same value, as the Graph's multi-output ops do.
+    if (!g.impl().by_name.count(onnx_value_name(vi.name()))) g.impl().by_name[onnx_value_name(vi.name())] = t.id();
     out.output_names.push_back(vi.name());
     out.outputs.push_back(t);
   }

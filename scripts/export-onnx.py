@@ -7,7 +7,13 @@ the ONNX names (DIR/<input>.npy, DIR/<output>.npy), so that corun's outputs can 
 
     scripts/export-onnx.py --model cnn --out cnn.onnx --batch 8
     scripts/export-onnx.py --model mlp --out mlp.onnx --dynamic-batch --reference ref/ --batch 4
+    scripts/export-onnx.py --model resnet18 --out resnet18.onnx --batch 2 --image-size 64 --reference ref/
     scripts/export-onnx.py --list
+
+BatchNormalization layers stay nodes (not folded into the convolutions), so that `corun train --onnx`
+trains them with batch statistics; their running statistics and affine parameters are drawn at random from
+--seed, so that inference exercises them and no two initializers are equal (PyTorch's exporter merges equal
+initializers behind Identity nodes, which would tie the parameters of different layers together).
 
 Exit codes: 0 done, 1 an error (nothing is written), 2 usage error, 77 torch is not installed.
 """
@@ -15,6 +21,7 @@ import argparse
 import os
 import sys
 import tempfile
+import warnings
 
 
 def import_torch():
@@ -60,7 +67,7 @@ def small_models(torch):
     return Mlp, Cnn
 
 
-def models(torch):
+def models(torch, num_classes=0):
     """name -> (constructor, input shape without the batch, what it needs). Adding a model is one line."""
     Mlp, Cnn = small_models(torch)
     tv = None
@@ -73,21 +80,35 @@ def models(torch):
     def vision(name, **kw):
         if tv is None:
             raise SystemExit("export-onnx.py: --model %s needs python3-torchvision" % name)
+        if num_classes:
+            kw["num_classes"] = num_classes
         return getattr(tv, name)(weights=None, **kw)
 
     return {
         "mlp": (Mlp, (64,), "imports today"),
         "cnn": (Cnn, (3, 16, 16), "imports today"),
-        # torchvision, random weights (weights=None: nothing is downloaded). They import once the ops their
-        # note names land (docs/onnx.md); until then corun names the first unsupported node.
-        "resnet18": (lambda: vision("resnet18"), (3, 224, 224), "needs BatchNormalization, GlobalAveragePool"),
-        "resnet50": (lambda: vision("resnet50"), (3, 224, 224), "needs BatchNormalization, GlobalAveragePool"),
-        "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "needs BatchNormalization, Clip, depthwise Conv"),
+        # torchvision, random weights (weights=None: nothing is downloaded). Those with a "needs" note import
+        # once what it names lands (docs/onnx.md); until then corun names the first unsupported node.
+        "resnet18": (lambda: vision("resnet18"), (3, 224, 224), "imports today"),
+        "resnet50": (lambda: vision("resnet50"), (3, 224, 224), "imports today"),
+        "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "needs depthwise Conv (group > 1)"),
         "googlenet": (lambda: vision("googlenet", aux_logits=False, init_weights=True), (3, 224, 224),
-                      "needs BatchNormalization, ceil_mode pools"),
+                      "needs ceil_mode pools"),
         "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
-                         "needs BatchNormalization, ceil_mode pools"),
+                         "needs ceil_mode pools"),
     }
+
+
+def randomise_batch_norms(torch, model):
+    """Random running statistics and affine parameters for every BatchNorm layer (see the docstring)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+                if m.affine:
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.5, 0.5)
 
 
 def main():
@@ -98,11 +119,17 @@ def main():
     p.add_argument("--dynamic-batch", action="store_true", help="export the batch dimension as symbolic")
     p.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13)")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the reference input")
+    p.add_argument("--num-classes", type=int, default=0,
+                   help="the classes of a torchvision model's output (default: its own, 1000)")
+    p.add_argument("--image-size", type=int, default=0,
+                   help="the height and width of an image model's input (default: the model's own, e.g. 224)")
     p.add_argument("--reference", help="also write the input and PyTorch's outputs as .npy into this directory")
     p.add_argument("--list", action="store_true", help="list the models and exit")
     a = p.parse_args()
     torch = import_torch()
-    table = models(torch)
+    if a.num_classes < 0:
+        p.error("--num-classes must be positive")
+    table = models(torch, a.num_classes)
     if a.list:
         for name, (_, shape, note) in table.items():
             print("%-13s input [B, %s]  %s" % (name, ", ".join(map(str, shape)), note))
@@ -114,8 +141,15 @@ def main():
     if a.batch < 1:
         p.error("--batch must be positive")
     ctor, shape, _ = table[a.model]
+    if a.num_classes and a.model in ("mlp", "cnn"):
+        p.error("--num-classes applies to the torchvision models only")
+    if a.image_size:
+        if len(shape) != 3 or a.image_size < 1:
+            p.error("--image-size needs an image model ([B, C, H, W] input) and a positive size")
+        shape = (shape[0], a.image_size, a.image_size)
     torch.manual_seed(a.seed)
     model = ctor().eval()
+    randomise_batch_norms(torch, model)
     x = torch.randn(a.batch, *shape)
     dynamic = {"input": {0: "batch"}, "output": {0: "batch"}} if a.dynamic_batch else None
     out_dir = os.path.dirname(os.path.abspath(a.out))
@@ -123,8 +157,11 @@ def main():
     fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=out_dir)
     os.close(fd)
     try:
+        # PRESERVE: an eval-mode model exports BatchNormalization in inference form, as a node of its own
+        # (its warning about constant folding concerns train-mode models).
+        warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
         torch.onnx.export(model, x, tmp, opset_version=a.opset, input_names=["input"], output_names=["output"],
-                          dynamic_axes=dynamic, do_constant_folding=True)
+                          dynamic_axes=dynamic, do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE)
         if a.reference:
             import numpy as np
             os.makedirs(a.reference, exist_ok=True)

@@ -49,6 +49,7 @@ OnnxModel import_for_training(const OnnxTrainConfig& cfg) {
   OnnxImportOptions opt;
   opt.batch = cfg.batch;
   opt.add_training_loss = true;
+  opt.training = true;  // BatchNormalization with batch statistics, running statistics updated as state
   OnnxModel m = import_onnx_model(cfg.path, opt);
   CORUN_CHECK(m.inputs.size() == 1, Status::invalid_argument,
               "corun train --onnx " << cfg.path << ": the model has " << m.inputs.size()

@@ -32,6 +32,11 @@ struct OnnxImportOptions {
   /// is the value named "loss"; Graph::backward(find("loss")) then makes the graph a training graph.
   bool add_training_loss = false;
   std::string targets_name = "targets";
+  /// Imports for training: BatchNormalization nodes use the batch statistics and update their running
+  /// mean/variance, which become Graph::state tensors initialised from the file's initializers (saved and
+  /// restored with the parameters). false: inference mode, the running statistics normalise (also state
+  /// tensors, never parameters). corun train --onnx sets it; a node with training_mode = 1 trains either way.
+  bool training = false;
 };
 
 /// What the import made of the file, besides the graph.

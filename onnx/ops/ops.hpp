@@ -23,6 +23,27 @@ void convert_matmul(Converter& c);
 void convert_add(Converter& c);
 void convert_sub(Converter& c);
 void convert_mul(Converter& c);
+void convert_div(Converter& c);
+void convert_pow(Converter& c);
+// unary.cpp
+void convert_sqrt(Converter& c);
+void convert_erf(Converter& c);
+void convert_exp(Converter& c);
+void convert_log(Converter& c);
+void convert_neg(Converter& c);
+void convert_abs(Converter& c);
+void convert_reciprocal(Converter& c);
+void convert_clip(Converter& c);
+// reduce.cpp
+void convert_reduce_mean(Converter& c);
+void convert_reduce_sum(Converter& c);
+void convert_global_average_pool(Converter& c);
+// norm.cpp
+void convert_batch_norm(Converter& c);
+void convert_layer_norm(Converter& c);
+// rnn.cpp
+void convert_lstm(Converter& c);
+void convert_gru(Converter& c);
 // layout.cpp
 void convert_concat(Converter& c);
 void convert_split(Converter& c);

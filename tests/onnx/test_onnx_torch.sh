@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # onnx.torch: models exported by scripts/export-onnx.py from PyTorch at test time, run by corun.
 #   - corun infer --onnx: every output equals PyTorch's on the same input and weights within 1e-4 relative
-#     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic);
+#     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic, and
+#     torchvision's ResNet-18 at batch 2 on 64x64 images: BatchNormalization with random running statistics,
+#     broadcasting Add of the residuals, GlobalAveragePool; ~4 s);
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
 #   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
 #     missing external data): each exit 1 with a message naming the problem, and nothing written.
@@ -45,6 +47,10 @@ compare mlp out-mlp/output.npy ref-mlp/output.npy
   fail "infer cnn"
 compare cnn out-cnn/output.npy ref-cnn/output.npy
 [ -s cnn.json ] || fail "infer --json wrote nothing"
+export_model --model resnet18 --out resnet18.onnx --batch 2 --image-size 64 --reference ref-resnet18
+"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18 >/dev/null ||
+  fail "infer resnet18"
+compare resnet18 out-resnet18/output.npy ref-resnet18/output.npy
 
 # 2. Training: the loss falls over 20 steps under lws and the co-run policies, with the same numbers.
 export_model --model mlp --out mlp-dynamic.onnx --batch 4 --dynamic-batch
