@@ -215,8 +215,11 @@ for c in srun sbatch scontrol; do
 done
 printf '#!/bin/bash\nexec bash %q --fake-corun "$@"\n' "$self" >"$tmp/bin/corun"
 chmod +x "$tmp/bin"/*
+# The help is read whole first: `grep -q` in a pipe stops reading at the first match, and with pipefail the
+# writer's SIGPIPE would fail the check once the help is longer than the pipe's buffer.
+train_help=$("$corun" train --help)
 for flag in --checkpoint --checkpoint-every --resume; do
-  "$corun" train --help | grep -q -- "^  $flag " || fail "corun train --help has no $flag, which train.sbatch needs"
+  grep -q -- "^  $flag " <<<"$train_help" || fail "corun train --help has no $flag, which train.sbatch needs"
 done
 
 # dry_run NAME SCENARIO [ENV=VALUE...]: runs a template (train.sbatch, or TEMPLATE=file in the list) as
