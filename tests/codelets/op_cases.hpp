@@ -4,6 +4,7 @@
 
 #include "codelets/op.hpp"
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,28 @@ struct OpCaseSpec {
   };
   std::vector<IntFill> indices;
 };
+
+/// A case of `kind` on buffers of `shapes` accessed as `modes`, with the integer attributes `i`, the float
+/// attribute `f` and inputs uniform in [-scale, scale]. Shared by every op_cases*.cpp family file.
+inline OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
+                       std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
+  OpCaseSpec c;
+  c.name = std::move(name);
+  c.call.kind = kind;
+  c.call.shapes = std::move(shapes);
+  c.call.modes = std::move(modes);
+  c.call.i = i;
+  c.call.f = f;
+  c.scale = scale;
+  return c;
+}
+
+/// "65x33" for a [65, 33] shape: the shape part of case names.
+inline std::string dims_str(const Shape& s) {
+  std::string out;
+  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
+  return out;
+}
 
 /// All cases, in a fixed order.
 std::vector<OpCaseSpec> all_op_cases();

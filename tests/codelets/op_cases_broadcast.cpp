@@ -17,25 +17,6 @@ using Shapes = std::vector<Shape>;
 constexpr Access R = Access::read;
 constexpr Access W = Access::write;
 
-std::string dims_str(const Shape& s) {
-  std::string out;
-  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
-  return out;
-}
-
-OpCaseSpec make(std::string name, OpKind kind, Shapes shapes, std::vector<Access> modes,
-                std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
-  OpCaseSpec c;
-  c.name = std::move(name);
-  c.call.kind = kind;
-  c.call.shapes = std::move(shapes);
-  c.call.modes = std::move(modes);
-  c.call.i = i;
-  c.call.f = f;
-  c.scale = scale;
-  return c;
-}
-
 // {A, B, C}: the examples, a bias, outer products, a 4-D channel scale, same shapes and a large one.
 const Shapes kPairs[] = {
     {Shape{2, 3, 4}, Shape{3, 1}, Shape{2, 3, 4}},    {Shape{1}, Shape{5, 7}, Shape{5, 7}},

@@ -14,17 +14,6 @@ namespace {
 constexpr Access R = Access::read;
 constexpr Access W = Access::write;
 
-OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
-                const std::array<int64_t, kMaxIntAttrs>& i) {
-  OpCaseSpec c;
-  c.name = std::move(name);
-  c.call.kind = kind;
-  c.call.shapes = std::move(shapes);
-  c.call.modes = std::move(modes);
-  c.call.i = i;
-  return c;
-}
-
 int64_t conv_extent(int64_t in, int64_t r, int64_t stride, int64_t pb, int64_t pe, int64_t dil) {
   return (in + pb + pe - dil * (r - 1) - 1) / stride + 1;
 }

@@ -12,25 +12,6 @@ constexpr Access R = Access::read;
 constexpr Access W = Access::write;
 constexpr Access RW = Access::readwrite;
 
-std::string dims_str(const Shape& s) {
-  std::string out;
-  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
-  return out;
-}
-
-OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
-                std::array<int64_t, kMaxIntAttrs> i, float f, float scale = 1.0f) {
-  OpCaseSpec c;
-  c.name = std::move(name);
-  c.call.kind = kind;
-  c.call.shapes = std::move(shapes);
-  c.call.modes = std::move(modes);
-  c.call.i = i;
-  c.call.f = f;
-  c.scale = scale;
-  return c;
-}
-
 void batch_norm_cases(std::vector<OpCaseSpec>& out) {
   const Shape xs[] = {Shape{2, 1},     Shape{3, 5},       Shape{65, 130},
                       Shape{2, 3, 17}, Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}};

@@ -10,20 +10,10 @@
 namespace corun::codelets::testing {
 namespace {
 
-std::string dims_str(const Shape& s) {
-  std::string out;
-  for (int d = 0; d < s.rank; ++d) out += (d ? "x" : "") + std::to_string(s[d]);
-  return out;
-}
-
+// The shared make() plus integer fills (the step count in H).
 OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
                 std::array<int64_t, kMaxIntAttrs> i, std::vector<OpCaseSpec::IntFill> fills) {
-  OpCaseSpec c;
-  c.name = std::move(name);
-  c.call.kind = kind;
-  c.call.shapes = std::move(shapes);
-  c.call.modes = std::move(modes);
-  c.call.i = i;
+  OpCaseSpec c = testing::make(std::move(name), kind, std::move(shapes), std::move(modes), i);
   c.indices = std::move(fills);
   return c;
 }

@@ -18,19 +18,6 @@ std::string dims(const Shape& s) {
   return out;
 }
 
-OpCaseSpec make(std::string name, OpKind kind, std::vector<Shape> shapes, std::vector<Access> modes,
-                std::array<int64_t, kMaxIntAttrs> i = {}, float f = 0.0f, float scale = 1.0f) {
-  OpCaseSpec c;
-  c.name = std::move(name);
-  c.call.kind = kind;
-  c.call.shapes = std::move(shapes);
-  c.call.modes = std::move(modes);
-  c.call.i = i;
-  c.call.f = f;
-  c.scale = scale;
-  return c;
-}
-
 void transpose_cases(std::vector<OpCaseSpec>& out) {
   struct Case {
     Shape x;
