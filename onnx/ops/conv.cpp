@@ -21,7 +21,9 @@ int64_t read_groups(Converter& c) {
   return groups;
 }
 
-Tensor optional_bias(Converter& c) { return c.has_input(2) ? c.tensor(2) : Tensor(); }
+Tensor optional_bias(Converter& c) {
+  return c.has_input(2) ? c.tensor(2) : Tensor();
+}
 }  // namespace
 
 void convert_conv(Converter& c) {
@@ -32,7 +34,8 @@ void convert_conv(Converter& c) {
     c.unsupported("input channels " + std::to_string(xd[1]) + " but weights " + dims_text(wd) + " with group " +
                   std::to_string(groups) + " (the weights' dim 1 times group must equal the input channels)");
   const Window2d w = read_window(c, {wd[2], wd[3]}, {xd[2], xd[3]});
-  c.set_output(0, c.graph().conv2d(c.tensor(0), c.tensor(1), optional_bias(c), conv_options(w, groups), c.value_name()));
+  c.set_output(0,
+               c.graph().conv2d(c.tensor(0), c.tensor(1), optional_bias(c), conv_options(w, groups), c.value_name()));
 }
 
 void convert_conv_transpose(Converter& c) {
@@ -64,8 +67,9 @@ void convert_conv_transpose(Converter& c) {
       const int64_t total = w.stride[a] * (xd[static_cast<size_t>(a) + 2] - 1) + op[static_cast<size_t>(a)] +
                             w.dilation[a] * (w.kernel[a] - 1) + 1 - out_shape[static_cast<size_t>(a)];
       if (total < 0)
-        c.unsupported_attr("output_shape", dims_text(out_shape) + " (larger than the stride and kernel give without "
-                                                                   "output_padding: set output_padding instead)");
+        c.unsupported_attr("output_shape", dims_text(out_shape) +
+                                               " (larger than the stride and kernel give without "
+                                               "output_padding: set output_padding instead)");
       const int64_t half = total / 2;
       w.pads[a] = auto_pad == "SAME_UPPER" ? half : total - half;
       w.pads[a + 2] = total - w.pads[a];

@@ -13,7 +13,8 @@ Pool2dOptions pool_options(Converter& c) {
   if (!c.has_attr("kernel_shape")) c.unsupported("no kernel_shape (required)");
   const Window2d w = read_window(c, {}, {xd[2], xd[3]});
   if (w.dilation[0] != 1 || w.dilation[1] != 1)
-    c.unsupported_attr("dilations", dims_text({w.dilation[0], w.dilation[1]}) + " (1 only: dilated pooling is not supported)");
+    c.unsupported_attr("dilations",
+                       dims_text({w.dilation[0], w.dilation[1]}) + " (1 only: dilated pooling is not supported)");
   for (int a = 0; a < 4; ++a)
     if (w.pads[a] >= w.kernel[a % 2])
       c.unsupported_attr("pads", dims_text({w.pads[0], w.pads[1], w.pads[2], w.pads[3]}) +

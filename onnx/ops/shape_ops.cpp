@@ -46,17 +46,23 @@ void convert_transpose(Converter& c) {
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t p : c.attr_ints("perm")) {
     if (p < 0 || p >= rank || seen[static_cast<size_t>(p)])
-      c.unsupported_attr("perm", dims_text(c.attr_ints("perm")) + " (a permutation of 0.." + std::to_string(rank - 1) + ")");
+      c.unsupported_attr("perm",
+                         dims_text(c.attr_ints("perm")) + " (a permutation of 0.." + std::to_string(rank - 1) + ")");
     seen[static_cast<size_t>(p)] = true;
     perm.push_back(static_cast<int>(p));
   }
   if (!perm.empty() && static_cast<int>(perm.size()) != rank)
-    c.unsupported_attr("perm", dims_text(c.attr_ints("perm")) + " (one entry per input dim: " + std::to_string(rank) + ")");
+    c.unsupported_attr("perm",
+                       dims_text(c.attr_ints("perm")) + " (one entry per input dim: " + std::to_string(rank) + ")");
   c.set_output(0, c.graph().transpose(c.tensor(0), perm, c.value_name()));
 }
 
-void convert_softmax(Converter& c) { convert_softmax_like(c, &Graph::softmax); }
-void convert_log_softmax(Converter& c) { convert_softmax_like(c, &Graph::log_softmax); }
+void convert_softmax(Converter& c) {
+  convert_softmax_like(c, &Graph::softmax);
+}
+void convert_log_softmax(Converter& c) {
+  convert_softmax_like(c, &Graph::log_softmax);
+}
 
 void convert_dropout(Converter& c) {
   c.only_attrs({"ratio", "seed", "is_test"});

@@ -46,7 +46,8 @@ TEST(OnnxMatMul, BroadcastsBatchDimsAndKeepsTwoDimensionalProductsOnMatmul) {
       for (int r = 0; r < 2; ++r)
         for (int c = 0; c < 2; ++c) {
           float s = 0;
-          for (int k = 0; k < 3; ++k) s += a[static_cast<size_t>(i * 6 + r * 3 + k)] * bv[static_cast<size_t>(j * 6 + k * 2 + c)];
+          for (int k = 0; k < 3; ++k)
+            s += a[static_cast<size_t>(i * 6 + r * 3 + k)] * bv[static_cast<size_t>(j * 6 + k * 2 + c)];
           EXPECT_NEAR(y[static_cast<size_t>(((i * 3 + j) * 2 + r) * 2 + c)], s, 1e-4);
         }
 }
@@ -61,7 +62,10 @@ TEST(OnnxMatMul, AOneDimensionalOperandIsAColumnWhoseDimIsDropped) {
   ASSERT_EQ(m.outputs[0].shape(), (Shape{2, 2}));
   const std::vector<float> a = iota_scaled(12, 1.0f), y = run_output(m, a);
   for (int r = 0; r < 4; ++r)
-    EXPECT_NEAR(y[static_cast<size_t>(r)], a[static_cast<size_t>(r * 3)] - 2 * a[static_cast<size_t>(r * 3 + 1)] + 0.5f * a[static_cast<size_t>(r * 3 + 2)], 1e-5);
+    EXPECT_NEAR(y[static_cast<size_t>(r)],
+                a[static_cast<size_t>(r * 3)] - 2 * a[static_cast<size_t>(r * 3 + 1)] +
+                    0.5f * a[static_cast<size_t>(r * 3 + 2)],
+                1e-5);
 }
 
 TEST(OnnxTranspose, PermutesAndReversesWithoutPerm) {
@@ -110,7 +114,8 @@ TEST(OnnxSoftmax, Opset13AxesAndTheFlattenedRowsOfEarlierOpsets) {
     const std::vector<float> s_got = run_output(m, x);
     const float* l_got = m.graph.data(m.outputs[1]);
     // Softmax over each group of indices sharing what is outside the normalised axes.
-    auto check = [&](const float* got, bool log, int group, int stride, int count, int outer_step, int outers, int inner) {
+    auto check = [&](const float* got, bool log, int group, int stride, int count, int outer_step, int outers,
+                     int inner) {
       for (int o = 0; o < outers; ++o)
         for (int in = 0; in < inner; ++in) {
           double sum = 0;
@@ -229,7 +234,8 @@ TEST(OnnxGather, ComputedIndicesIntoAParameterTableAreAnEmbeddingLookup) {
   const std::vector<float> ids = {4, 0, 2, 4}, y = run_output(m, ids);
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 3; ++c)
-      EXPECT_EQ(y[static_cast<size_t>(r * 3 + c)], table[static_cast<size_t>(static_cast<int>(ids[static_cast<size_t>(r)]) * 3 + c)]);
+      EXPECT_EQ(y[static_cast<size_t>(r * 3 + c)],
+                table[static_cast<size_t>(static_cast<int>(ids[static_cast<size_t>(r)]) * 3 + c)]);
 }
 
 TEST(OnnxGather, AConstantIndexOutOfRangeIsRefused) {

@@ -239,8 +239,8 @@ TEST(OnnxPool, PerAxisWindowsAsymmetricPadsCeilModeAndCountIncludePad) {
                      std::to_string(include_pad));
         OnnxModel m = import(pool_model(op, ceil_mode, include_pad));
         int64_t oh = 0, ow = 0;
-        const std::vector<float> want = pool_ref(x, 6, 7, 3, 2, p, ceil_mode == 1, std::string(op) == "MaxPool",
-                                                 include_pad == 1, oh, ow);
+        const std::vector<float> want =
+            pool_ref(x, 6, 7, 3, 2, p, ceil_mode == 1, std::string(op) == "MaxPool", include_pad == 1, oh, ow);
         EXPECT_EQ(m.graph.find("y").shape().str(), Shape({1, 1, oh, ow}).str());
         expect_near_all(run(m, x, "y"), want);
       }
