@@ -169,8 +169,9 @@ Tensor Converter::tensor(int i) {
     unsupported("input '" + node_->input(i) + "' is a constant of rank " + std::to_string(c.dims.size()) +
                 " used as a tensor operand; corun tensors have 1 to 4 dimensions");
   const Shape shape = Shape::of(c.dims.data(), static_cast<int>(c.dims.size()));
-  // An initializer is a trainable parameter under its ONNX name; a Constant node's value is a fixed one.
-  e.tensor = e.is_initializer ? graph_.param(onnx_value_name(node_->input(i)), shape)
+  // A float initializer is a trainable parameter under its ONNX name; a Constant node's value and an
+  // integer initializer (indices: never trained) are fixed ones.
+  e.tensor = e.is_initializer && !c.integer ? graph_.param(onnx_value_name(node_->input(i)), shape)
                               : graph_.value(graph_.impl().add_value(shape, onnx_value_name(node_->input(i)),
                                                                      ValueKind::constant));
   float* dst = graph_.data(e.tensor);

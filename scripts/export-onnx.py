@@ -91,11 +91,11 @@ def models(torch, num_classes=0):
         # once what it names lands (docs/onnx.md); until then corun names the first unsupported node.
         "resnet18": (lambda: vision("resnet18"), (3, 224, 224), "imports today"),
         "resnet50": (lambda: vision("resnet50"), (3, 224, 224), "imports today"),
-        "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "needs depthwise Conv (group > 1)"),
-        "googlenet": (lambda: vision("googlenet", aux_logits=False, init_weights=True), (3, 224, 224),
-                      "needs ceil_mode pools"),
+        "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "imports today"),
+        "googlenet": (lambda: vision("googlenet", aux_logits=False, transform_input=False, init_weights=True),
+                      (3, 224, 224), "imports today"),
         "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
-                         "needs ceil_mode pools"),
+                         "needs Pad (PyTorch exports its padded AvgPool2d as Pad + AveragePool)"),
     }
 
 

@@ -1,6 +1,7 @@
 // Constants and the shape arithmetic folded at import: Constant, Shape, Gather, Unsqueeze, Cast. PyTorch
 // exports x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: every link is known
-// once the input shapes are, so the chain becomes one constant shape and the Reshape a Graph::reshape.
+// once the input shapes are, so the chain becomes one constant shape and the Reshape a Graph::reshape. A
+// Gather of a graph value (or with computed indices) is the Graph's gather instead.
 #include "onnx/ops/ops.hpp"
 
 #include <algorithm>
@@ -46,11 +47,35 @@ void convert_shape(Converter& c) {
   c.set_output(0, std::move(k));
 }
 
+namespace {
+// Gather of a graph value (or a parameter table: an embedding lookup), or with indices computed at run
+// time: the Graph's gather. A 0-D index drops the axis (scalar_index); a constant one becomes a [1].
+void gather_tensor(Converter& c) {
+  const std::vector<int64_t> xd = c.input_dims(0), id = c.input_dims(1);
+  const int rank = static_cast<int>(xd.size());
+  if (rank == 0) c.unsupported("scalar data");
+  const int axis = normalize_axis(c, c.attr_int("axis", 0), rank, "axis");
+  const bool scalar_index = id.empty();
+  const size_t out_rank = xd.size() - 1 + id.size();
+  if (out_rank < 1 || out_rank > static_cast<size_t>(kMaxDims))
+    c.unsupported("data " + dims_text(xd) + " and indices " + dims_text(id) + " give a result of rank " +
+                  std::to_string(out_rank) + " (corun tensors have 1 to 4 dimensions)");
+  if (const Constant* k = c.constant(1))
+    for (size_t j = 0; j < k->values.size(); ++j) {
+      const int64_t at = k->as_int(j), extent = xd[static_cast<size_t>(axis)];
+      if (at < -extent || at >= extent)
+        c.unsupported("index " + std::to_string(at) + " out of range for extent " + std::to_string(extent));
+    }
+  c.set_output(0, c.graph().gather(c.tensor(0), c.operand(1), axis, scalar_index, c.value_name()));
+}
+}  // namespace
+
 void convert_gather(Converter& c) {
   c.only_attrs({"axis"});
-  if (!c.foldable(0))
-    c.unsupported("data '" + c.node().input(0) + "' is not an import-time constant (only the Gather of shape "
-                  "arithmetic is supported until the gather op lands)");
+  if (!c.foldable(0) || !c.foldable(1)) {
+    gather_tensor(c);
+    return;
+  }
   const Constant& data = *c.constant(0);
   const Constant& idx = c.require_constant(1, "indices");
   const int rank = static_cast<int>(data.dims.size());

@@ -1,4 +1,5 @@
-// Gemm and MatMul: the Graph's 2-D matmul (with its transpose flags), Gemm's C as a bias add.
+// Gemm and MatMul: the Graph's 2-D matmul (with its transpose flags), Gemm's C as a bias add; MatMul of
+// other ranks is batch_matmul (numpy's broadcast batch dims and 1-D rules).
 #include "onnx/ops/ops.hpp"
 
 namespace corun::onnx_import {
@@ -31,9 +32,15 @@ void convert_gemm(Converter& c) {
 void convert_matmul(Converter& c) {
   c.only_attrs({});
   const std::vector<int64_t> ad = c.input_dims(0), bd = c.input_dims(1);
-  if (ad.size() != 2 || bd.size() != 2)
-    c.unsupported("A " + dims_text(ad) + " and B " + dims_text(bd) + " (2-D only until batched matmul lands)");
-  c.set_output(0, c.graph().matmul(c.tensor(0), c.tensor(1), false, false, c.value_name()));
+  if (ad.size() > 4 || bd.size() > 4)
+    c.unsupported("A " + dims_text(ad) + " and B " + dims_text(bd) + " (rank 1 to 4 each: corun tensors have at most 4 dims)");
+  // The 2-D product stays on matmul (its fused kernels and the passes that look for it); the rest is
+  // numpy's batched and 1-D rules.
+  if (ad.size() == 2 && bd.size() == 2) {
+    c.set_output(0, c.graph().matmul(c.tensor(0), c.tensor(1), false, false, c.value_name()));
+    return;
+  }
+  c.set_output(0, c.graph().batch_matmul(c.tensor(0), c.tensor(1), c.value_name()));
 }
 
 }  // namespace corun::onnx_import

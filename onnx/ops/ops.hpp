@@ -13,6 +13,7 @@ void convert_tanh(Converter& c);
 void convert_gelu(Converter& c);
 // conv.cpp
 void convert_conv(Converter& c);
+void convert_conv_transpose(Converter& c);
 // pool.cpp
 void convert_max_pool(Converter& c);
 void convert_average_pool(Converter& c);
@@ -51,7 +52,12 @@ void convert_slice(Converter& c);
 void convert_reshape(Converter& c);
 void convert_flatten(Converter& c);
 void convert_identity(Converter& c);
-// constant.cpp (folded at import)
+// shape_ops.cpp
+void convert_transpose(Converter& c);
+void convert_softmax(Converter& c);
+void convert_log_softmax(Converter& c);
+void convert_dropout(Converter& c);
+// constant.cpp (folded at import; Gather of graph values too)
 void convert_constant(Converter& c);
 void convert_shape(Converter& c);
 void convert_gather(Converter& c);
@@ -60,11 +66,19 @@ void convert_cast(Converter& c);
 
 }  // namespace corun::onnx_import
 
+#include <corun/window_options.hpp>
+
+#include <array>
+
 namespace corun::onnx_import {
-/// The one window the Graph's conv2d / max_pool / avg_pool take: a square kernel, equal strides, the same
-/// pad on all four sides (conv.cpp). `kernel` from the weights for Conv, from kernel_shape for pools.
-struct SquareWindow {
-  int kernel = 1, stride = 1, pad = 0;
+/// A 2-D window's attributes, per axis ([0] = H, [1] = W); pads are (top, left, bottom, right) with any
+/// auto_pad already resolved (window.cpp).
+struct Window2d {
+  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, dilation{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
 };
-SquareWindow square_window(Converter& c, int64_t weight_r, int64_t weight_s);
+/// Reads kernel_shape (or `weight_kernel`, the weights' [R, S], when absent; empty for pools), strides,
+/// dilations, pads and auto_pad; `input_hw` sizes the SAME_* pads.
+Window2d read_window(Converter& c, const std::vector<int64_t>& weight_kernel, const std::vector<int64_t>& input_hw);
+Conv2dOptions conv_options(const Window2d& w, int64_t groups);
 }  // namespace corun::onnx_import

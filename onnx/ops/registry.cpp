@@ -14,14 +14,25 @@ const std::vector<OpRow>& op_table() {
       {"Tanh", convert_tanh, "any shape"},
       {"Gelu", convert_gelu, "approximate none; also PyTorch's Div/Erf/Add/Mul/Mul export of nn.GELU"},
       {"Conv", convert_conv,
-       "2-D NCHW, square kernel, equal strides, the same pad on every side, dilations 1, group 1, auto_pad NOTSET"},
+       "2-D NCHW, any kernel, per-axis strides and dilations, asymmetric pads, group (depthwise), optional bias, "
+       "auto_pad NOTSET/VALID/SAME_UPPER/SAME_LOWER"},
+      {"ConvTranspose", convert_conv_transpose,
+       "2-D NCHW, per-axis strides and dilations, asymmetric pads, group, optional bias, output_padding, "
+       "output_shape (turned into pads; one needing more than output_padding is refused), auto_pad"},
       {"MaxPool", convert_max_pool,
-       "2-D, square kernel, equal strides, the same pad on every side, dilations 1, ceil_mode 0, storage_order 0, "
-       "no Indices output"},
+       "2-D, any kernel, per-axis strides, asymmetric pads (each below the kernel), auto_pad, ceil_mode, "
+       "dilations 1, storage_order 0, no Indices output"},
       {"AveragePool", convert_average_pool,
-       "2-D, square kernel, equal strides, the same pad on every side, ceil_mode 0, count_include_pad 0"},
+       "2-D, any kernel, per-axis strides, asymmetric pads (each below the kernel), auto_pad, ceil_mode, "
+       "count_include_pad, dilations 1"},
       {"Gemm", convert_gemm, "2-D A and B, transA/transB, alpha = beta = 1, C absent, [N], [1, N] or [M, N]"},
-      {"MatMul", convert_matmul, "2-D A and B"},
+      {"MatMul", convert_matmul, "numpy MatMul: rank 1 to 4 operands, broadcast batch dims"},
+      {"Transpose", convert_transpose, "any perm (default: reversed dims)"},
+      {"Softmax", convert_softmax, "any axis (opset < 13: flattened to 2-D at axis, as the spec says)"},
+      {"LogSoftmax", convert_log_softmax, "any axis (opset < 13: flattened to 2-D at axis, as the spec says)"},
+      {"Dropout", convert_dropout,
+       "constant ratio (input or attribute) and training_mode; without training_mode, active when the import is "
+       "for training; seed attribute or one per node; no mask output"},
       {"Add", convert_add, "numpy broadcasting (a scalar constant is a [1])"},
       {"Sub", convert_sub, "numpy broadcasting (a scalar constant is a [1])"},
       {"Mul", convert_mul, "numpy broadcasting (a scalar constant is a [1])"},
@@ -54,7 +65,9 @@ const std::vector<OpRow>& op_table() {
       {"Identity", convert_identity, "any tensor"},
       {"Constant", convert_constant, "value (tensor), value_float(s), value_int(s)"},
       {"Shape", convert_shape, "folded at import (start/end)"},
-      {"Gather", convert_gather, "constant data and indices, folded at import"},
+      {"Gather", convert_gather,
+       "any axis; constant data and indices folded at import; a graph value (or a parameter table) with "
+       "constant or computed indices, result of rank 1 to 4"},
       {"Unsqueeze", convert_unsqueeze, "constant data (folded) or a tensor (as a reshape)"},
       {"Cast", convert_cast, "constants (folded); tensors to FLOAT"},
   };

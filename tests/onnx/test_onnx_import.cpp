@@ -177,13 +177,13 @@ TEST(OnnxErrors, AnUnsupportedOpsetIsRefusedWithTheSupportedRange) {
 TEST(OnnxErrors, AnUnsupportedAttributeValueIsNamedNeverApproximated) {
   OnnxModelBuilder b;
   b.input("x", {1, 4, 8, 8});
-  b.init("w", {4, 2, 3, 3}, std::vector<float>(72, 0.1f));
-  auto* conv = b.node("Conv", {"x", "w"}, {"y"}, "grouped");
-  OnnxModelBuilder::attr(conv, "group", int64_t{2});
+  auto* pool = b.node("MaxPool", {"x"}, {"y"}, "dilated");
+  OnnxModelBuilder::attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxModelBuilder::attr(pool, "dilations", std::vector<int64_t>{2, 2});
   b.output("y");
   const std::string e = error_of([&] { import(b); });
-  EXPECT_NE(e.find("grouped"), std::string::npos) << e;
-  EXPECT_NE(e.find("group=2"), std::string::npos) << e;
+  EXPECT_NE(e.find("dilated"), std::string::npos) << e;
+  EXPECT_NE(e.find("dilations="), std::string::npos) << e;
   EXPECT_NE(e.find("supported: "), std::string::npos) << e;
 }
 

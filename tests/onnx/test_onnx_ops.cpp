@@ -2,8 +2,7 @@
 // the ONNX definition computed here, its attribute forms, and a refusal of what it does not support.
 // BatchNormalization, broadcasting arithmetic, unary math and Clip, reductions and GlobalAveragePool,
 // LayerNormalization, LSTM and GRU.
-#include "onnx/importer.hpp"
-#include "onnx_model_builder.hpp"
+#include "onnx_test_helpers.hpp"
 
 #include <corun/error.hpp>
 #include <corun/inline.hpp>
@@ -20,29 +19,9 @@ namespace {
 
 using testing::OnnxModelBuilder;
 
-template <typename F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-OnnxModel import(const OnnxModelBuilder& b, const OnnxImportOptions& o = {}) {
-  return onnx_import::import_model(b.model, ".", "test.onnx", o);
-}
-
-// Copies `x` into the model's first input, runs it inline and returns the output named `name`.
-std::vector<float> run(OnnxModel& m, const std::vector<float>& x, const std::string& name) {
-  std::copy(x.begin(), x.end(), m.graph.data(m.inputs[0]));
-  InlineRunner runner(m.graph);
-  runner.run();
-  const Tensor t = m.graph.find(name);
-  const float* p = m.graph.data(t);
-  return std::vector<float>(p, p + t.shape().numel());
-}
+using testing::error_of;
+using testing::import;
+using testing::run;
 
 float sigmoid(float v) {
   return 1.0f / (1.0f + std::exp(-v));
