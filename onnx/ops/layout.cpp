@@ -125,6 +125,69 @@ void convert_slice(Converter& c) {
   c.set_output(0, c.graph().slice(c.tensor(0), axis, start, end - start, c.value_name()));
 }
 
+// ONNX Pad (opset 11+), constant mode: a band of constant_value (0 when absent) concatenated on each side
+// of every padded axis, and a slice for a negative pad (a crop). Gradients reach the input through concat
+// and slice. PyTorch exports a padded AvgPool2d with count_include_pad as Pad + AveragePool (Inception-v3).
+void convert_pad(Converter& c) {
+  c.only_attrs({"mode"});
+  const std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant") c.unsupported_attr("mode", "'" + mode + "' (constant only)");
+  const std::vector<int64_t> d = c.input_dims(0);
+  const int rank = static_cast<int>(d.size());
+  const std::vector<int64_t> pads = c.require_constant(1, "pads").ints();
+  std::vector<int> axes(static_cast<size_t>(rank));
+  std::iota(axes.begin(), axes.end(), 0);
+  if (c.has_input(3)) {
+    axes.clear();
+    for (int64_t a : c.require_constant(3, "axes").ints()) axes.push_back(normalize_axis(c, a, rank, "axes"));
+  }
+  if (pads.size() != 2 * axes.size())
+    c.unsupported(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) +
+                  " axes (two per axis: every begin, then every end)");
+  float value = 0.0f;
+  if (c.has_input(2)) {
+    const Constant& v = c.require_constant(2, "constant_value");
+    if (v.numel() != 1) c.unsupported("a constant_value of " + std::to_string(v.numel()) + " elements (a scalar)");
+    value = static_cast<float>(v.values[0]);
+  }
+  Tensor x = c.tensor(0);
+  bool changed = false;
+  const size_t k = axes.size();
+  for (size_t a = 0; a < k; ++a) {
+    const int axis = axes[a];
+    const int64_t begin = pads[a], end = pads[a + k];
+    if (begin == 0 && end == 0) continue;
+    changed = true;
+    const std::string tag = "pad" + std::to_string(axis);
+    if (begin < 0 || end < 0) {
+      const int64_t extent = x.shape()[axis];
+      const int64_t from = std::max<int64_t>(-begin, 0), to = extent - std::max<int64_t>(-end, 0);
+      if (to <= from)
+        c.unsupported("pads " + std::to_string(begin) + ", " + std::to_string(end) + " that crop axis " +
+                      std::to_string(axis) + " of extent " + std::to_string(extent) + " to nothing");
+      x = c.graph().slice(x, axis, from, to - from, c.value_name() + "." + tag + "_crop");
+    }
+    std::vector<Tensor> parts;
+    if (begin > 0) {
+      Shape s = x.shape();
+      s.dims[static_cast<size_t>(axis)] = begin;
+      parts.push_back(c.filled(s, value, tag + "_begin"));
+    }
+    parts.push_back(x);
+    if (end > 0) {
+      Shape s = x.shape();
+      s.dims[static_cast<size_t>(axis)] = end;
+      parts.push_back(c.filled(s, value, tag + "_end"));
+    }
+    if (parts.size() > 1) x = c.graph().concat(parts, axis, c.value_name() + "." + tag);
+  }
+  if (!changed) {
+    c.alias_output(0, 0);
+    return;
+  }
+  c.set_output(0, x);
+}
+
 void convert_reshape(Converter& c) {
   c.only_attrs({"allowzero"});
   if (c.attr_int("allowzero", 0) != 0) c.unsupported_attr("allowzero", "1 (0 only)");

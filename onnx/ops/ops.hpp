@@ -49,6 +49,7 @@ void convert_gru(Converter& c);
 void convert_concat(Converter& c);
 void convert_split(Converter& c);
 void convert_slice(Converter& c);
+void convert_pad(Converter& c);
 void convert_reshape(Converter& c);
 void convert_flatten(Converter& c);
 void convert_identity(Converter& c);

@@ -247,5 +247,40 @@ TEST(OnnxGather, AConstantIndexOutOfRangeIsRefused) {
   EXPECT_NE(error_of([&] { import(b); }).find("out of range"), std::string::npos);
 }
 
+TEST(OnnxPad, ConstantBandsOnEachSideAndACropForANegativePad) {
+  OnnxModelBuilder b;
+  b.input("x", {1, 2, 3, 3});
+  // begins (N, C, H, W) then ends: H gets 1 row above, W 2 columns left and 1 right, C loses its last channel.
+  b.init_ints("pads", {0, 0, 1, 2, 0, -1, 0, 1});
+  b.init("value", {}, {0.5f});
+  b.node("Pad", {"x", "pads", "value"}, {"y"});
+  b.output("y");
+  OnnxModel m = import(b);
+  ASSERT_EQ(m.outputs[0].shape(), (Shape{1, 1, 4, 6}));
+  const std::vector<float> x = iota_scaled(18, 1.0f), y = run_output(m, x);
+  for (int h = 0; h < 4; ++h)
+    for (int w = 0; w < 6; ++w) {
+      const bool inside = h >= 1 && w >= 2 && w < 5;
+      const float want = inside ? x[static_cast<size_t>((h - 1) * 3 + (w - 2))] : 0.5f;
+      EXPECT_EQ(y[static_cast<size_t>(h * 6 + w)], want) << "h " << h << " w " << w;
+    }
+}
+
+TEST(OnnxPad, OtherModesAndMismatchedPadsAreRefused) {
+  OnnxModelBuilder b;
+  b.input("x", {1, 1, 3, 3});
+  b.init_ints("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  auto* n = b.node("Pad", {"x", "pads"}, {"y"});
+  OnnxModelBuilder::attr(n, "mode", std::string("reflect"));
+  b.output("y");
+  EXPECT_NE(error_of([&] { import(b); }).find("mode"), std::string::npos);
+  OnnxModelBuilder b2;
+  b2.input("x", {1, 1, 3, 3});
+  b2.init_ints("pads", {1, 1});
+  b2.node("Pad", {"x", "pads"}, {"y"});
+  b2.output("y");
+  EXPECT_NE(error_of([&] { import(b2); }).find("2 pads for 4 axes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace corun
