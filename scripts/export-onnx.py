@@ -94,8 +94,9 @@ def models(torch, num_classes=0):
         "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "imports today"),
         "googlenet": (lambda: vision("googlenet", aux_logits=False, transform_input=False, init_weights=True),
                       (3, 224, 224), "imports today"),
+        # Its padded AvgPool2d exports as Pad + AveragePool; at least 75 px (e.g. --image-size 128).
         "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
-                         "needs Pad (PyTorch exports its padded AvgPool2d as Pad + AveragePool)"),
+                         "imports today"),
     }
 
 
