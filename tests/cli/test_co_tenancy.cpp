@@ -77,11 +77,19 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesNarrowsItsTeamsAndWarnsOnce) {
   int first = 0;
   while (!CPU_ISSET(first, &mask)) ++first;
   for (int i = 0; i < 3; ++i) spin_on(first);
+  // The spinners must be spinning before corun starts (fork, sh, taskset and sh again take a moment), and
+  // the detector needs a window of team tasks that waited: a short run on a lucky schedule can end before
+  // it fills. So: a pause, then runs of 40 and 200 iterations until one warns; each must finish.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::string train = shell_quote(CORUN_EXE) + " train --model lstm --layers 1 --seq 4 --hidden 32 --batch 8";
-  const corun::testing::CommandResult r = corun::testing::run_command(
-      dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train + " --iters 8");
-  ASSERT_EQ(r.code, 0) << r;  // it finishes
   const std::string line = "corun: warning: the cores look shared with another process: ";
+  corun::testing::CommandResult r;
+  for (const char* iters : {"40", "200"}) {
+    r = corun::testing::run_command(dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf "
+                                          "CORUN_EXECUTORS=1x2 " + train + " --iters " + iters);
+    ASSERT_EQ(r.code, 0) << r;  // it finishes
+    if (contains(r.err, line)) break;
+  }
   EXPECT_TRUE(contains(r.err, line)) << r;
   EXPECT_TRUE(contains(r.err, "waited on a busy core")) << r;
   EXPECT_TRUE(contains(r.err, "CORUN_COTENANCY=off keeps the widths")) << r;
