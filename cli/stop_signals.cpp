@@ -1,5 +1,6 @@
 #include "cli/stop_signals.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <initializer_list>
@@ -9,7 +10,11 @@ namespace corun::cli::stop {
 
 namespace {
 
-volatile std::sig_atomic_t g_first = 0;
+// The first stop signal's number. Atomic, not just sig_atomic_t: two process-directed signals can be
+// handled at the same moment on two threads (sa_mask blocks the others on the handling thread only), and
+// exactly one of them must be the first. A lock-free atomic is async-signal-safe.
+std::atomic<int> g_first{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 volatile std::sig_atomic_t g_grace_seconds = kMinGraceSeconds;
 volatile std::sig_atomic_t g_test_grace_seconds = 0;  // CORUN_TEST_GRACE_SECONDS: wins over everything
 
@@ -21,12 +26,12 @@ void say(const char* text, size_t n) {
 
 // Runs on whichever thread the kernel picks (often a StarPU worker): only sig_atomic_t, write and _exit.
 void on_signal(int sig) {
-  if (g_first != 0) {
+  int none = 0;
+  if (!g_first.compare_exchange_strong(none, sig)) {
     static const char msg[] = "corun: second signal: exiting at once (the newest complete checkpoint stays valid)\n";
     say(msg, sizeof(msg) - 1);
     ::_exit(128 + sig);
   }
-  g_first = sig;
   static const char msg[] =
       "corun: signal received: finishing the current iteration, then checkpoint and exit (another signal exits at once)\n";
   say(msg, sizeof(msg) - 1);
@@ -40,7 +45,7 @@ void on_alarm(int) {
       "corun: the run did not stop within its grace period after the signal (a task is stuck?): exiting now (the "
       "newest complete checkpoint stays valid)\n";
   say(msg, sizeof(msg) - 1);
-  ::_exit(128 + g_first);
+  ::_exit(128 + g_first.load());
 }
 
 }  // namespace
@@ -49,7 +54,8 @@ void install() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  // While one handler runs the others wait, so two signals never race on g_first.
+  // While one handler runs the others wait on its thread; another thread may still take one at the same
+  // moment, which g_first's compare-exchange settles.
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&sa.sa_mask, s);
   sa.sa_flags = SA_RESTART;  // interrupted reads and writes resume; the loop polls requested()
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
@@ -70,7 +76,7 @@ void set_grace_seconds(double seconds) {
   g_grace_seconds = static_cast<std::sig_atomic_t>(s);
 }
 
-int requested() { return g_first; }
+int requested() { return g_first.load(); }
 
 const char* name(int sig) {
   switch (sig) {
