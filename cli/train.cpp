@@ -150,6 +150,16 @@ void report_non_finite_loss(long it, float loss, const std::string& first_bad, c
 
 // The training run of this process. `session` and `engine_owner` belong to the caller, which keeps them alive
 // when a rank of a job fails (train() below).
+// --load of one value: <dir>/<name>.npy, its shape checked and (unless allowed) its numbers finite.
+void load_tensor(Graph& g, Tensor t, const char* what, const std::string& dir, bool allow_non_finite) {
+  const std::string file = dir + "/" + t.name() + ".npy";
+  NpyArray a = load_npy(file);
+  CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
+              what << " '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has " << a.shape.str());
+  if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
+  std::copy(a.data.begin(), a.data.end(), g.data(t));
+}
+
 int run_training(int argc, char** argv, const job::World& world, std::unique_ptr<TrainSession>& session,
                  std::unique_ptr<Engine>& engine_owner) {
   const bool root_rank = world.rank == 0;  // rank 0 alone writes files and reports (one process: itself)
@@ -267,27 +277,11 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     }
   }
   if (!load_dir.empty()) {
-    for (Tensor p : g.params()) {
-      const std::string file = load_dir + "/" + p.name() + ".npy";
-      NpyArray a = load_npy(file);
-      CORUN_CHECK(a.shape == p.shape(), Status::invalid_argument,
-                  "parameter '" << p.name() << "' has shape " << p.shape().str() << " but " << file << " has "
-                                << a.shape.str());
-      if (!allow_non_finite) check_finite_parameter(p.name(), file, a.data);
-      std::copy(a.data.begin(), a.data.end(), g.data(p));
-    }
+    for (Tensor p : g.params()) load_tensor(g, p, "parameter", load_dir, allow_non_finite);
     // State saved by --save beside the parameters (batch_norm running statistics, velocities); a directory
     // written without it (an older --save, another optimizer) leaves the state as the graph starts it.
-    for (Tensor t : g.optimizer_state()) {
-      const std::string file = load_dir + "/" + t.name() + ".npy";
-      if (!std::filesystem::exists(file)) continue;
-      NpyArray a = load_npy(file);
-      CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
-                  "state '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has "
-                            << a.shape.str());
-      if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
-      std::copy(a.data.begin(), a.data.end(), g.data(t));
-    }
+    for (Tensor t : g.optimizer_state())
+      if (std::filesystem::exists(load_dir + "/" + t.name() + ".npy")) load_tensor(g, t, "state", load_dir, allow_non_finite);
   }
   if (resume && world.distributed()) {
     // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
