@@ -155,7 +155,8 @@ void load_tensor(Graph& g, Tensor t, const char* what, const std::string& dir, b
   const std::string file = dir + "/" + t.name() + ".npy";
   NpyArray a = load_npy(file);
   CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
-              what << " '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has " << a.shape.str());
+              what << " '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has "
+                   << a.shape.str());
   if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
   std::copy(a.data.begin(), a.data.end(), g.data(t));
 }
@@ -281,7 +282,8 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
     // State saved by --save beside the parameters (batch_norm running statistics, velocities); a directory
     // written without it (an older --save, another optimizer) leaves the state as the graph starts it.
     for (Tensor t : g.optimizer_state())
-      if (std::filesystem::exists(load_dir + "/" + t.name() + ".npy")) load_tensor(g, t, "state", load_dir, allow_non_finite);
+      if (std::filesystem::exists(load_dir + "/" + t.name() + ".npy"))
+        load_tensor(g, t, "state", load_dir, allow_non_finite);
   }
   if (resume && world.distributed()) {
     // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
