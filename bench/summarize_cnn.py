@@ -2,39 +2,18 @@
 """Turns the JSON files of bench/cnn_models.sh (MODEL.CONFIG.PASS.REPEAT.json, PASS = on|off for CORUN_PARALLEL_OPS)
 into markdown tables headed by machine info: per model and configuration, median ms/iter with the parallel-op pass
 on and off side by side, the ratio to the fastest cell, and the tasks per iteration before and after the pass."""
-import argparse
-import glob
-import json
-import os
 import statistics
 
-from benchlib import machine_header
+from benchlib import interleaved_runs_note, load_runs, machine_header, summary_arguments
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--models", required=True, help="model labels in table order")
-    ap.add_argument("--configs", required=True)
-    ap.add_argument("--builtins", required=True, help="the configurations that are StarPU built-ins")
-    ap.add_argument("--repeats", type=int, required=True)
-    ap.add_argument("--info", default="")
-    ap.add_argument("--git", default="unknown")
-    ap.add_argument("--command", default="")
-    ap.add_argument("--note", action="append", default=[])
-    a = ap.parse_args()
-
-    runs = {}
-    for path in glob.glob(os.path.join(a.dir, "*.json")):
-        model, config, pass_, _rep, _ = os.path.basename(path).split(".")
-        with open(path) as f:
-            runs.setdefault((model, config, pass_), []).append(json.load(f))
+    a = summary_arguments("--builtins", "the configurations that are StarPU built-ins")
+    runs = load_runs(a.dir)
     any_run = next(iter(runs.values()))[0]
     print(machine_header(
         "CNN training step: sequential, cpf, corun and StarPU built-ins", a.command, a.git, any_run["machine"],
-        any_run["engine"],
-        notes=[f"{a.repeats} runs per cell, interleaved; each run's value is its median ms/iter (first iteration "
-               f"excluded); the table shows the median of the runs and their min-max."] + a.note,
+        any_run["engine"], notes=[interleaved_runs_note(a.repeats, "the median of the runs and their min-max")] + a.note,
         info=a.info))
     configs = a.configs.split()
     builtins = set(a.builtins.split())

@@ -2,47 +2,26 @@
 """Turns the JSON files of bench/co_tenancy.sh (MODEL.CONFIG.CONDITION.REPEAT.json) into markdown tables headed by
 machine info: per model, median ms/iter of each policy in each condition (alone, pair, busy), its ratio to lws
 in the same condition (the goal: 1.1x at most) and its slowdown against running alone."""
-import argparse
-import glob
-import json
-import os
 import statistics
 
-from benchlib import machine_header
+from benchlib import interleaved_runs_note, load_runs, machine_header, summary_arguments
 
 GOAL = 1.1
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--configs", required=True)
-    ap.add_argument("--conditions", required=True)
-    ap.add_argument("--repeats", type=int, required=True)
-    ap.add_argument("--info", default="")
-    ap.add_argument("--git", default="unknown")
-    ap.add_argument("--command", default="")
-    ap.add_argument("--note", action="append", default=[])
-    a = ap.parse_args()
-
-    runs = {}
-    for path in glob.glob(os.path.join(a.dir, "*.json")):
-        model, config, cond, _rep, _ = os.path.basename(path).split(".")
-        with open(path) as f:
-            runs.setdefault((model, config, cond), []).append(json.load(f)["summary"]["median_ms"])
-    if not runs:
-        raise SystemExit("no results: every run failed (see the [bench] lines)")
-    any_json = json.load(open(glob.glob(os.path.join(a.dir, "*.json"))[0]))
+    a = summary_arguments("--conditions")
+    runs = load_runs(a.dir)
+    any_json = next(iter(runs.values()))[0]
     print(machine_header(
         "Training under co-tenancy: lws, cpf, corun and dmdas alone, beside a second training, beside a busy core",
         a.command, a.git, any_json["machine"], any_json["engine"],
-        notes=[f"{a.repeats} runs per cell, interleaved; each run's value is its median ms/iter (first iteration "
-               f"excluded); the table shows the median of the runs, its ratio to lws in the same condition "
-               f"(goal <= {GOAL}x; over it in bold) and to the same policy alone."] + a.note,
+        notes=[interleaved_runs_note(a.repeats, f"the median of the runs, its ratio to lws in the same condition "
+                                                f"(goal <= {GOAL}x; over it in bold) and to the same policy alone")]
+        + a.note,
         info=a.info))
     conds = a.conditions.split()
-    med = {k: statistics.median(v) for k, v in runs.items()}
+    med = {k: statistics.median(r["summary"]["median_ms"] for r in rs) for k, rs in runs.items()}
     for model in a.models.split():
         print(f"## {model}\n")
         head = "| policy | " + " | ".join(f"{c}: ms/iter | {c} / lws" + ("" if c == "alone" else f" | {c} / alone")

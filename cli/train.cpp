@@ -11,13 +11,13 @@
 #include "cli/progress.hpp"
 #include "cli/shared_machine.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/train_files.hpp"
 #include "engine/mpi/job.hpp"
 #include "trace/trace.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/machine.hpp>
 #include <corun/models/lstm.hpp>
-#include <corun/npy.hpp>
 
 #include "base/check.hpp"
 #include "base/files.hpp"
@@ -27,8 +27,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -73,12 +71,6 @@ std::string usage() {
          "exit codes: 0 done, 1 runtime or configuration error, 2 usage error, 3 stopped by SIGTERM/SIGUSR1/SIGINT\n"
          "after finishing an iteration (checkpoint written with --checkpoint; a second signal exits at once\n"
          "with 128 + its number)\n";
-}
-
-void make_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  CORUN_CHECK(!ec, Status::io_error, "cannot create directory '" << dir << "': " << ec.message());
 }
 
 // The schedule's physical limit, from the same models the policy used (design.md section 5). Printed only
@@ -150,17 +142,6 @@ void report_non_finite_loss(long it, float loss, const std::string& first_bad, c
 
 // The training run of this process. `session` and `engine_owner` belong to the caller, which keeps them alive
 // when a rank of a job fails (train() below).
-// --load of one value: <dir>/<name>.npy, its shape checked and (unless allowed) its numbers finite.
-void load_tensor(Graph& g, Tensor t, const char* what, const std::string& dir, bool allow_non_finite) {
-  const std::string file = dir + "/" + t.name() + ".npy";
-  NpyArray a = load_npy(file);
-  CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
-              what << " '" << t.name() << "' has shape " << t.shape().str() << " but " << file << " has "
-                   << a.shape.str());
-  if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
-  std::copy(a.data.begin(), a.data.end(), g.data(t));
-}
-
 int run_training(int argc, char** argv, const job::World& world, std::unique_ptr<TrainSession>& session,
                  std::unique_ptr<Engine>& engine_owner) {
   const bool root_rank = world.rank == 0;  // rank 0 alone writes files and reports (one process: itself)
@@ -277,14 +258,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
       std::fprintf(stderr, "corun: no checkpoint in %s yet: starting at iteration 0\n", ckpt_dir.c_str());
     }
   }
-  if (!load_dir.empty()) {
-    for (Tensor p : g.params()) load_tensor(g, p, "parameter", load_dir, allow_non_finite);
-    // State saved by --save beside the parameters (batch_norm running statistics, velocities); a directory
-    // written without it (an older --save, another optimizer) leaves the state as the graph starts it.
-    for (Tensor t : g.optimizer_state())
-      if (std::filesystem::exists(load_dir + "/" + t.name() + ".npy"))
-        load_tensor(g, t, "state", load_dir, allow_non_finite);
-  }
+  if (!load_dir.empty()) load_training_files(g, load_dir, allow_non_finite);  // parameters and saved state
   if (resume && world.distributed()) {
     // Every rank continues from rank 0's checkpoint: its iteration (the data position), its parameters and
     // optimizer state (velocities), so that all ranks hold the same numbers, as after any step.
@@ -397,26 +371,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
                 trace_path.c_str(), trace_path.c_str());
   }
 
-  if (!save_dir.empty()) {
-    make_dir(save_dir);
-    for (Tensor p : g.params()) save_npy(save_dir + "/" + p.name() + ".npy", p.shape(), engine.read(g, p).data());
-    for (Tensor t : g.optimizer_state()) save_npy(save_dir + "/" + t.name() + ".npy", t.shape(), engine.read(g, t).data());
-  }
-  if (!grads_dir.empty()) {
-    make_dir(grads_dir);
-    for (Tensor p : g.params()) {
-      const Tensor d = g.grad(p);
-      if (!d.valid()) continue;
-      std::vector<float> grad = engine.read(g, d);
-      // Replicas: the root holds the sum of the replicas' mean gradients (of every rank's replicas); divided,
-      // the whole batch's mean.
-      const int job_replicas = replicas * world.size;
-      if (job_replicas > 1)
-        for (float& x : grad) x /= static_cast<float>(job_replicas);
-      save_npy(grads_dir + "/" + p.name() + ".grad.npy", p.shape(), grad.data());
-    }
-  }
-  if (!dump_dir.empty()) dump_inputs(engine, g, dump_dir);
+  write_training_files(engine, g, {save_dir, grads_dir, dump_dir, replicas * world.size});
   if (!json_path.empty()) {
     json::Value config = session->json_config();
     config["iters"] = iters;

@@ -85,10 +85,6 @@ void copy_root_params(TrainSession& session);
 /// The graphs of every replica, in replica order.
 std::vector<Graph*> replica_graphs(TrainSession& session);
 
-/// --dump-inputs (cli/dump_inputs.cpp): every input of `g` (data and targets, as the last step wrote them) as
-/// DIR/<name>.npy, read through the engine; the directory is created.
-void dump_inputs(Engine& engine, Graph& g, const std::string& dir);
-
 /// Whether `corun train --model <model>` can run replicas (then CORUN_NUMA's default on several NUMA domains
 /// is a replica per domain).
 bool supports_replicas(const std::string& model);

@@ -3,7 +3,8 @@
 #   1. the suite against the StarPU setup.sh chooses for this machine (all labels; label mpi, `mpirun -np 2|4
 #      corun train`, exists only when CMake found the MPI component and mpirun: about 30 s, run serially);
 #   2. the StarPU-dependent labels (engine, cli, install) again against the source-built StarPU with STARPU_NCPU=8
-#      (oversubscribed on small machines: checks correctness with teams of width 1/2/4/8, not speed).
+#      (oversubscribed on small machines: checks correctness with teams of width 1/2/4/8, not speed), but not the
+#      PyTorch comparisons (label torch) and the few tests that use no StarPU worker (below);
 #   3. the unit and engine labels, and the file, checkpoint and signal tests of the cli label (corun itself
 #      instrumented: the children inherit ASAN_OPTIONS), again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   4. the engine label and the serving executor's threads and spin barrier again under ThreadSanitizer.
@@ -23,7 +24,12 @@ passes_run+=(all-labels)
 if [[ "${CORUN_TEST_NCPU8:-1}" != 0 ]]; then
   source_build=$("$here/setup.sh" source | tail -n 1)
   echo "== corun tests: $source_build with STARPU_NCPU=8 (labels engine, cli, install)"
-  (cd "$source_build" && STARPU_NCPU=8 ctest --output-on-failure --no-tests=error -L 'engine|cli|install' -j1)
+  # Not again here: what neither the StarPU build nor the worker count can change. The PyTorch comparisons
+  # (label torch: the same numbers at every width, checked by test_ops; most of their time is torch's), the
+  # random kill -9 loop (file-system atomicity of the checkpoint writer), the sbatch templates and plot-trace
+  # (no StarPU at all).
+  (cd "$source_build" && STARPU_NCPU=8 ctest --output-on-failure --no-tests=error -L 'engine|cli|install' -LE torch \
+    -E '^(slurm\.templates|Checkpoint\.KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint|PlotTrace\..*)$' -j1)
   passes_run+=(ncpu8)
 else
   passes_skipped+=(ncpu8)
@@ -64,7 +70,9 @@ if [[ "${CORUN_TEST_SANITIZE:-1}" != 0 ]]; then
   #    as the first pass's cli label times the ASan slowdown, more than CI can spare (docs/testing.md).
   asan=(ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
   sanitized_build sanitize "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
-  sanitized_run sanitize "-L unit|engine" "${asan[@]}"
+  #    Not the PyTorch comparisons (label torch): their kernels are the ones the engine label's gradient checks
+  #    run, and most of their time is spent in torch.
+  sanitized_run sanitize "-L unit|engine -LE torch" "${asan[@]}"
   #    (Not the random kill -9 loop: 24 trainings, a minute uninstrumented; KillInsideWrite covers the writes.)
   sanitized_run sanitize \
     "-L cli -R ^(Table/BadInputs|Checkpoint|Each/Signals|Each/KillInsideWrite|CheckpointKill|CliValues)\. -E KillNine" \
@@ -75,7 +83,7 @@ if [[ "${CORUN_TEST_SANITIZE:-1}" != 0 ]]; then
   #    one names the third-party report it covers (docs/testing.md).
   tsan=(TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp")
   sanitized_build tsan "-fsanitize=thread -fno-omit-frame-pointer" "tests_engine test_serve_executor"
-  sanitized_run tsan "-L engine" "${tsan[@]}"
+  sanitized_run tsan "-L engine -LE torch" "${tsan[@]}"
   sanitized_run tsan "-R ^(ServeExecutor|ServeBaselines)\." "${tsan[@]}"
   passes_run+=(tsan)
 else

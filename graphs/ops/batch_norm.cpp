@@ -4,8 +4,7 @@
 // --save with the parameters, and written by this one node once per iteration.
 #include "codelets/batch_norm/batch_norm.hpp"
 #include "base/check.hpp"
-#include "graphs/ops/backward.hpp"
-#include "graphs/ops/rules.hpp"
+#include "graphs/ops/normalisation.hpp"
 
 #include <cmath>
 
@@ -32,32 +31,7 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   return {sx, channels, channels};
 }
 
-void backward(GradContext& ctx) {
-  const int x = ctx.in(0), scale = ctx.in(1), bias = ctx.in(2);
-  const int dy = ctx.grad(ctx.in(5));
-  if (ctx.grad(ctx.in(6)) >= 0 || ctx.grad(ctx.in(7)) >= 0)
-    detail::fail(Status::invalid_argument, "backward: batch_norm '" + ctx.node().name +
-                                               "': the loss depends on its saved mean or invstd output, which "
-                                               "have no gradient rule; use Y only");
-  if (dy < 0) return;
-  const Shape sx = ctx.shape(x), sc = ctx.shape(scale);
-  const int dx = ctx.new_grad_value(sx, "d" + ctx.name(x) + ".bn" + std::to_string(ctx.next_id()));
-  const int ds = ctx.new_grad_value(sc, "d" + ctx.name(scale) + ".bn" + std::to_string(ctx.next_id()));
-  const int db = ctx.new_grad_value(sc, "d" + ctx.name(bias) + ".bn" + std::to_string(ctx.next_id()));
-  ctx.add_node(OpKind::batch_norm_grad, ctx.tag(),
-               {{x, Access::read, sx},
-                {scale, Access::read, sc},
-                {ctx.in(6), Access::read, sc},
-                {ctx.in(7), Access::read, sc},
-                {dy, Access::read, sx},
-                {dx, Access::write, sx},
-                {ds, Access::write, sc},
-                {db, Access::write, sc}},
-               ctx.call().i, ctx.call().f);
-  if (ctx.need(0)) ctx.contribute(x, dx, true);
-  if (ctx.need(1)) ctx.contribute(scale, ds, true);
-  if (ctx.need(2)) ctx.contribute(bias, db, true);
-}
+void backward(GradContext& ctx) { normalisation_backward(ctx, OpKind::batch_norm_grad, "batch_norm", 5, ".bn"); }
 
 // Running statistics are read (inference) or updated in place (training); they never get a gradient.
 void check_running_stat(const detail::GraphImpl& g, Tensor t, bool training, const std::string& node,
@@ -122,11 +96,7 @@ Tensor Graph::batch_norm(Tensor x, Tensor scale, Tensor bias, Tensor running_mea
     n.call.modes[3] = codelets::Access::readwrite;
     n.call.modes[4] = codelets::Access::readwrite;
   }
-  const char* suffix[] = {"", ".mean", ".invstd"};
-  for (size_t k = 0; k < outs.size(); ++k) {
-    g.values[static_cast<size_t>(outs[k].id())].name = node + suffix[k];
-    if (!g.by_name.count(node + suffix[k])) g.by_name[node + suffix[k]] = outs[k].id();
-  }
+  graphs::name_normalisation_outputs(g, outs, node);
   return outs[0];
 }
 

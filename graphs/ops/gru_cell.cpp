@@ -2,6 +2,7 @@
 // (input projection), HP [B,3H] (recurrent projection with its bias), Hp [B,H] -> H, and the activated gates
 // A, which only the backward reads (codelets/gru_cell/gru_cell.hpp).
 #include "graphs/ops/backward.hpp"
+#include "graphs/ops/rnn_cell.hpp"
 #include "graphs/ops/rules.hpp"
 
 #include "base/check.hpp"
@@ -17,10 +18,7 @@ std::vector<Shape> shapes(const ShapeQuery& q) {
   const Shape& sx = q.in[0];
   const Shape& shp = q.in[1];
   const Shape& sh = q.in[2];
-  if (sh.rank != 2) q.mismatch("the hidden state must be 2-D [batch, hidden]", "x_proj", sx, "h_prev", sh);
-  if (sx.rank != 2 || sx[0] != sh[0] || sx[1] != 3 * sh[1])
-    q.mismatch("the input projection must be [batch, 3 * hidden] for a hidden state [batch, hidden]", "x_proj",
-               sx, "h_prev", sh);
+  check_cell_shapes(q, {"x_proj", sx, "the input projection"}, 3, {"h_prev", sh, "hidden state"});
   if (shp != sx)
     q.mismatch("the recurrent projection must have the input projection's shape [batch, 3 * hidden]", "x_proj",
                sx, "h_proj", shp);

@@ -1,6 +1,7 @@
 // lstm_cell: the fused LSTM cell. Buffers Z [B,4H] (i, f, g, o pre-activations), Cp [B,H] -> C, H, and the
 // activated gates A and tanh(C), which only the backward reads.
 #include "graphs/ops/backward.hpp"
+#include "graphs/ops/rnn_cell.hpp"
 #include "graphs/ops/rules.hpp"
 
 #include "base/check.hpp"
@@ -15,9 +16,7 @@ using codelets::OpKind;
 std::vector<Shape> shapes(const ShapeQuery& q) {
   const Shape& sz = q.in[0];
   const Shape& sc = q.in[1];
-  if (sc.rank != 2) q.mismatch("the cell state must be 2-D [batch, hidden]", "gates", sz, "c_prev", sc);
-  if (sz.rank != 2 || sz[0] != sc[0] || sz[1] != 4 * sc[1])
-    q.mismatch("gates must be [batch, 4 * hidden] for a cell state [batch, hidden]", "gates", sz, "c_prev", sc);
+  check_cell_shapes(q, {"gates", sz, "gates"}, 4, {"c_prev", sc, "cell state"});
   return {sc, sc, sz, sc};
 }
 

@@ -2,8 +2,7 @@
 // affinity mask (taskset), a cgroup cpuset and CPU quota (a fake cgroup tree through CORUN_CGROUP_ROOT),
 // STARPU_NCPU still overrides the count but not the mask, and `corun info` reports the mask, the cores used,
 // the binding read back and warnings about settings that oversubscribe.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,10 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
 
 namespace {
 
@@ -68,25 +63,23 @@ std::vector<std::string> own_warnings(const std::string& out) {
   return w;
 }
 
-class Allocation : public corun::testing::TempDirTest {
+// corun with a clean worker configuration: the variables that would decide the workers instead of the
+// allocation are removed (the second pass of scripts/test.sh sets STARPU_NCPU=8). StarPU's home is the test's
+// own (CorunProcessTest): under a narrower mask StarPU sees another topology and rewrites its bus files, and a
+// StarPU process of another test reading the shared ~/.starpu at that moment asserts (seen in CI).
+class Allocation : public corun::testing::CorunProcessTest {
  protected:
-  Allocation() : TempDirTest("alloc") {}
+  Allocation()
+      : CorunProcessTest("alloc",
+                         "env -u CORUN_SCHED -u STARPU_SCHED -u STARPU_NCPU -u STARPU_WORKERS_GETBIND "
+                         "-u STARPU_WORKERS_CPUID -u STARPU_WORKERS_COREID -u STARPU_WORKERS_NOBIND -u OMP_NUM_THREADS "
+                         "-u OPENBLAS_NUM_THREADS -u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT -u CORUN_NUMA "
+                         "-u CORUN_REPLICAS CORUN_QUIET=1 ") {}
   void SetUp() override {
-    TempDirTest::SetUp();
+    CorunProcessTest::SetUp();
     if (!have_taskset()) GTEST_SKIP() << "taskset (util-linux) is not installed";
     cpus_ = own_cpus();
     ASSERT_FALSE(cpus_.empty());
-  }
-  // corun with a clean worker configuration: the variables that would decide the workers instead of the
-  // allocation are removed (the second pass of scripts/test.sh sets STARPU_NCPU=8). StarPU's home is the
-  // test's own: under a narrower mask StarPU sees another topology and rewrites its bus files, and a
-  // StarPU process of another test reading the shared ~/.starpu at that moment asserts (seen in CI).
-  Result run(const std::string& args, const std::string& env = "", const std::string& prefix = "") {
-    return corun::testing::run_command(
-        dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u STARPU_NCPU -u STARPU_WORKERS_GETBIND -u STARPU_WORKERS_CPUID "
-              "-u STARPU_WORKERS_COREID -u STARPU_WORKERS_NOBIND -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "
-              "-u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT -u CORUN_NUMA -u CORUN_REPLICAS CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
-                  env + " " + prefix + " " + shell_quote(CORUN_EXE) + " " + args);
   }
   std::string taskset(int cpu) const { return "taskset -c " + std::to_string(cpu); }
 
@@ -108,7 +101,7 @@ class Allocation : public corun::testing::TempDirTest {
 
 TEST_F(Allocation, TasksetOneCpuGivesOneWorkerBoundThere) {
   const int cpu = cpus_.front();
-  const Result r = run("info", "", taskset(cpu));
+  const Result r = corun("info", "", taskset(cpu));
   ASSERT_EQ(r.code, 0) << r;
   const std::string c = std::to_string(cpu);
   EXPECT_EQ(field(r.out, "affinity"), c + " (process mask)") << r;
@@ -124,7 +117,7 @@ TEST_F(Allocation, TasksetOneCpuGivesOneWorkerBoundThere) {
 TEST_F(Allocation, WorkerFollowsTheMaskNotTheFirstCore) {
   if (cpus_.size() < 2) GTEST_SKIP() << "needs two CPUs";
   const int cpu = cpus_.back();
-  const Result r = run("info", "", taskset(cpu));
+  const Result r = corun("info", "", taskset(cpu));
   ASSERT_EQ(r.code, 0) << r;
   const auto workers = lines_starting(r.out, "  worker ");
   ASSERT_EQ(workers.size(), 1u) << r;
@@ -133,7 +126,7 @@ TEST_F(Allocation, WorkerFollowsTheMaskNotTheFirstCore) {
 }
 
 TEST_F(Allocation, WholeMaskGivesOneWorkerPerCore) {
-  const Result r = run("info");
+  const Result r = corun("info");
   ASSERT_EQ(r.code, 0) << r;
   const int cores = std::atoi(field(r.out, "cores used").c_str());
   EXPECT_GE(cores, 1) << r;
@@ -145,7 +138,7 @@ TEST_F(Allocation, WholeMaskGivesOneWorkerPerCore) {
 
 TEST_F(Allocation, NumaDomainsAreTheAllocationsOnly) {
   const int cpu = cpus_.front();
-  const Result r = run("info", "", taskset(cpu));
+  const Result r = corun("info", "", taskset(cpu));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(field(r.out, "numa").rfind("1 domain with CPUs", 0), 0u) << r;
   EXPECT_HAS(r.out, ": CPUs " + std::to_string(cpu) + " (1 core)");
@@ -154,7 +147,7 @@ TEST_F(Allocation, NumaDomainsAreTheAllocationsOnly) {
 
 TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
   // Two packages, each with DDR and a high-bandwidth node over the same cores (KNL flat mode in hwloc).
-  const Result r = run("info", "HWLOC_SYNTHETIC=" + shell_quote("pack:2 [numa] [numa(memory=16GB)] core:2 pu:1"));
+  const Result r = corun("info", "HWLOC_SYNTHETIC=" + shell_quote("pack:2 [numa] [numa(memory=16GB)] core:2 pu:1"));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(field(r.out, "numa").rfind("2 domains with CPUs (of 4 NUMA nodes; HWLOC_SYNTHETIC=", 0), 0u) << r;
   EXPECT_HAS(r.out, "  node 0: CPUs 0-1 (2 cores)");
@@ -162,7 +155,7 @@ TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
   EXPECT_HAS(r.out, "  node 2: CPUs 2-3 (2 cores)");
   EXPECT_HAS(field(r.out, "replicas"), "off (default: one solver over 2 domains with CPUs");
   // Asked for: a replica per domain (two NUMA nodes in all, within every StarPU's STARPU_MAXNUMANODES).
-  const Result asked = run("info", "CORUN_NUMA=replicate HWLOC_SYNTHETIC=" + shell_quote("pack:2 numa:1 core:2 pu:1"));
+  const Result asked = corun("info", "CORUN_NUMA=replicate HWLOC_SYNTHETIC=" + shell_quote("pack:2 numa:1 core:2 pu:1"));
   ASSERT_EQ(asked.code, 0) << asked;
   EXPECT_EQ(field(asked.out, "replicas"),
             "replicate (CORUN_NUMA=replicate), 2 replicas: r0 node 0 CPUs 0-1; r1 node 1 CPUs 2-3")
@@ -170,7 +163,7 @@ TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
 }
 
 TEST_F(Allocation, TrainUnderTasksetRunsOneWorker) {
-  const Result r = run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 2 --json run.json", "",
+  const Result r = corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 2 --json run.json", "",
                        taskset(cpus_.front()));
   ASSERT_EQ(r.code, 0) << r;
   const std::string json = read_file(path("run.json"));
@@ -181,7 +174,7 @@ TEST_F(Allocation, TrainUnderTasksetRunsOneWorker) {
 
 TEST_F(Allocation, StarpuNcpuOverridesTheCountButNotTheMask) {
   const int cpu = cpus_.front();
-  const Result r = run("info", "STARPU_NCPU=2", taskset(cpu));
+  const Result r = corun("info", "STARPU_NCPU=2", taskset(cpu));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "workers      2 CPU (from STARPU_NCPU)");
   const auto workers = lines_starting(r.out, "  worker ");
@@ -192,12 +185,12 @@ TEST_F(Allocation, StarpuNcpuOverridesTheCountButNotTheMask) {
 }
 
 TEST_F(Allocation, ThreadVariablesThatOversubscribeAreReported) {
-  const Result r = run("info", "OMP_NUM_THREADS=4 OPENBLAS_NUM_THREADS=8 MKL_NUM_THREADS=1");
+  const Result r = corun("info", "OMP_NUM_THREADS=4 OPENBLAS_NUM_THREADS=8 MKL_NUM_THREADS=1");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "warning      OMP_NUM_THREADS=4: a library with an OpenMP pool would start 4 threads");
   EXPECT_HAS(r.out, "warning      OPENBLAS_NUM_THREADS=8: corun runs BLAS with 1 thread per call");
   EXPECT_FALSE(contains(r.out, "MKL_NUM_THREADS=1")) << r;  // 1 is right
-  const Result ok = run("info", "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1");
+  const Result ok = corun("info", "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1");
   ASSERT_EQ(ok.code, 0) << ok;
   EXPECT_TRUE(own_warnings(ok.out).empty()) << ok;
 }
@@ -205,7 +198,7 @@ TEST_F(Allocation, ThreadVariablesThatOversubscribeAreReported) {
 TEST_F(Allocation, CgroupQuotaCapsTheWorkers) {
   // A quota of 1.5 CPUs rounds up to 2 workers, 0.5 to 1; with one usable core, 1 either way.
   const std::string root = fake_cgroup("0-1023", "50000 100000");
-  const Result r = run("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
+  const Result r = corun("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(field(r.out, "cgroup"), "cpu quota 0.50 cpus (/sys/fs/cgroup/job/cpu.max)");
   EXPECT_HAS(r.out, "workers      1 CPU (from the allocation)");
@@ -215,7 +208,7 @@ TEST_F(Allocation, CgroupQuotaCapsTheWorkers) {
   }
 
   fake_cgroup("0-1023", "150000 100000");
-  const Result r2 = run("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
+  const Result r2 = corun("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
   ASSERT_EQ(r2.code, 0) << r2;
   const int expected = cpus_.size() >= 2 ? 2 : 1;
   EXPECT_EQ(std::atoi(field(r2.out, "workers").c_str()), expected) << r2;
@@ -224,7 +217,7 @@ TEST_F(Allocation, CgroupQuotaCapsTheWorkers) {
 TEST_F(Allocation, CgroupCpusetRestrictsTheWorkers) {
   const int cpu = cpus_.front();
   const std::string root = fake_cgroup(std::to_string(cpu), "");
-  const Result r = run("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
+  const Result r = corun("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(field(r.out, "cgroup"), "cpuset " + std::to_string(cpu) + " (/sys/fs/cgroup/cpuset.cpus.effective), no cpu quota");
   EXPECT_HAS(field(r.out, "allocation"), "1 worker on cpus " + std::to_string(cpu));
@@ -232,54 +225,52 @@ TEST_F(Allocation, CgroupCpusetRestrictsTheWorkers) {
 }
 
 TEST_F(Allocation, BadCgroupInputIsAClearError) {
-  const Result r = run("info", "CORUN_CGROUP_ROOT=/nonexistent/cgroot");
+  const Result r = corun("info", "CORUN_CGROUP_ROOT=/nonexistent/cgroot");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "CORUN_CGROUP_ROOT='/nonexistent/cgroot' is not a readable directory");
   const std::string root = fake_cgroup("0-1023", "lots 100000");
-  const Result m = run("train --model lstm --layers 1 --seq 2 --hidden 8 --batch 4 --iters 1",
+  const Result m = corun("train --model lstm --layers 1 --seq 2 --hidden 8 --batch 4 --iters 1",
                        "CORUN_CGROUP_ROOT=" + shell_quote(root));
   EXPECT_EQ(m.code, 1) << m;
   EXPECT_HAS(m.err, "/sys/fs/cgroup/job/cpu.max");
   EXPECT_FALSE(contains(m.out, "| iterations |")) << m;
   fake_cgroup("", "");  // an empty cpuset: nothing usable
-  const Result e = run("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
+  const Result e = corun("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
   EXPECT_EQ(e.code, 1) << e;
   EXPECT_HAS(e.err, "no usable CPU");
 }
 
 TEST_F(Allocation, AnotherStarpuProcessOnTheSameCpusIsReported) {
   const int cpu = cpus_.front();
-  // A long training run in the background on the same CPU; its pid comes back through a file.
-  const std::string bg = "cd " + shell_quote(dir_) + " && " + corun::testing::private_starpu_home(dir_) +
-                         "(env -u STARPU_NCPU CORUN_QUIET=1 " + taskset(cpu) + " " +
-                         shell_quote(CORUN_EXE) +
-                         " train --model lstm --size medium --iters 100000 >/dev/null 2>&1 & echo $! > bg.pid)";
-  ASSERT_EQ(std::system(bg.c_str()), 0);
-  pid_t pid = 0;
-  for (int i = 0; i < 100 && pid <= 0; ++i) {
-    pid = static_cast<pid_t>(std::atoi(read_file(path("bg.pid")).c_str()));
-    if (pid <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // A long training run in the background on the same CPU, in its own directory and StarPU home.
+  fs::create_directories(path("bg"));
+  const pid_t pid = spawn("train --model lstm --size medium --iters 100000", "", "bg", taskset(cpu), path("bg"));
   ASSERT_GT(pid, 0);
-  struct Killer {
-    pid_t pid;
-    ~Killer() { kill(pid, SIGKILL); }
-  } killer{pid};
-  // Wait until its StarPU worker exists (thread name "CPU 0").
-  bool running = false;
-  for (int i = 0; i < 200 && !running; ++i) {
-    std::error_code ec;
-    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-      running = running || contains(read_file(t.path().string() + "/comm"), "CPU ");
-    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Wait for its readiness, not for a fixed time (under load, building the model and starting StarPU took
+  // over 10 s): `corun train` prints its "parallel-op pass" line once its engine has started, and starpu_init
+  // returns only when the workers (threads named "CPU <n>", what `corun info` looks for) are up. The deadline
+  // only turns a hung run into a clear failure before ctest's timeout (120 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (!contains(read_file(path("bg/bg.err")), "parallel-op pass")) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {
+      reaped(pid);
+      FAIL() << "the background corun ended before starting its engine:\n" << read_file(path("bg/bg.err"));
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the background corun did not start its engine in 90 s:\n" << read_file(path("bg/bg.err"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(running) << "the background corun never started its workers";
-  const Result r = run("info", "", taskset(cpu));
+  bool running = false;
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    running = running || contains(read_file(t.path().string() + "/comm"), "CPU ");
+  ASSERT_TRUE(running) << "the background corun started its engine but has no thread named \"CPU <n>\"";
+  const Result r = corun("info", "", taskset(cpu));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "another StarPU process runs on cpus " + std::to_string(cpu) + " of this allocation: pid " +
                         std::to_string(pid) + " (corun, 1 worker)");
   if (cpus_.size() >= 2) {  // on other CPUs it does not compete
-    const Result other = run("info", "", taskset(cpus_.back()));
+    const Result other = corun("info", "", taskset(cpus_.back()));
     ASSERT_EQ(other.code, 0) << other;
     EXPECT_FALSE(contains(other.out, "pid " + std::to_string(pid) + " ")) << other;
   }

@@ -6,8 +6,8 @@
 // clear error with a non-zero exit.
 #include <corun/npy.hpp>
 
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
+#include "common/run_results.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,16 +29,13 @@
 #include <thread>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::contains;
+using corun::testing::losses_of;
+using corun::testing::newest_checkpoint;
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4";
@@ -46,15 +43,6 @@ const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4"
 // time goes into writing checkpoints, which is where the kill -9 test wants to hit.
 const std::string kBig = "--model lstm --layers 1 --seq 2 --hidden 256 --batch 4";
 
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 ";
-
-// The "loss" array of a result file, as its text (the writer prints each float exactly, so equal text is
-// equal bits).
-std::string losses_of(const std::string& json_text) {
-  const auto at = json_text.find("\"loss\":[");
-  if (at == std::string::npos) return "";
-  return json_text.substr(at + 8, json_text.find(']', at) - at - 8);
-}
 std::vector<std::string> split_losses(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -62,55 +50,15 @@ std::vector<std::string> split_losses(const std::string& text) {
   return out;
 }
 
-long newest_checkpoint(const std::string& dir) {
-  long newest = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) == 0 && name.size() == 14) newest = std::max(newest, std::atol(name.c_str() + 5));
-  }
-  return newest;
-}
-
 bool same_bytes(const std::string& a, const std::string& b) {
   const std::string x = read_file(a), y = read_file(b);
   return !x.empty() && x == y;
 }
 
-class Checkpoint : public corun::testing::TempDirTest {
+class Checkpoint : public corun::testing::CorunProcessTest {
  protected:
-  Checkpoint() : TempDirTest("ckpt") {}
+  Checkpoint() : CorunProcessTest("ckpt") {}
 
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, kEnv + shell_quote(CORUN_EXE) + " " + args);
-  }
-
-  // Starts corun in the background in the temp dir (stdout/stderr to NAME.out / NAME.err); returns its pid.
-  pid_t spawn(const std::string& args, const std::string& name) {
-    const std::string cmd = "cd " + shell_quote(dir_) + " && " + corun::testing::private_starpu_home(dir_) + "exec " +
-                            kEnv + shell_quote(CORUN_EXE) + " " + args + " >" +
-                            name + ".out 2>" + name + ".err </dev/null";
-    const pid_t pid = fork();
-    if (pid == 0) {
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    return pid;
-  }
-  // Exit code of `pid` (128 + signal when killed); -1 on timeout (the process is then killed).
-  static int wait_exit(pid_t pid, int timeout_s = 120) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
   // Sends `signals` to `pid` while it is stopped (SIGSTOP, waited for), then continues it: they are all
   // pending at once and delivered together, wherever the run was, instead of depending on timing.
   static void send_while_stopped(pid_t pid, std::initializer_list<int> signals) {
@@ -133,7 +81,7 @@ class Checkpoint : public corun::testing::TempDirTest {
   // The losses of an uninterrupted run of `iters` iterations (and its saved parameters in `save`).
   std::string reference(const std::string& model, long iters, const std::string& save = "") {
     const std::string json = "ref-" + std::to_string(iters) + ".json";
-    const Result r = run("train " + model + " --iters " + std::to_string(iters) + " --json " + json +
+    const Result r = corun("train " + model + " --iters " + std::to_string(iters) + " --json " + json +
                          (save.empty() ? "" : " --save " + save));
     EXPECT_EQ(r.code, 0) << r;
     return losses_of(read_file(path(json)));
@@ -155,13 +103,13 @@ TEST_F(Checkpoint, UsageErrors) {
                         Case{"--checkpoint ck --resume=yes", "--resume takes no value"},
                         Case{"--checkpoint ck --resume --resume", "--resume given twice"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run("train " + kTiny + " --iters 1 " + c.args);
+    const Result r = corun("train " + kTiny + " --iters 1 " + c.args);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, c.message);
     EXPECT_HAS(r.err, "see `corun train --help`");
   }
   EXPECT_FALSE(fs::exists(path("ck"))) << "a usage error must not create the checkpoint directory";
-  const Result h = run("train --help");
+  const Result h = corun("train --help");
   ASSERT_EQ(h.code, 0) << h;
   for (const char* f : {"--checkpoint", "--checkpoint-every", "--resume", "exit codes:", "3 stopped by SIGTERM/SIGUSR1/SIGINT"})
     EXPECT_HAS(h.out, f);
@@ -174,7 +122,7 @@ TEST_F(Checkpoint, ResumedRunEqualsAnUninterruptedOneBitwise) {
   ASSERT_EQ(split_losses(ref).size(), 9u);
   // 4 iterations, then 3 more, then the rest: three processes.
   for (const std::string iters : {"4", "7", "9"}) {
-    const Result r = run("train " + kTiny + " --iters " + iters + " --checkpoint ck --resume --json part.json --save params");
+    const Result r = corun("train " + kTiny + " --iters " + iters + " --checkpoint ck --resume --json part.json --save params");
     ASSERT_EQ(r.code, 0) << r;
     EXPECT_HAS(r.err, "corun: checkpoint ck/ckpt-00000000" + iters);
     if (iters != "4") {
@@ -191,7 +139,7 @@ TEST_F(Checkpoint, ResumedRunEqualsAnUninterruptedOneBitwise) {
 }
 
 TEST_F(Checkpoint, PeriodicCheckpointsKeepTheNewestTwo) {
-  const Result r = run("train " + kTiny + " --iters 7 --checkpoint ck --checkpoint-every 2");
+  const Result r = corun("train " + kTiny + " --iters 7 --checkpoint ck --checkpoint-every 2");
   ASSERT_EQ(r.code, 0) << r;
   for (const char* c : {"ckpt-000000002", "ckpt-000000004", "ckpt-000000006", "ckpt-000000007"})
     EXPECT_HAS(r.err, std::string("corun: checkpoint ck/") + c);
@@ -208,8 +156,8 @@ TEST_F(Checkpoint, PeriodicCheckpointsKeepTheNewestTwo) {
 }
 
 TEST_F(Checkpoint, ResumingAFinishedRunRunsNothing) {
-  ASSERT_EQ(run("train " + kTiny + " --iters 3 --checkpoint ck --json a.json").code, 0);
-  const Result r = run("train " + kTiny + " --iters 3 --checkpoint ck --resume --json b.json");
+  ASSERT_EQ(corun("train " + kTiny + " --iters 3 --checkpoint ck --json a.json").code, 0);
+  const Result r = corun("train " + kTiny + " --iters 3 --checkpoint ck --resume --json b.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "| 3 |");
   EXPECT_HAS(r.out, "this run did 0 iterations");
@@ -219,7 +167,7 @@ TEST_F(Checkpoint, ResumingAFinishedRunRunsNothing) {
 // --------------------------------------------------------------------------------- bad checkpoints: exit 1
 
 TEST_F(Checkpoint, ResumeRefusesAnotherRunsCheckpoint) {
-  ASSERT_EQ(run("train " + kTiny + " --iters 2 --checkpoint ck").code, 0);
+  ASSERT_EQ(corun("train " + kTiny + " --iters 2 --checkpoint ck").code, 0);
   struct Case {
     std::string args, message;
   };
@@ -228,7 +176,7 @@ TEST_F(Checkpoint, ResumeRefusesAnotherRunsCheckpoint) {
                         Case{kTiny + " --seed 7", "was written with seed = 42, this run has seed = 7"},
                         Case{kTiny + " --cell unfused", "was written with cell = fused, this run has cell = unfused"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run("train " + c.args + " --iters 4 --checkpoint ck --resume --json out.json");
+    const Result r = corun("train " + c.args + " --iters 4 --checkpoint ck --resume --json out.json");
     EXPECT_EQ(r.code, 1) << r;
     EXPECT_HAS(r.err, "ck/ckpt-000000002 " + c.message);
     EXPECT_FALSE(fs::exists(path("out.json"))) << "no result file from a refused resume";
@@ -237,7 +185,7 @@ TEST_F(Checkpoint, ResumeRefusesAnotherRunsCheckpoint) {
 }
 
 TEST_F(Checkpoint, DamagedCheckpointsAreErrorsNamingTheFile) {
-  ASSERT_EQ(run("train " + kTiny + " --iters 2 --checkpoint ck").code, 0);
+  ASSERT_EQ(corun("train " + kTiny + " --iters 2 --checkpoint ck").code, 0);
   const std::string c = path("ck/ckpt-000000002");
   const std::string backup = path("backup");
   fs::copy(c, backup);
@@ -245,7 +193,7 @@ TEST_F(Checkpoint, DamagedCheckpointsAreErrorsNamingTheFile) {
     fs::remove_all(c);
     fs::copy(backup, c);
   };
-  auto resume = [&] { return run("train " + kTiny + " --iters 4 --checkpoint ck --resume"); };
+  auto resume = [&] { return corun("train " + kTiny + " --iters 4 --checkpoint ck --resume"); };
 
   {  // one flipped bit in the data of w0.npy
     std::fstream f(c + "/w0.npy", std::ios::in | std::ios::out | std::ios::binary);
@@ -301,7 +249,7 @@ TEST_F(Checkpoint, DamagedCheckpointsAreErrorsNamingTheFile) {
 
 TEST_F(Checkpoint, DirectoryProblemsAreErrors) {
   std::ofstream(path("file")) << "x";
-  Result r = run("train " + kTiny + " --iters 1 --checkpoint file");
+  Result r = corun("train " + kTiny + " --iters 1 --checkpoint file");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "--checkpoint 'file' exists and is not a directory");  // before the model is built
 
@@ -310,11 +258,11 @@ TEST_F(Checkpoint, DirectoryProblemsAreErrors) {
   const int fd = open(path("ck/.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
-  r = run("train " + kTiny + " --iters 1 --checkpoint ck");
+  r = corun("train " + kTiny + " --iters 1 --checkpoint ck");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "another corun is using 'ck'");
   close(fd);
-  r = run("train " + kTiny + " --iters 1 --checkpoint ck");
+  r = corun("train " + kTiny + " --iters 1 --checkpoint ck");
   EXPECT_EQ(r.code, 0) << r;
 }
 
@@ -324,7 +272,7 @@ class Signals : public Checkpoint, public ::testing::WithParamInterface<int> {};
 
 TEST_P(Signals, StopWithACheckpointThenResumeBitwise) {
   const int sig = GetParam();
-  const pid_t pid = spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 50 --json stopped.json", "run");
+  const pid_t pid = spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 50 --json stopped.json", "", "run");
   ASSERT_TRUE(wait_for_checkpoint(path("ck"), 0, pid)) << read_file(path("run.err"));
   send_while_stopped(pid, {sig});
   const int code = wait_exit(pid);
@@ -345,7 +293,7 @@ TEST_P(Signals, StopWithACheckpointThenResumeBitwise) {
   // Resume for 5 more iterations: the same losses and parameters as one uninterrupted run.
   const long total = k + 5;
   const std::string ref = reference(kTiny, total, "ref-params");
-  const Result r = run("train " + kTiny + " --iters " + std::to_string(total) + " --checkpoint ck --resume --json resumed.json --save params");
+  const Result r = corun("train " + kTiny + " --iters " + std::to_string(total) + " --checkpoint ck --resume --json resumed.json --save params");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(losses_of(read_file(path("resumed.json"))), ref);
   for (const char* p : {"w0", "b0", "w_out", "b_out"})
@@ -359,7 +307,7 @@ INSTANTIATE_TEST_SUITE_P(Each, Signals, ::testing::Values(SIGTERM, SIGUSR1, SIGI
 
 TEST_F(Checkpoint, SecondSignalExitsAtOnce) {
   // Both signals are pending together when the run continues: the second one exits at once.
-  const pid_t pid = spawn("train --model lstm --size small --iters 100000000 --checkpoint ck --checkpoint-every 1", "run");
+  const pid_t pid = spawn("train --model lstm --size small --iters 100000000 --checkpoint ck --checkpoint-every 1", "", "run");
   ASSERT_TRUE(wait_for_checkpoint(path("ck"), 0, pid)) << read_file(path("run.err"));
   send_while_stopped(pid, {SIGTERM, SIGUSR1});  // another signal number: two pending signals never merge
   const int code = wait_exit(pid);
@@ -370,12 +318,12 @@ TEST_F(Checkpoint, SecondSignalExitsAtOnce) {
   // What is left loads.
   const long k = newest_checkpoint(path("ck"));
   ASSERT_GT(k, 0);
-  const Result r = run("train --model lstm --size small --iters " + std::to_string(k + 1) + " --checkpoint ck --resume");
+  const Result r = corun("train --model lstm --size small --iters " + std::to_string(k + 1) + " --checkpoint ck --resume");
   EXPECT_EQ(r.code, 0) << r;
 }
 
 TEST_F(Checkpoint, SignalWithoutCheckpointSaysTheProgressIsLost) {
-  const pid_t pid = spawn("train " + kTiny + " --iters 100000000 --json r.json", "run");
+  const pid_t pid = spawn("train " + kTiny + " --iters 100000000 --json r.json", "", "run");
   // Wait until it trains (its StarPU workers exist), then stop it.
   bool running = false;
   for (int i = 0; i < 400 && !running; ++i) {
@@ -406,7 +354,7 @@ TEST_F(Checkpoint, KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint) {
   long newest = -1;
   for (int trial = 0; trial < kTrials; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    const pid_t pid = spawn("train " + kBig + " --iters 100000000 --checkpoint ck --checkpoint-every 1 --resume", "run");
+    const pid_t pid = spawn("train " + kBig + " --iters 100000000 --checkpoint ck --checkpoint-every 1 --resume", "", "run");
     // Once it writes checkpoints steadily, kill it somewhere in the iteration / checkpoint cycle.
     ASSERT_TRUE(wait_for_checkpoint(ck, newest, pid)) << read_file(path("run.err"));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
@@ -432,7 +380,7 @@ TEST_F(Checkpoint, KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint) {
     fs::create_directories(probe);
     for (const auto& e : fs::directory_iterator(ck))
       if (e.path().filename().string().rfind("ckpt-", 0) == 0) fs::copy(e.path(), probe + "/" + e.path().filename().string());
-    const Result r = run("train " + kBig + " --iters " + std::to_string(k + 1) + " --checkpoint probe --resume --json probe.json");
+    const Result r = corun("train " + kBig + " --iters " + std::to_string(k + 1) + " --checkpoint probe --resume --json probe.json");
     ASSERT_EQ(r.code, 0) << r;
     EXPECT_HAS(r.err, "resuming from probe/ckpt-");
     probes.emplace_back(k, losses_of(read_file(path("probe.json"))));

@@ -3,8 +3,8 @@
 // CORUN_TEST_PAUSE_IN_CHECKPOINT, docs/env-vars.md), the test sees it stopped (waitpid WUNTRACED) and kills
 // it at exactly that point; signals are sent to a stopped process and delivered together on SIGCONT.
 // After every kill, the newest checkpoint must load and resume to the losses of an uninterrupted run.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
+#include "common/run_results.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,35 +17,16 @@
 #include <string>
 #include <thread>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::contains;
+using corun::testing::losses_of;
+using corun::testing::newest_checkpoint;
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4";
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_TEST_PAUSE_IN_CHECKPOINT CORUN_QUIET=1 ";
-
-std::string losses_of(const std::string& json_text) {  // the "loss" array's text: equal text is equal bits
-  const auto at = json_text.find("\"loss\":[");
-  return at == std::string::npos ? "" : json_text.substr(at + 8, json_text.find(']', at) - at - 8);
-}
-
-long newest_checkpoint(const std::string& dir) {
-  long newest = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) == 0 && name.size() == 14) newest = std::max(newest, std::atol(name.c_str() + 5));
-  }
-  return newest;
-}
 
 // Whether `dir` holds an entry whose name starts with `prefix`.
 bool has_entry(const std::string& dir, const std::string& prefix) {
@@ -55,31 +36,15 @@ bool has_entry(const std::string& dir, const std::string& prefix) {
   return false;
 }
 
-class CheckpointKill : public corun::testing::TempDirTest {
+// Every corun here also unsets CORUN_TEST_PAUSE_IN_CHECKPOINT: only the runs that set it pause.
+class CheckpointKill : public corun::testing::CorunProcessTest {
  protected:
-  CheckpointKill() : TempDirTest("ckptkill") {}
-  void TearDown() override {
-    if (pid_ > 0) {  // a failed assertion left the child running or stopped
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    TempDirTest::TearDown();
-  }
-
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, kEnv + shell_quote(CORUN_EXE) + " " + args);
-  }
+  CheckpointKill()
+      : CorunProcessTest("ckptkill",
+                         "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_TEST_PAUSE_IN_CHECKPOINT CORUN_QUIET=1 ") {}
 
   // Starts corun in the background (stdout/stderr to run.out / run.err) with `env` added.
-  void spawn(const std::string& args, const std::string& env) {
-    const std::string cmd = "cd " + shell_quote(dir_) + " && " + corun::testing::private_starpu_home(dir_) + "exec " +
-                            kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args + " >run.out 2>run.err </dev/null";
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
+  void spawn(const std::string& args, const std::string& env) { pid_ = CorunProcessTest::spawn(args, env, "run"); }
 
   // Waits until the child stops (SIGSTOP); false when it exits first or after `timeout_s`.
   bool wait_stopped(int timeout_s = 120) {
@@ -90,6 +55,7 @@ class CheckpointKill : public corun::testing::TempDirTest {
       if (r == pid_ && WIFSTOPPED(status)) return true;
       if (r == pid_) {  // it ended instead
         exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        reaped(pid_);
         pid_ = -1;
         return false;
       }
@@ -98,17 +64,16 @@ class CheckpointKill : public corun::testing::TempDirTest {
     return false;
   }
 
-  // Exit code of the child (128 + signal when killed).
+  // Exit code of the child (128 + signal when killed; -1 when it ran 120 s more and was killed).
   int wait_exit() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
+    const int code = CorunProcessTest::wait_exit(pid_);
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code;
   }
 
   // The losses of an uninterrupted run of `iters` iterations.
   std::string reference(long iters) {
-    const Result r = run("train " + kTiny + " --iters " + std::to_string(iters) + " --json ref.json");
+    const Result r = corun("train " + kTiny + " --iters " + std::to_string(iters) + " --json ref.json");
     EXPECT_EQ(r.code, 0) << r;
     return losses_of(read_file(path("ref.json")));
   }
@@ -135,7 +100,7 @@ TEST_P(KillInsideWrite, LeavesTheNewestCheckpointResumable) {
   // The pause of files/manifest comes in the first write (no checkpoint yet), prune's in the third.
   ASSERT_EQ(k, point == std::string("prune") ? 3 : -1) << point;
   const long total = std::max(k, 0L) + 2;
-  const Result r = run("train " + kTiny + " --iters " + std::to_string(total) +
+  const Result r = corun("train " + kTiny + " --iters " + std::to_string(total) +
                        " --checkpoint ck --checkpoint-every 1 --resume --json resumed.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_FALSE(has_entry(path("ck"), ".tmp-")) << "leftovers of the killed write were not cleared";

@@ -1,8 +1,7 @@
 // Co-tenancy (issue 21 item 7): a `corun train` whose cores another StarPU process also runs on finishes and
 // says so in one warning line naming that process (cli/co_tenancy.hpp); one whose core is taken by a busy
 // process finishes, narrows its teams and says why in one line (sched/planner/co_tenancy.hpp).
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,51 +17,24 @@
 #include <thread>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::contains;
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 
-class CoTenancy : public corun::testing::TempDirTest {
+// Without CORUN_QUIET: the warnings under test are part of what it silences.
+class CoTenancy : public corun::testing::CorunProcessTest {
  protected:
-  CoTenancy() : TempDirTest("cotenancy") {}
-  void TearDown() override {
-    if (bg_ > 0) {
-      kill(bg_, SIGKILL);
-      waitpid(bg_, nullptr, 0);
-    }
-    TempDirTest::TearDown();
-  }
-  pid_t bg_ = -1;
+  CoTenancy() : CorunProcessTest("cotenancy", "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_QUIET ") {}
 };
 
-// Spinning processes pinned to one CPU (taskset -c), killed when the test ends.
-class BusyCore : public corun::testing::TempDirTest {
+// Spinning processes pinned to one CPU (taskset -c), killed when the test ends; corun with its own policy and
+// co-tenancy settings.
+class BusyCore : public corun::testing::CorunProcessTest {
  protected:
-  BusyCore() : TempDirTest("busycore") {}
-  void TearDown() override {
-    for (pid_t p : spinners_) {
-      kill(p, SIGKILL);
-      waitpid(p, nullptr, 0);
-    }
-    TempDirTest::TearDown();
-  }
-  void spin_on(int cpu) {
-    const std::string cmd = "exec taskset -c " + std::to_string(cpu) + " sh -c 'while :; do :; done'";
-    const pid_t p = fork();
-    if (p == 0) {
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    spinners_.push_back(p);
-  }
-  std::vector<pid_t> spinners_;
+  BusyCore() : CorunProcessTest("busycore", "env -u CORUN_QUIET -u CORUN_COTENANCY ") {}
+  void spin_on(int cpu) { spawn_shell("exec taskset -c " + std::to_string(cpu) + " sh -c 'while :; do :; done'"); }
 };
 
 // Three spinners on the allocation's first CPU leave StarPU's worker there a quarter of it, in slices of
@@ -79,10 +51,10 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesAndWarnsAtMostOnce) {
   for (int i = 0; i < 3; ++i) spin_on(first);
   // The spinners must be spinning before corun starts (fork, sh, taskset and sh again take a moment).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::string train = shell_quote(CORUN_EXE) + " train --model lstm --layers 1 --seq 4 --hidden 32 --batch 8";
+  const std::string train = "train --model lstm --layers 1 --seq 4 --hidden 32 --batch 8";
   const std::string line = "corun: warning: the cores look shared with another process: ";
-  const corun::testing::CommandResult r = corun::testing::run_command(
-      dir_, "env -u CORUN_QUIET -u CORUN_COTENANCY STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train + " --iters 40");
+  const corun::testing::CommandResult r =
+      corun(train + " --iters 40", "STARPU_NCPU=2 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2");
   ASSERT_EQ(r.code, 0) << r;  // it finishes
   // Whether the detector fires depends on how the kernel shares CPU 0 in this run: on the 2-core VM some
   // runs see teams wait (and warn), others run at 1.5 ms/iter as if the spinners were not there (the
@@ -95,9 +67,8 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesAndWarnsAtMostOnce) {
   }
 
   // CORUN_COTENANCY=off: the same run keeps its widths and says nothing about them.
-  const corun::testing::CommandResult off = corun::testing::run_command(
-      dir_, "env -u CORUN_QUIET STARPU_NCPU=2 CORUN_COTENANCY=off CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + train +
-                " --iters 1");
+  const corun::testing::CommandResult off =
+      corun(train + " --iters 1", "STARPU_NCPU=2 CORUN_COTENANCY=off CORUN_SCHED=cpf CORUN_EXECUTORS=1x2");
   ASSERT_EQ(off.code, 0) << off;
   EXPECT_FALSE(contains(off.err, line)) << off;
 }
@@ -105,31 +76,22 @@ TEST_F(BusyCore, TrainWithABusyCoreFinishesAndWarnsAtMostOnce) {
 TEST_F(CoTenancy, TrainWarnsWhenAnotherStarpuProcessSharesItsCores) {
   // A long training run on every CPU of the allocation, in its own directory and StarPU home.
   fs::create_directories(path("bg"));
-  const std::string cmd = "cd " + shell_quote(path("bg")) + " && " + corun::testing::private_starpu_home(path("bg")) +
-                          "exec env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
-                          " train --model lstm --size medium --iters 100000000 >bg.out 2>bg.err </dev/null";
-  bg_ = fork();
-  if (bg_ == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_GT(bg_, 0);
+  const pid_t bg = spawn("train --model lstm --size medium --iters 100000000", "CORUN_QUIET=1", "bg", "", path("bg"));
+  ASSERT_GT(bg, 0);
   bool running = false;  // until its StarPU workers exist (threads named "CPU <n>")
   for (int i = 0; i < 600 && !running; ++i) {
     std::error_code ec;
-    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(bg_) + "/task", ec))
+    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(bg) + "/task", ec))
       running = running || contains(read_file(t.path().string() + "/comm"), "CPU ");
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(running) << "the background corun never started its workers:\n" << read_file(path("bg/bg.err"));
 
-  const corun::testing::CommandResult r =
-      corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_QUIET " + shell_quote(CORUN_EXE) +
-                                            " train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3");
+  const corun::testing::CommandResult r = corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3");
   ASSERT_EQ(r.code, 0) << r;  // it finishes
   EXPECT_TRUE(contains(r.err, "corun train: warning: the cores are shared: another ")) << r;
   // The co-tenant is named, or counted with the others on a shared machine (`corun info` lists them all).
-  EXPECT_TRUE(contains(r.err, "pid " + std::to_string(bg_) + " (corun") || contains(r.err, " more (corun info)")) << r;
+  EXPECT_TRUE(contains(r.err, "pid " + std::to_string(bg) + " (corun") || contains(r.err, " more (corun info)")) << r;
   // One line, however many iterations.
   const auto first = r.err.find("warning: the cores are shared");
   EXPECT_EQ(r.err.find("warning: the cores are shared", first + 1), std::string::npos) << r;

@@ -2,19 +2,14 @@
 // bad files and a missing rsvg-convert (exit 1).
 #include "trace/trace.hpp"
 
-#include "common/cli_run.hpp"
+#include "common/corun_process_test.hpp"
 #include "common/synthetic_trace.hpp"
-#include "common/temp_dir_test.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
 
 namespace {
 
@@ -35,13 +30,10 @@ bool have_rsvg_convert() {
   return std::system("command -v rsvg-convert >/dev/null 2>&1") == 0;
 }
 
-class PlotTrace : public corun::testing::TempDirTest {
+// corun plot-trace starts no StarPU: the environment is the test's own (PATH without rsvg-convert).
+class PlotTrace : public corun::testing::CorunProcessTest {
  protected:
-  PlotTrace() : TempDirTest("plot") {}
-
-  CommandResult run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, "env " + env + " " + shell_quote(CORUN_EXE) + " " + args);
-  }
+  PlotTrace() : CorunProcessTest("plot", "env ") {}
 
   // A trace like an LSTM training step on 2 workers, with team tasks and a marked critical path.
   std::string synthetic(const std::string& name, int layers = 2, int seq = 8, int workers = 2, int iterations = 1) {
@@ -67,7 +59,7 @@ class PlotTrace : public corun::testing::TempDirTest {
 
 TEST_F(PlotTrace, Svg) {
   const std::string trace = synthetic("t.json");
-  const CommandResult r = run("plot-trace t.json -o t.svg");
+  const CommandResult r = corun("plot-trace t.json -o t.svg");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "wrote t.svg");
   const std::string svg = read_file(path("t.svg"));
@@ -86,7 +78,7 @@ TEST_F(PlotTrace, Svg) {
 TEST_F(PlotTrace, Png) {
   if (!have_rsvg_convert()) GTEST_SKIP() << "rsvg-convert is not installed (scripts/setup.sh installs librsvg2-bin)";
   synthetic("t.json");
-  const CommandResult r = run("plot-trace t.json -o t.png --width 900");
+  const CommandResult r = corun("plot-trace t.json -o t.png --width 900");
   ASSERT_EQ(r.code, 0) << r;
   const std::string png = read_file(path("t.png"));
   ASSERT_GT(png.size(), 24u);
@@ -102,38 +94,38 @@ TEST_F(PlotTrace, Png) {
   EXPECT_GT(be32(20), 200u);  // title, two rows, axis, legend
   EXPECT_EQ(files(), (std::vector<std::string>{"t.json", "t.png"}));
   // Upper-case extensions work too.
-  const CommandResult u = run("plot-trace t.json -o T.PNG");
+  const CommandResult u = corun("plot-trace t.json -o T.PNG");
   EXPECT_EQ(u.code, 0) << u;
 }
 
 // Tens of thousands of tasks: sub-pixel boxes are merged, so the SVG stays proportional to the width.
 TEST_F(PlotTrace, ManyTasks) {
   synthetic("big.json", 4, 40, 2, 8);  // about 33,000 tasks
-  const CommandResult r = run("plot-trace big.json -o big.svg --width 1200");
+  const CommandResult r = corun("plot-trace big.json -o big.svg --width 1200");
   ASSERT_EQ(r.code, 0) << r;
   const std::string svg = read_file(path("big.svg"));
   EXPECT_HAS(svg, "8 iterations");
   EXPECT_HAS(svg, "iter 7");
   EXPECT_LT(count(svg, "<rect"), 2u * 2 * 1200) << "boxes were not merged";
   // One iteration on its own.
-  const CommandResult one = run("plot-trace big.json -o one.svg --iteration 3");
+  const CommandResult one = corun("plot-trace big.json -o one.svg --iteration 3");
   ASSERT_EQ(one.code, 0) << one;
   EXPECT_HAS(read_file(path("one.svg")), "iteration 3");
-  const CommandResult none = run("plot-trace big.json -o none.svg --iteration 8");
+  const CommandResult none = corun("plot-trace big.json -o none.svg --iteration 8");
   EXPECT_EQ(none.code, 1) << none;
   EXPECT_HAS(none.err, "has no tasks of iteration 8 (iterations 0..7)");
 }
 
 TEST_F(PlotTrace, ManyWorkersAndEmptyTrace) {
   synthetic("w16.json", 2, 6, 16);
-  const CommandResult r = run("plot-trace w16.json -o w16.svg");
+  const CommandResult r = corun("plot-trace w16.json -o w16.svg");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(read_file(path("w16.svg")), "worker 15");
   corun::TraceMeta m;
   m.policy = "lws";
   m.workers = 2;
   corun::write_chrome_trace(path("empty.json"), m, {});
-  const CommandResult e = run("plot-trace empty.json -o empty.svg");
+  const CommandResult e = corun("plot-trace empty.json -o empty.svg");
   ASSERT_EQ(e.code, 0) << e;
   EXPECT_HAS(read_file(path("empty.svg")), "0 tasks");
 }
@@ -141,7 +133,7 @@ TEST_F(PlotTrace, ManyWorkersAndEmptyTrace) {
 TEST_F(PlotTrace, MissingRsvgConvert) {
   synthetic("t.json");
   fs::create_directories(path("emptybin"));
-  const CommandResult r = run("plot-trace t.json -o t.png", "PATH=" + shell_quote(path("emptybin")));
+  const CommandResult r = corun("plot-trace t.json -o t.png", "PATH=" + shell_quote(path("emptybin")));
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "cannot write 't.png'");
   EXPECT_HAS(r.err, "rsvg-convert");
@@ -150,7 +142,7 @@ TEST_F(PlotTrace, MissingRsvgConvert) {
   EXPECT_HAS(r.err, "-o t.svg");
   EXPECT_FALSE(fs::exists(path("t.png")));
   // SVG needs nothing else.
-  const CommandResult s = run("plot-trace t.json -o t.svg", "PATH=" + shell_quote(path("emptybin")));
+  const CommandResult s = corun("plot-trace t.json -o t.svg", "PATH=" + shell_quote(path("emptybin")));
   EXPECT_EQ(s.code, 0) << s;
 }
 
@@ -175,7 +167,7 @@ TEST_F(PlotTrace, UsageErrors) {
         Case{"plot-trace t.json -o x.svg --bogus", "unknown argument '--bogus'"},
         Case{"plot-trace t.json -o x.svg --help=1", "--help takes no value"}}) {
     SCOPED_TRACE(c.args);
-    const CommandResult r = run(c.args);
+    const CommandResult r = corun(c.args);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, c.message);
     EXPECT_HAS(r.err, "see `corun plot-trace --help`");
@@ -184,32 +176,32 @@ TEST_F(PlotTrace, UsageErrors) {
 }
 
 TEST_F(PlotTrace, Help) {
-  const CommandResult r = run("plot-trace --help");
+  const CommandResult r = corun("plot-trace --help");
   EXPECT_EQ(r.code, 0) << r;
   for (const char* part : {"usage: corun plot-trace", "-o", "--width", "--iteration"}) EXPECT_HAS(r.out, part);
-  const CommandResult top = run("--help");
+  const CommandResult top = corun("--help");
   EXPECT_EQ(top.code, 0) << top;
   EXPECT_HAS(top.out, "plot-trace");
 }
 
 TEST_F(PlotTrace, BadFilesExitOne) {
-  const CommandResult missing = run("plot-trace nope.json -o x.svg");
+  const CommandResult missing = corun("plot-trace nope.json -o x.svg");
   EXPECT_EQ(missing.code, 1) << missing;
   EXPECT_HAS(missing.err, "cannot read 'nope.json'");
 
   { std::ofstream(path("garbage.json")) << "{\"traceEvents\": [1, 2,"; }
-  const CommandResult garbage = run("plot-trace garbage.json -o x.svg");
+  const CommandResult garbage = corun("plot-trace garbage.json -o x.svg");
   EXPECT_EQ(garbage.code, 1) << garbage;
   EXPECT_HAS(garbage.err, "'garbage.json': invalid JSON at line 1");
 
   { std::ofstream(path("chrome.json")) << R"({"traceEvents":[{"name":"a","ph":"X","ts":0,"dur":1,"pid":1,"tid":1}]})"; }
-  const CommandResult foreign = run("plot-trace chrome.json -o x.svg");
+  const CommandResult foreign = corun("plot-trace chrome.json -o x.svg");
   EXPECT_EQ(foreign.code, 1) << foreign;
   EXPECT_HAS(foreign.err, "'chrome.json' is a Chrome trace but not one corun wrote");
   EXPECT_FALSE(fs::exists(path("x.svg")));
 
   synthetic("t.json");
-  const CommandResult unwritable = run("plot-trace t.json -o no/such/dir/x.svg");
+  const CommandResult unwritable = corun("plot-trace t.json -o no/such/dir/x.svg");
   EXPECT_EQ(unwritable.code, 1) << unwritable;
   EXPECT_HAS(unwritable.err, "no/such/dir/x.svg");
 }

@@ -3,8 +3,7 @@
 // readers that refuse FIFOs without blocking, NaN parameters and losses, a checkpoint directory with a file
 // named like the newest checkpoint, and `ulimit -v`: each a non-zero exit with a message naming the input,
 // within seconds. docs/testing.md ("Bad inputs") lists every row.
-#include "../common/cli_run.hpp"
-#include "../common/temp_dir_test.hpp"
+#include "../common/corun_process_test.hpp"
 
 #include <corun/npy.hpp>
 
@@ -22,29 +21,22 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::CommandResult;
 using corun::testing::contains;
-using corun::testing::shell_quote;
 
 const char* kTiny = "--model lstm --layers 1 --seq 2 --hidden 8 --batch 4 --iters 2";
 
-class RobustIo : public corun::testing::TempDirTest {
+class RobustIo : public corun::testing::CorunProcessTest {
  protected:
-  RobustIo() : TempDirTest("robust") {}
+  RobustIo() : CorunProcessTest("robust") {}
 
-  // Runs `corun ARGS` with `env` in the test's directory (its own STARPU_HOME); also measures the time.
+  // Runs `corun ARGS` with `env` in the test's directory, killed after 120 s; also measures the time.
   CommandResult corun(const std::string& args, const std::string& env = "", const std::string& shell_prefix = "") {
     const auto start = std::chrono::steady_clock::now();
-    const CommandResult r = corun::testing::run_command(
-        dir_, shell_prefix + "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
-                  env + " timeout -s KILL 120 " + shell_quote(CORUN_EXE) + " " + args);
+    const CommandResult r = CorunProcessTest::corun(args, env, "timeout -s KILL 120", shell_prefix);
     seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }

@@ -8,8 +8,8 @@
 //   and a rank killed mid-run end the job with a non-zero exit and a message that names the problem or rank.
 #include <corun/npy.hpp>
 
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
+#include "common/run_results.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,13 +21,10 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
+using corun::testing::losses_of;
 using corun::testing::read_file;
 using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
@@ -37,11 +34,6 @@ const std::string kCifar = "--model cifar-quick --batch 16 --iters 3 --eval-imag
 // One worker per process: 2-4 ranks share the CI machine's cores (their drivers spin while idle).
 const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_NUMA -u CORUN_REPLICAS CORUN_QUIET=1 STARPU_SILENT=1 ";
 
-std::string losses_of(const std::string& json_text) {
-  const auto at = json_text.find("\"loss\":[");
-  if (at == std::string::npos) return "";
-  return json_text.substr(at + 8, json_text.find(']', at) - at - 8);
-}
 std::vector<double> numbers(const std::string& text) {
   std::vector<double> out;
   std::istringstream in(text);
@@ -55,9 +47,9 @@ size_t count(const std::string& text, const std::string& part) {
 }
 double relative(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-30}); }
 
-class MpiTrain : public corun::testing::TempDirTest {
+class MpiTrain : public corun::testing::CorunProcessTest {
  protected:
-  MpiTrain() : TempDirTest("mpi") {}
+  MpiTrain() : CorunProcessTest("mpi", kEnv) {}
 
   static std::string mpirun(int ranks) {
     return std::string(CORUN_MPIRUN) + " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
@@ -65,16 +57,14 @@ class MpiTrain : public corun::testing::TempDirTest {
   }
   // `corun train ARGS` as N ranks (STARPU_NCPU=1 each), writing NAME.json and parameters into NAME/.
   Result ranks(int n, const std::string& args, const std::string& name) {
-    return corun::testing::run_command(dir_, kEnv + "STARPU_NCPU=1 " + mpirun(n) + shell_quote(CORUN_EXE) +
-                                                 " train " + args + " --json " + name + ".json --save " + name);
+    return corun("train " + args + " --json " + name + ".json --save " + name, "STARPU_NCPU=1", mpirun(n));
   }
   // One process: `replicas` replicas (one worker each), or one solver (replicas 0).
   Result process(int replicas, const std::string& args, const std::string& name) {
     const std::string env = replicas > 0 ? "CORUN_NUMA=replicate CORUN_REPLICAS=" + std::to_string(replicas) +
                                                " STARPU_NCPU=" + std::to_string(replicas) + " "
                                          : "CORUN_NUMA=off STARPU_NCPU=1 ";
-    return corun::testing::run_command(dir_, kEnv + env + shell_quote(CORUN_EXE) + " train " + args + " --json " +
-                                                 name + ".json --save " + name);
+    return corun("train " + args + " --json " + name + ".json --save " + name, env);
   }
   std::string losses(const std::string& name) { return losses_of(read_file(path(name + ".json"))); }
 
@@ -173,11 +163,11 @@ TEST_F(MpiTrain, BatchTheRanksCannotShareIsAnError) {
 }
 
 TEST_F(MpiTrain, RanksWithDifferentArgumentsAreRefusedAtStart) {
-  const std::string corun = shell_quote(CORUN_EXE) + " train " + kLstm;
+  const std::string train = shell_quote(CORUN_EXE) + " train " + kLstm;  // twice: one MPMD job of two programs
   const Result r = corun::testing::run_command(
       dir_, kEnv + "STARPU_NCPU=1 " + std::string(CORUN_MPIRUN) +
-                " --oversubscribe --allow-run-as-root -x CORUN_QUIET -x STARPU_SILENT -x STARPU_NCPU -np 1 " + corun +
-                " --lr 0.5 : -np 1 " + corun + " --lr 0.25");
+                " --oversubscribe --allow-run-as-root -x CORUN_QUIET -x STARPU_SILENT -x STARPU_NCPU -np 1 " + train +
+                " --lr 0.5 : -np 1 " + train + " --lr 0.25");
   EXPECT_NE(r.code, 0) << r;
   EXPECT_HAS(r.err, "do not run the same training: rank(s) 1 differ in the arguments");
   EXPECT_EQ(count(r.out, "| iterations |"), 0u) << "no step may run: " << r;
@@ -186,12 +176,11 @@ TEST_F(MpiTrain, RanksWithDifferentArgumentsAreRefusedAtStart) {
 TEST_F(MpiTrain, KilledRankEndsTheJob) {
   // Rank 1 kills itself with SIGKILL two seconds in (exec keeps the shell's pid); the job has thousands of
   // iterations left and must end within seconds, not wait for the dead rank's gradients.
-  const std::string job = kEnv + "STARPU_NCPU=1 " + mpirun(2) +
-                          "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec \"$@\"' "
-                          "sh " + shell_quote(CORUN_EXE) +
-                          " train --model lstm --layers 1 --seq 4 --hidden 16 --batch 8 --iters 1000000";
+  const std::string rank_one_dies =
+      "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec \"$@\"' sh";
   const auto start = std::chrono::steady_clock::now();
-  const Result r = corun::testing::run_command(dir_, "timeout -k 5 60 " + job);  // 124: our own timeout hit
+  const Result r = corun("train --model lstm --layers 1 --seq 4 --hidden 16 --batch 8 --iters 1000000", "STARPU_NCPU=1",
+                         mpirun(2) + rank_one_dies, "timeout -k 5 60 ");  // 124: our own timeout hit
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(r.code, 0) << r;
   EXPECT_NE(r.code, 124) << "the job hung until the test's own 60 s timeout: " << r;

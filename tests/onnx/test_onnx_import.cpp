@@ -3,7 +3,7 @@
 // inline, and every kind of bad file or unsupported node (each a corun::Error naming what is wrong).
 #include "onnx/convert.hpp"
 #include "onnx/importer.hpp"
-#include "onnx_model_builder.hpp"
+#include "onnx_test_helpers.hpp"
 
 #include <corun/error.hpp>
 #include <corun/inline.hpp>
@@ -22,23 +22,11 @@
 namespace corun {
 namespace {
 
+using testing::error_of;
+using testing::import;
 using testing::OnnxModelBuilder;
+using testing::run;
 namespace fs = std::filesystem;
-
-// What `fn` throws, or "" when it does not.
-template <typename F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-OnnxModel import(const OnnxModelBuilder& b, const OnnxImportOptions& o = {}) {
-  return onnx_import::import_model(b.model, ".", "test.onnx", o);
-}
 
 // x [2, 3] -> Gemm(W [4, 3], transB, b [4]) -> Relu -> y [2, 4].
 OnnxModelBuilder gemm_relu() {
@@ -73,11 +61,8 @@ TEST(OnnxImport, GemmReluComputesTheFileWeightsNumbersAndKeepsTheNames) {
   std::set<std::string> params;
   for (Tensor p : m.graph.params()) params.insert(p.name());
   EXPECT_EQ(params, (std::set<std::string>{"fc_weight", "fc.bias"}));  // '/' cannot be in a file name
-  const float x[6] = {1, 2, 3, -4, -5, -6};
-  std::copy(x, x + 6, m.graph.data(m.inputs[0]));
-  InlineRunner run(m.graph);
-  run.run();
-  const float* y = m.graph.data(m.graph.find("y"));
+  const std::vector<float> y = run(m, {1, 2, 3, -4, -5, -6}, "y");
+  ASSERT_EQ(y.size(), 8u);
   const float want[8] = {1.5f, 0.0f, 3.0f, 7.0f, 0.0f, 0.0f, 0.0f, 0.0f};  // relu(x W^T + b)
   for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(y[i], want[i]) << i;
 }
@@ -125,21 +110,17 @@ TEST(OnnxImport, RecognisesTheErfGeluOfPyTorchExports) {
   OnnxModel m = import(b);
   EXPECT_EQ(m.graph.num_nodes(), 1);
   EXPECT_TRUE(m.graph.params().empty());
-  const float x[6] = {-2, -0.5f, 0, 0.5f, 1, 3};
-  std::copy(x, x + 6, m.graph.data(m.inputs[0]));
-  InlineRunner run(m.graph);
-  run.run();
-  const float* y = m.graph.data(m.outputs[0]);
+  const std::vector<float> x = {-2, -0.5f, 0, 0.5f, 1, 3};
+  const std::vector<float> y = run(m, x, m.output_names[0]);
+  ASSERT_EQ(y.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0))), 1e-6) << i;
   // The same chain with the Erf read twice is not a GELU: its five nodes stay, computing the same numbers.
   b.node("Relu", {"e"}, {"e2"});
   b.output("e2");
   OnnxModel chain = import(b);
   EXPECT_GE(chain.graph.num_nodes(), 6);
-  std::copy(x, x + 6, chain.graph.data(chain.inputs[0]));
-  InlineRunner run_chain(chain.graph);
-  run_chain.run();
-  const float* y2 = chain.graph.data(chain.graph.find("y"));
+  const std::vector<float> y2 = run(chain, x, "y");
+  ASSERT_EQ(y2.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(y2[i], y[i], 1e-6) << i;
 }
 
