@@ -13,7 +13,8 @@ def main():
     any_run = next(iter(runs.values()))[0]
     print(machine_header(
         "CNN training step: sequential, cpf, corun and StarPU built-ins", a.command, a.git, any_run["machine"],
-        any_run["engine"], notes=[interleaved_runs_note(a.repeats, "the median of the runs and their min-max")] + a.note,
+        any_run["engine"],
+        notes=[interleaved_runs_note(a.repeats, "the median of the runs and their min-max")] + a.note,
         info=a.info))
     configs = a.configs.split()
     builtins = set(a.builtins.split())

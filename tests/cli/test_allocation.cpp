@@ -155,7 +155,8 @@ TEST_F(Allocation, FakeNumaTopologyListsMemoryOnlyNodesAndThePlan) {
   EXPECT_HAS(r.out, "  node 2: CPUs 2-3 (2 cores)");
   EXPECT_HAS(field(r.out, "replicas"), "off (default: one solver over 2 domains with CPUs");
   // Asked for: a replica per domain (two NUMA nodes in all, within every StarPU's STARPU_MAXNUMANODES).
-  const Result asked = corun("info", "CORUN_NUMA=replicate HWLOC_SYNTHETIC=" + shell_quote("pack:2 numa:1 core:2 pu:1"));
+  const Result asked =
+      corun("info", "CORUN_NUMA=replicate HWLOC_SYNTHETIC=" + shell_quote("pack:2 numa:1 core:2 pu:1"));
   ASSERT_EQ(asked.code, 0) << asked;
   EXPECT_EQ(field(asked.out, "replicas"),
             "replicate (CORUN_NUMA=replicate), 2 replicas: r0 node 0 CPUs 0-1; r1 node 1 CPUs 2-3")
@@ -219,7 +220,8 @@ TEST_F(Allocation, CgroupCpusetRestrictsTheWorkers) {
   const std::string root = fake_cgroup(std::to_string(cpu), "");
   const Result r = corun("info", "CORUN_CGROUP_ROOT=" + shell_quote(root));
   ASSERT_EQ(r.code, 0) << r;
-  EXPECT_HAS(field(r.out, "cgroup"), "cpuset " + std::to_string(cpu) + " (/sys/fs/cgroup/cpuset.cpus.effective), no cpu quota");
+  EXPECT_HAS(field(r.out, "cgroup"),
+             "cpuset " + std::to_string(cpu) + " (/sys/fs/cgroup/cpuset.cpus.effective), no cpu quota");
   EXPECT_HAS(field(r.out, "allocation"), "1 worker on cpus " + std::to_string(cpu));
   EXPECT_HAS(r.out, "workers      1 CPU (from the allocation)");
 }

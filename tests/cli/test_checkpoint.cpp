@@ -111,7 +111,8 @@ TEST_F(Checkpoint, UsageErrors) {
   EXPECT_FALSE(fs::exists(path("ck"))) << "a usage error must not create the checkpoint directory";
   const Result h = corun("train --help");
   ASSERT_EQ(h.code, 0) << h;
-  for (const char* f : {"--checkpoint", "--checkpoint-every", "--resume", "exit codes:", "3 stopped by SIGTERM/SIGUSR1/SIGINT"})
+  for (const char* f :
+       {"--checkpoint", "--checkpoint-every", "--resume", "exit codes:", "3 stopped by SIGTERM/SIGUSR1/SIGINT"})
     EXPECT_HAS(h.out, f);
 }
 
@@ -122,7 +123,8 @@ TEST_F(Checkpoint, ResumedRunEqualsAnUninterruptedOneBitwise) {
   ASSERT_EQ(split_losses(ref).size(), 9u);
   // 4 iterations, then 3 more, then the rest: three processes.
   for (const std::string iters : {"4", "7", "9"}) {
-    const Result r = corun("train " + kTiny + " --iters " + iters + " --checkpoint ck --resume --json part.json --save params");
+    const Result r =
+        corun("train " + kTiny + " --iters " + iters + " --checkpoint ck --resume --json part.json --save params");
     ASSERT_EQ(r.code, 0) << r;
     EXPECT_HAS(r.err, "corun: checkpoint ck/ckpt-00000000" + iters);
     if (iters != "4") {
@@ -133,7 +135,8 @@ TEST_F(Checkpoint, ResumedRunEqualsAnUninterruptedOneBitwise) {
   }
   EXPECT_EQ(losses_of(read_file(path("part.json"))), ref);
   for (const char* p : {"w0", "b0", "w_out", "b_out"})
-    EXPECT_TRUE(same_bytes(path(std::string("params/") + p + ".npy"), path(std::string("ref-params/") + p + ".npy"))) << p;
+    EXPECT_TRUE(same_bytes(path(std::string("params/") + p + ".npy"), path(std::string("ref-params/") + p + ".npy")))
+        << p;
   const std::string json = read_file(path("part.json"));
   EXPECT_HAS(json, "\"iterations_done\":9,\"resumed_from\":7,\"iterations_this_run\":2,\"stopped_by\":\"\"");
 }
@@ -171,10 +174,12 @@ TEST_F(Checkpoint, ResumeRefusesAnotherRunsCheckpoint) {
   struct Case {
     std::string args, message;
   };
-  for (const Case& c : {Case{"--model lstm --layers 1 --seq 3 --hidden 16 --batch 4", "was written with hidden = 8, this run has hidden = 16"},
-                        Case{kTiny + " --lr 0.25", "was written with learning_rate = 0.5, this run has learning_rate = 0.25"},
-                        Case{kTiny + " --seed 7", "was written with seed = 42, this run has seed = 7"},
-                        Case{kTiny + " --cell unfused", "was written with cell = fused, this run has cell = unfused"}}) {
+  for (const Case& c :
+       {Case{"--model lstm --layers 1 --seq 3 --hidden 16 --batch 4",
+             "was written with hidden = 8, this run has hidden = 16"},
+        Case{kTiny + " --lr 0.25", "was written with learning_rate = 0.5, this run has learning_rate = 0.25"},
+        Case{kTiny + " --seed 7", "was written with seed = 42, this run has seed = 7"},
+        Case{kTiny + " --cell unfused", "was written with cell = fused, this run has cell = unfused"}}) {
     SCOPED_TRACE(c.args);
     const Result r = corun("train " + c.args + " --iters 4 --checkpoint ck --resume --json out.json");
     EXPECT_EQ(r.code, 1) << r;
@@ -272,7 +277,8 @@ class Signals : public Checkpoint, public ::testing::WithParamInterface<int> {};
 
 TEST_P(Signals, StopWithACheckpointThenResumeBitwise) {
   const int sig = GetParam();
-  const pid_t pid = spawn("train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 50 --json stopped.json", "", "run");
+  const pid_t pid = spawn(
+      "train " + kTiny + " --iters 100000000 --checkpoint ck --checkpoint-every 50 --json stopped.json", "", "run");
   ASSERT_TRUE(wait_for_checkpoint(path("ck"), 0, pid)) << read_file(path("run.err"));
   send_while_stopped(pid, {sig});
   const int code = wait_exit(pid);
@@ -293,21 +299,24 @@ TEST_P(Signals, StopWithACheckpointThenResumeBitwise) {
   // Resume for 5 more iterations: the same losses and parameters as one uninterrupted run.
   const long total = k + 5;
   const std::string ref = reference(kTiny, total, "ref-params");
-  const Result r = corun("train " + kTiny + " --iters " + std::to_string(total) + " --checkpoint ck --resume --json resumed.json --save params");
+  const Result r = corun("train " + kTiny + " --iters " + std::to_string(total) +
+                         " --checkpoint ck --resume --json resumed.json --save params");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(losses_of(read_file(path("resumed.json"))), ref);
   for (const char* p : {"w0", "b0", "w_out", "b_out"})
-    EXPECT_TRUE(same_bytes(path(std::string("params/") + p + ".npy"), path(std::string("ref-params/") + p + ".npy"))) << p;
+    EXPECT_TRUE(same_bytes(path(std::string("params/") + p + ".npy"), path(std::string("ref-params/") + p + ".npy")))
+        << p;
 }
 
-INSTANTIATE_TEST_SUITE_P(Each, Signals, ::testing::Values(SIGTERM, SIGUSR1, SIGINT),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                           return std::string(p.param == SIGTERM ? "SIGTERM" : p.param == SIGUSR1 ? "SIGUSR1" : "SIGINT");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Each, Signals, ::testing::Values(SIGTERM, SIGUSR1, SIGINT), [](const ::testing::TestParamInfo<int>& p) {
+      return std::string(p.param == SIGTERM ? "SIGTERM" : p.param == SIGUSR1 ? "SIGUSR1" : "SIGINT");
+    });
 
 TEST_F(Checkpoint, SecondSignalExitsAtOnce) {
   // Both signals are pending together when the run continues: the second one exits at once.
-  const pid_t pid = spawn("train --model lstm --size small --iters 100000000 --checkpoint ck --checkpoint-every 1", "", "run");
+  const pid_t pid =
+      spawn("train --model lstm --size small --iters 100000000 --checkpoint ck --checkpoint-every 1", "", "run");
   ASSERT_TRUE(wait_for_checkpoint(path("ck"), 0, pid)) << read_file(path("run.err"));
   send_while_stopped(pid, {SIGTERM, SIGUSR1});  // another signal number: two pending signals never merge
   const int code = wait_exit(pid);
@@ -318,7 +327,8 @@ TEST_F(Checkpoint, SecondSignalExitsAtOnce) {
   // What is left loads.
   const long k = newest_checkpoint(path("ck"));
   ASSERT_GT(k, 0);
-  const Result r = corun("train --model lstm --size small --iters " + std::to_string(k + 1) + " --checkpoint ck --resume");
+  const Result r =
+      corun("train --model lstm --size small --iters " + std::to_string(k + 1) + " --checkpoint ck --resume");
   EXPECT_EQ(r.code, 0) << r;
 }
 
@@ -354,7 +364,8 @@ TEST_F(Checkpoint, KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint) {
   long newest = -1;
   for (int trial = 0; trial < kTrials; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    const pid_t pid = spawn("train " + kBig + " --iters 100000000 --checkpoint ck --checkpoint-every 1 --resume", "", "run");
+    const pid_t pid =
+        spawn("train " + kBig + " --iters 100000000 --checkpoint ck --checkpoint-every 1 --resume", "", "run");
     // Once it writes checkpoints steadily, kill it somewhere in the iteration / checkpoint cycle.
     ASSERT_TRUE(wait_for_checkpoint(ck, newest, pid)) << read_file(path("run.err"));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
@@ -379,8 +390,10 @@ TEST_F(Checkpoint, KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint) {
     fs::remove_all(probe);
     fs::create_directories(probe);
     for (const auto& e : fs::directory_iterator(ck))
-      if (e.path().filename().string().rfind("ckpt-", 0) == 0) fs::copy(e.path(), probe + "/" + e.path().filename().string());
-    const Result r = corun("train " + kBig + " --iters " + std::to_string(k + 1) + " --checkpoint probe --resume --json probe.json");
+      if (e.path().filename().string().rfind("ckpt-", 0) == 0)
+        fs::copy(e.path(), probe + "/" + e.path().filename().string());
+    const Result r =
+        corun("train " + kBig + " --iters " + std::to_string(k + 1) + " --checkpoint probe --resume --json probe.json");
     ASSERT_EQ(r.code, 0) << r;
     EXPECT_HAS(r.err, "resuming from probe/ckpt-");
     probes.emplace_back(k, losses_of(read_file(path("probe.json"))));
