@@ -49,7 +49,8 @@ Served imported(const TextServeOptions& o) {
               "corun serve-bench --onnx " << o.onnx << ": the model has " << m.inputs.size()
                                           << " inputs and the output shape " << m.outputs[0].shape().str()
                                           << "; a text-similarity model takes two sentences and outputs one "
-                                             "cosine per pair, [batch] (scripts/export-onnx.py --model text_similarity)");
+                                             "cosine per pair, [batch] (scripts/export-onnx.py --model "
+                                             "text_similarity)");
   std::string shapes;
   for (size_t k = 0; k < m.inputs.size(); ++k) {
     CORUN_CHECK(m.index_limits[k] >= 0, Status::invalid_argument,

@@ -1,7 +1,7 @@
 // DeepCPU's text similarity model (corun/models/text_similarity.hpp) on a small configuration: the graph's
 // shape (one bidirectional GRU per sentence, one fused cell per step and direction), a sentence compared
-// with itself has cosine 1 whatever its padding partner, the graph's cosine is a.b / sqrt(a.a b.b), and the encodings match a plain host GRU
-// (PyTorch's equations, double) computed from the same parameters.
+// with itself has cosine 1 whatever its padding partner, the graph's cosine is a.b / sqrt(a.a b.b), and the
+// encodings match a plain host GRU (PyTorch's equations, double) computed from the same parameters.
 #include "engine_test_util.hpp"
 
 #include <corun/engine.hpp>

@@ -94,7 +94,8 @@ TEST(OnnxTokenModels, IntegerInputsAreTokenIdsWithTheirTablesRowCount) {
   b.output("y", {2, 3, 2});
   OnnxModel m = import(b);
   EXPECT_EQ(m.index_limits, std::vector<int64_t>{7});
-  EXPECT_EQ(testing::run(m, {6, 0, 1, 2, 3, 5}, "y"), (std::vector<float>{60, 61, 0, 1, 10, 11, 20, 21, 30, 31, 50, 51}));
+  EXPECT_EQ(testing::run(m, {6, 0, 1, 2, 3, 5}, "y"),
+            (std::vector<float>{60, 61, 0, 1, 10, 11, 20, 21, 30, 31, 50, 51}));
 
   OnnxModelBuilder half;
   half.input("x", {2});

@@ -77,7 +77,8 @@ TEST_F(ServeBenchCli, ServesTheTextSimilarityModel) {
   const std::string args = "--model text-similarity --input 8 --hidden 6 --seq 4 --batch 2 --requests 5";
   const auto r = serve_bench(args);
   ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.out.find("text-similarity (built in) vocab=10000 embed=8 hidden=6 seq=4 batch=2"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("text-similarity (built in) vocab=10000 embed=8 hidden=6 seq=4 batch=2"), std::string::npos)
+      << r;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, latency)) << r;
   EXPECT_GE(std::stod(m[2]), std::stod(m[1]));
