@@ -171,7 +171,7 @@ def models(torch, num_classes=0):
                          "imports today"),
         # Token ids in, int64 (model.example_inputs); see the functions above.
         "transformer": (lambda: transformer_model(torch), (16,), "imports today (int64 token ids)"),
-        "text_similarity": (lambda: text_similarity_model(torch), (7,), "imports today (two int64 [len, B] inputs)"),
+        "text_similarity": (lambda: text_similarity_model(torch), (7,), "imports today (two int64 inputs: source [7, B], target [5, B])"),
     }
 
 
