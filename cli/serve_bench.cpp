@@ -1,9 +1,11 @@
 // corun serve-bench: latency of the RNN serving runtime (corun::serve::Server) or of the two baselines of
 // the DeepCPU comparison (per-step GEMMs on multithreaded OpenBLAS, without StarPU): the chosen plan,
-// median and p99 latency over --requests requests of one random sequence, and GFLOP/s.
+// median and p99 latency over --requests requests of one random sequence, and GFLOP/s. --model
+// text-similarity serves DeepCPU's text similarity model instead (cli/serve_bench_text.cpp).
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/serve_bench_text.hpp"
 #include "cli/shared_machine.hpp"
 
 #include <corun/engine.hpp>
@@ -27,6 +29,9 @@ namespace corun::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
+    {"--model", true, "rnn (default: the layer --cell gives) or text-similarity (DeepCPU's, on the engine)"},
+    {"--onnx", true, "with --model text-similarity: serve this ONNX file (scripts/export-onnx.py --model "
+                     "text_similarity) instead of the built-in model"},
     {"--cell", true, "lstm or gru (required)"},
     {"--input", true, "input features E (required)"},
     {"--hidden", true, "hidden size H (required)"},
@@ -46,7 +51,9 @@ const std::vector<FlagSpec> kFlags = {
 
 std::string usage() {
   return "usage: corun serve-bench --cell lstm|gru --input E --hidden H --batch B --seq T [--layers L] "
-         "[--bidirectional] [--requests N] [--impl corun|gemms|fused]\n" +
+         "[--bidirectional] [--requests N] [--impl corun|gemms|fused]\n"
+         "       corun serve-bench --model text-similarity [--onnx FILE | --input E --hidden H --seq T] [--batch B] "
+         "[--requests N]\n" +
          describe(kFlags);
 }
 
@@ -56,6 +63,8 @@ struct Options {
   long requests = 200, seed = 1;
   std::string impl = "corun", weights;
   bool recalibrate = false, candidates = false;
+  bool text_similarity = false;  // --model text-similarity: `text` holds the rest
+  TextServeOptions text;
 };
 
 long required(const Args& a, const char* flag) {
@@ -63,11 +72,40 @@ long required(const Args& a, const char* flag) {
   return a.positive(flag, 1);
 }
 
+// --model text-similarity: the RNN layer's flags do not apply; the sizes are the built-in model's (or the
+// file's, with --onnx).
+Options parse_text_similarity(const Args& a) {
+  for (const char* flag : {"--cell", "--layers", "--bidirectional", "--impl", "--weights", "--candidates",
+                           "--recalibrate"})
+    if (a.has(flag)) throw UsageError(std::string(flag) + " applies to --model rnn, not to text-similarity");
+  Options o;
+  o.text_similarity = true;
+  TextServeOptions& t = o.text;
+  t.onnx = a.str("--onnx", "");
+  if (a.has("--onnx") && t.onnx.empty()) throw UsageError("--onnx needs a file");
+  if (!t.onnx.empty())
+    for (const char* flag : {"--input", "--hidden", "--seq"})
+      if (a.has(flag)) throw UsageError(std::string(flag) + " does not apply to --onnx: the file gives the sizes");
+  t.embed = static_cast<int>(a.positive("--input", t.embed));
+  t.hidden = static_cast<int>(a.positive("--hidden", t.hidden));
+  t.seq = static_cast<int>(a.positive("--seq", t.seq));
+  t.batch = static_cast<int>(a.positive("--batch", t.batch));
+  t.onnx_batch = a.has("--batch") ? t.batch : 0;
+  t.requests = a.positive("--requests", t.requests);
+  t.seed = a.positive("--seed", t.seed);
+  return o;
+}
+
 Options parse(int argc, char** argv, bool* help) {
   Args a(argc, argv, 2, kFlags);
   Options o;
   *help = a.has("--help");
   if (*help) return o;
+  const std::string model = a.str("--model", "rnn");
+  if (model != "rnn" && model != "text-similarity")
+    throw UsageError("--model must be rnn or text-similarity, got '" + model + "'");
+  if (model == "text-similarity") return parse_text_similarity(a);
+  if (a.has("--onnx")) throw UsageError("--onnx needs --model text-similarity (the RNN layers are built in)");
   if (!a.has("--cell")) throw UsageError("--cell is required (lstm or gru)");
   const std::string cell = a.str("--cell", "");
   if (cell != "lstm" && cell != "gru") throw UsageError("--cell must be lstm or gru, got '" + cell + "'");
@@ -118,6 +156,11 @@ int serve_bench(int argc, char** argv) {
     return usage_error("serve-bench", e, kFlags, usage());
   }
   const Config config = Config::from_env();
+  if (o.text_similarity) {
+    check_config(config);
+    warn_if_shared("serve-bench", config.cgroup_root, config.quiet);
+    return serve_text_similarity(o.text, config);
+  }
   if (o.impl == "corun") {  // the engine's settings and the plan cache's directory, before the model is made
     check_config(config);
     check_output_dir("CORUN_SERVE_PLANS", config.serve_plans);

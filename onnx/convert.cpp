@@ -184,7 +184,9 @@ Tensor Converter::operand(int i) {
   if (e.tensor.valid() || !e.has_constant || !e.constant.dims.empty()) return tensor(i);
   Entry& scalar = env_[node_->input(i)];
   scalar.constant.dims = {1};  // a scalar broadcasts as a [1] does; every corun tensor has rank 1 or more
-  return tensor(i);
+  const Tensor t = tensor(i);
+  scalar.constant.dims.clear();  // still a scalar for later nodes (a Gather index drops its axis)
+  return t;
 }
 
 Tensor Converter::state_tensor(int i) {

@@ -51,6 +51,7 @@ int default_opset(const onnx::ModelProto& m, const std::string& source) {
 struct InputShape {
   Shape shape;
   std::string batch_symbol;
+  bool integer = false;  // INT64/INT32: token ids, held as exact integers in f32
 };
 
 InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& options, const std::string& source) {
@@ -58,16 +59,18 @@ InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& 
   CORUN_CHECK(vi.type().has_tensor_type(), Status::invalid_argument,
               where(source) << ": graph input '" << name << "' is not a tensor; supported: float tensors");
   const auto& tt = vi.type().tensor_type();
-  CORUN_CHECK(tt.elem_type() == onnx::TensorProto::FLOAT, Status::invalid_argument,
+  const bool integer = tt.elem_type() == onnx::TensorProto::INT64 || tt.elem_type() == onnx::TensorProto::INT32;
+  CORUN_CHECK(tt.elem_type() == onnx::TensorProto::FLOAT || integer, Status::invalid_argument,
               where(source) << ": graph input '" << name << "' has element type "
                             << onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(tt.elem_type()))
-                            << "; supported: FLOAT inputs");
+                            << "; supported: FLOAT inputs, and INT64/INT32 ones (token ids, held as f32)");
   CORUN_CHECK(tt.has_shape(), Status::invalid_argument,
               where(source) << ": graph input '" << name << "' has no shape; re-export with a fixed input shape");
   const int rank = tt.shape().dim_size();
   CORUN_CHECK(rank >= 1 && rank <= kMaxDims, Status::invalid_argument,
               where(source) << ": graph input '" << name << "' has rank " << rank << "; supported: 1 to " << kMaxDims);
   InputShape out;
+  out.integer = integer;
   int64_t dims[kMaxDims];
   for (int d = 0; d < rank; ++d) {
     const auto& dim = tt.shape().dim(d);
@@ -126,6 +129,33 @@ void check_value_info(const onnx::ValueInfoProto& vi, const std::map<std::string
                                             " (an op converted with other semantics than the exporter's)");
 }
 
+// OnnxModel::index_limits of the integer inputs: the smallest extent, along the gathered axis, of the data
+// of the Gather nodes that read the input directly as their indices.
+void set_index_limits(const std::vector<onnx::NodeProto>& nodes, const std::map<std::string, Entry>& env,
+                      OnnxModel& out) {
+  for (size_t k = 0; k < out.inputs.size(); ++k) {
+    if (out.index_limits[k] == 0) continue;
+    for (const auto& node : nodes) {
+      if (node.op_type() != "Gather" || node.input_size() < 2 || onnx_value_name(node.input(1)) != out.inputs[k].name())
+        continue;
+      const auto it = env.find(node.input(0));
+      if (it == env.end()) continue;
+      std::vector<int64_t> d = it->second.constant.dims;
+      if (it->second.tensor.valid()) {
+        const Shape s = it->second.tensor.shape();
+        d.assign(s.dims.begin(), s.dims.begin() + s.rank);
+      }
+      int64_t axis = 0;
+      for (const auto& a : node.attribute())
+        if (a.name() == "axis") axis = a.i();
+      if (axis < 0) axis += static_cast<int64_t>(d.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(d.size())) continue;
+      const int64_t extent = d[static_cast<size_t>(axis)];
+      if (out.index_limits[k] < 0 || extent < out.index_limits[k]) out.index_limits[k] = extent;
+    }
+  }
+}
+
 }  // namespace
 
 OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
@@ -164,10 +194,12 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
     const Tensor t = g.input(onnx_value_name(vi.name()), in.shape);
     env[vi.name()].tensor = t;
     out.inputs.push_back(t);
+    out.index_limits.push_back(in.integer ? -1 : 0);
   }
 
   Converter conv(g, env, out.opset, options.training);
-  for (const auto& node : fuse_erf_gelu(gp, base_dir)) {
+  const std::vector<onnx::NodeProto> nodes = fuse_erf_gelu(gp, base_dir);
+  for (const auto& node : nodes) {
     const OpRow* row = find_op(node.op_type());
     conv.begin(node, row);
     if (!node.domain().empty() && node.domain() != "ai.onnx")
@@ -192,6 +224,7 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
     }
   }
 
+  set_index_limits(nodes, env, out);
   for (const auto& vi : gp.value_info()) check_value_info(vi, env, batch_symbols, batch, source);
   for (const auto& vi : gp.output()) {
     const auto it = env.find(vi.name());

@@ -8,6 +8,7 @@ the ONNX names (DIR/<input>.npy, DIR/<output>.npy), so that corun's outputs can 
     scripts/export-onnx.py --model cnn --out cnn.onnx --batch 8
     scripts/export-onnx.py --model mlp --out mlp.onnx --dynamic-batch --reference ref/ --batch 4
     scripts/export-onnx.py --model resnet18 --out resnet18.onnx --batch 2 --image-size 64 --reference ref/
+    scripts/export-onnx.py --model transformer --out transformer.onnx --batch 4 --reference ref/
     scripts/export-onnx.py --list
 
 BatchNormalization layers stay nodes (not folded into the convolutions), so that `corun train --onnx`
@@ -67,6 +68,77 @@ def small_models(torch):
     return Mlp, Cnn
 
 
+def transformer_model(torch):
+    """A small transformer encoder classifier over token ids (issue 19): token embedding + learned positional
+    embedding, nn.TransformerEncoder of 2 post-norm layers (d_model 64, 4 heads, ff 128, batch_first), the mean
+    over the sequence, a Linear head. Input int64 token ids [B, 16] in 0..99, output logits [B, 10]. Exported
+    without constant folding, so that every initializer keeps its PyTorch name (the transposed in_proj and
+    linear weights stay Transpose nodes): corun's --dump-grads files match named_parameters() one to one."""
+    nn = torch.nn
+
+    class TransformerClassifier(nn.Module):
+        vocab, seq, d_model, classes = 100, 16, 64, 10
+        input_names, output_names, constant_folding = ["input"], ["output"], False
+
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(self.vocab, self.d_model)
+            self.pos = nn.Parameter(torch.zeros(self.seq, self.d_model))
+            layer = nn.TransformerEncoderLayer(self.d_model, 4, 128, dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(self.d_model, self.classes)
+            # The encoder's layers are deep copies of one layer and LayerNorm starts at (1, 0): draw every
+            # parameter afresh, so that no two initializers are equal (the exporter would tie them).
+            with torch.no_grad():
+                for name, p in self.named_parameters():
+                    if "norm" in name:
+                        p.uniform_(0.8, 1.2) if name.endswith("weight") else p.uniform_(-0.1, 0.1)
+                    elif p.dim() == 1:
+                        p.uniform_(-0.1, 0.1)
+                    else:
+                        bound = 1.0 / p.shape[-1] ** 0.5
+                        p.uniform_(-bound, bound)
+
+        def forward(self, ids):
+            return self.head(self.enc(self.tok(ids) + self.pos).mean(dim=1))
+
+        def example_inputs(self, batch):
+            return (torch.randint(0, self.vocab, (batch, self.seq)),)
+
+    return TransformerClassifier()
+
+
+def text_similarity_model(torch):
+    """DeepCPU's text similarity (seed 002; include/corun/models/text_similarity.hpp at a small size): two
+    sentences of token ids [len, B] (int64, sequence first), one embedding and one shared bidirectional GRU,
+    each sentence's encoding the two directions' last states side by side [B, 2H], and their cosine
+    a.b / sqrt(a.a * b.b) [B]. Vocabulary 50, embedding 16, hidden 24, lengths 7 and 5."""
+    nn = torch.nn
+
+    class TextSimilarity(nn.Module):
+        vocab, embed, hidden, source_len, target_len = 50, 16, 24, 7, 5
+        input_names, output_names, constant_folding = ["source_ids", "target_ids"], ["similarity"], True
+
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(self.vocab, self.embed)
+            self.gru = nn.GRU(self.embed, self.hidden, bidirectional=True)
+
+        def encode(self, ids):
+            _, h = self.gru(self.embedding(ids))
+            return torch.cat([h[0], h[1]], dim=1)
+
+        def forward(self, source_ids, target_ids):
+            a, b = self.encode(source_ids), self.encode(target_ids)
+            return (a * b).sum(1) / torch.sqrt((a * a).sum(1) * (b * b).sum(1))
+
+        def example_inputs(self, batch):
+            return (torch.randint(0, self.vocab, (self.source_len, batch)),
+                    torch.randint(0, self.vocab, (self.target_len, batch)))
+
+    return TextSimilarity()
+
+
 def models(torch, num_classes=0):
     """name -> (constructor, input shape without the batch, what it needs). Adding a model is one line."""
     Mlp, Cnn = small_models(torch)
@@ -97,6 +169,9 @@ def models(torch, num_classes=0):
         # Its padded AvgPool2d exports as Pad + AveragePool; at least 75 px (e.g. --image-size 128).
         "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
                          "imports today"),
+        # Token ids in, int64 (model.example_inputs); see the functions above.
+        "transformer": (lambda: transformer_model(torch), (16,), "imports today (int64 token ids)"),
+        "text_similarity": (lambda: text_similarity_model(torch), (7,), "imports today (two int64 inputs: source [7, B], target [5, B])"),
     }
 
 
@@ -142,7 +217,7 @@ def main():
     if a.batch < 1:
         p.error("--batch must be positive")
     ctor, shape, _ = table[a.model]
-    if a.num_classes and a.model in ("mlp", "cnn"):
+    if a.num_classes and a.model in ("mlp", "cnn", "transformer", "text_similarity"):
         p.error("--num-classes applies to the torchvision models only")
     if a.image_size:
         if len(shape) != 3 or a.image_size < 1:
@@ -151,7 +226,11 @@ def main():
     torch.manual_seed(a.seed)
     model = ctor().eval()
     randomise_batch_norms(torch, model)
-    x = torch.randn(a.batch, *shape)
+    # A model with token inputs says how to draw them and names its inputs/outputs (transformer_model).
+    xs = model.example_inputs(a.batch) if hasattr(model, "example_inputs") else (torch.randn(a.batch, *shape),)
+    in_names, out_names = getattr(model, "input_names", ["input"]), getattr(model, "output_names", ["output"])
+    if a.dynamic_batch and hasattr(model, "example_inputs"):
+        p.error("--dynamic-batch applies to the models with one float input only")
     dynamic = {"input": {0: "batch"}, "output": {0: "batch"}} if a.dynamic_batch else None
     out_dir = os.path.dirname(os.path.abspath(a.out))
     # Written next to the target and renamed: an interrupted export never leaves a partial .onnx.
@@ -161,15 +240,18 @@ def main():
         # PRESERVE: an eval-mode model exports BatchNormalization in inference form, as a node of its own
         # (its warning about constant folding concerns train-mode models).
         warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
-        torch.onnx.export(model, x, tmp, opset_version=a.opset, input_names=["input"], output_names=["output"],
-                          dynamic_axes=dynamic, do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE)
+        torch.onnx.export(model, xs, tmp, opset_version=a.opset, input_names=in_names, output_names=out_names,
+                          dynamic_axes=dynamic, do_constant_folding=getattr(model, "constant_folding", True),
+                          training=torch.onnx.TrainingMode.PRESERVE)
         if a.reference:
             import numpy as np
             os.makedirs(a.reference, exist_ok=True)
             with torch.no_grad():
-                y = model(x)
-            np.save(os.path.join(a.reference, "input.npy"), x.numpy().astype(np.float32))
-            np.save(os.path.join(a.reference, "output.npy"), y.numpy().astype(np.float32))
+                ys = model(*xs)
+            ys = ys if isinstance(ys, tuple) else (ys,)
+            # f32 files (corun infer --input reads f32): token ids are exact integers in f32.
+            for name, t in list(zip(in_names, xs)) + list(zip(out_names, ys)):
+                np.save(os.path.join(a.reference, name + ".npy"), t.numpy().astype(np.float32))
         os.replace(tmp, a.out)
     finally:
         if os.path.exists(tmp):

@@ -1,11 +1,13 @@
 // The session of `corun train --onnx FILE`: the imported forward graph plus softmax cross-entropy on its
 // single output (corun::import_onnx with add_training_loss), made a training graph by backward(). The data
 // is the built-in CNNs' synthetic task (models::SyntheticImages: a fixed random pattern per class plus
-// noise), shaped like the model's input, with one-hot targets over the output's classes. One solver.
+// noise), shaped like the model's input, with one-hot targets over the output's classes; for an integer
+// input (token ids, as a transformer's) models::SyntheticTokens in the ids its Gather accepts. One solver.
 #include "cli/optimizer_flags.hpp"
 #include "cli/sessions/sessions.hpp"
 
 #include <corun/models/cnn.hpp>
+#include <corun/models/synthetic_tokens.hpp>
 #include <corun/onnx.hpp>
 
 #include "base/check.hpp"
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,11 @@ OnnxModel import_for_training(const OnnxTrainConfig& cfg) {
   CORUN_CHECK(m.inputs.size() == 1, Status::invalid_argument,
               "corun train --onnx " << cfg.path << ": the model has " << m.inputs.size()
                                     << " inputs; training on generated data supports models with one input");
+  CORUN_CHECK(m.index_limits[0] >= 0, Status::invalid_argument,
+              "corun train --onnx " << cfg.path << ": the integer input '" << m.inputs[0].name()
+                                    << "' is not the indices of a Gather, so the range of valid ids is unknown; "
+                                       "training on generated data supports float inputs and token ids that index "
+                                       "an embedding table");
   CORUN_CHECK(!m.graph.params().empty(), Status::invalid_argument,
               "corun train --onnx " << cfg.path << ": the model has no initializers, nothing to train");
   return m;
@@ -65,6 +73,11 @@ class OnnxTrain : public TrainSession {
       : cfg_(cfg),
         model_(import_for_training(cfg)),
         synthetic_(data_config(model_.inputs[0].shape(), static_cast<int>(model_.targets.shape()[1]), cfg.seed)) {
+    if (model_.index_limits[0] > 0) {
+      const Shape in = model_.inputs[0].shape();
+      tokens_.emplace(models::SyntheticTokensConfig{in[0], in.numel() / in[0], model_.index_limits[0],
+                                                    model_.targets.shape()[1], cfg.seed});
+    }
     BackwardOptions b = cfg.optimizer.options;
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
@@ -77,7 +90,8 @@ class OnnxTrain : public TrainSession {
   Graph& graph(int) override { return model_.graph; }
   Tensor loss(int) const override { return model_.loss; }
   RunStats step(Engine& engine, uint64_t k) override {
-    synthetic_.make_batch(k, data_, targets_);
+    if (tokens_) tokens_->make_batch(k, data_, targets_);
+    else synthetic_.make_batch(k, data_, targets_);
     engine.write(model_.graph, model_.inputs[0], data_);
     engine.write(model_.graph, model_.targets, targets_);
     if (dropout_step_.valid()) {
@@ -119,7 +133,9 @@ class OnnxTrain : public TrainSession {
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(batch());
   }
-  std::string data_generator() const override { return "corun::models::SyntheticImages"; }
+  std::string data_generator() const override {
+    return tokens_ ? "corun::models::SyntheticTokens" : "corun::models::SyntheticImages";
+  }
   uint64_t seed() const override { return cfg_.seed; }
   float learning_rate() const override { return cfg_.learning_rate; }
 
@@ -128,6 +144,7 @@ class OnnxTrain : public TrainSession {
   OnnxTrainConfig cfg_;
   OnnxModel model_;
   models::SyntheticImages synthetic_;
+  std::optional<models::SyntheticTokens> tokens_;  // an integer (token id) input: ids below its table's rows
   std::vector<float> data_, targets_;  // reused: no allocation per step
   Tensor dropout_step_;                 // the graph's "dropout.step" input, if it has dropout nodes
   std::vector<float> step_value_{0.0f};

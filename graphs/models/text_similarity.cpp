@@ -46,7 +46,8 @@ TextSimilarity::TextSimilarity(const TextSimilarityConfig& cfg) : config(cfg) {
   dot = g.sum(g.mul(source_code, target_code, "st"), 1, 1.0f, "dot");
   source_norm2 = g.sum(g.mul(source_code, source_code, "ss"), 1, 1.0f, "source_norm2");
   target_norm2 = g.sum(g.mul(target_code, target_code, "tt"), 1, 1.0f, "target_norm2");
-  for (Tensor t : {source_code, target_code, dot, source_norm2, target_norm2}) g.keep(t);
+  similarity = g.div(dot, g.sqrt(g.mul(source_norm2, target_norm2, "norm2"), "norm"), "similarity");
+  for (Tensor t : {source_code, target_code, dot, source_norm2, target_norm2, similarity}) g.keep(t);
 }
 
 void TextSimilarity::init_params() {
@@ -58,19 +59,6 @@ void TextSimilarity::init_params() {
     float* d = graph.data(p);
     for (int64_t e = 0; e < p.shape().numel(); ++e) d[e] = u(rng);
   }
-}
-
-std::vector<float> TextSimilarity::cosine(const std::vector<float>& dot, const std::vector<float>& norm2_a,
-                                          const std::vector<float>& norm2_b) {
-  CORUN_CHECK(dot.size() == norm2_a.size() && dot.size() == norm2_b.size(), Status::invalid_argument,
-              "text similarity cosine: " << dot.size() << " dot products but " << norm2_a.size() << " and "
-                                         << norm2_b.size() << " squared norms");
-  std::vector<float> out(dot.size());
-  for (size_t k = 0; k < dot.size(); ++k) {
-    const double den = std::sqrt(static_cast<double>(norm2_a[k]) * norm2_b[k]);
-    out[k] = den > 0.0 ? static_cast<float>(dot[k] / den) : 0.0f;
-  }
-  return out;
 }
 
 }  // namespace corun::models

@@ -43,6 +43,10 @@ struct OnnxImportOptions {
 struct OnnxModel {
   Graph graph;
   std::vector<Tensor> inputs;             ///< the ONNX graph inputs (initializers excluded), in file order
+  /// Per input, in the same order: 0 for a FLOAT input. An INT64/INT32 input (token ids) is held as exact
+  /// integers in f32; its entry is the number of valid ids (the smallest row count of the tables that Gather
+  /// nodes index with it directly), or -1 when no Gather reads it directly.
+  std::vector<int64_t> index_limits;
   std::vector<std::string> output_names;  ///< the ONNX graph outputs' names, in file order
   std::vector<Tensor> outputs;            ///< their values (Graph::find(name) finds them too)
   Tensor targets;                         ///< with add_training_loss: the one-hot targets input

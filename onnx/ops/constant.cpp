@@ -51,7 +51,9 @@ namespace {
 // Gather of a graph value (or a parameter table: an embedding lookup), or with indices computed at run
 // time: the Graph's gather. A 0-D index drops the axis (scalar_index); a constant one becomes a [1].
 void gather_tensor(Converter& c) {
-  const std::vector<int64_t> xd = c.input_dims(0), id = c.input_dims(1);
+  const std::vector<int64_t> xd = c.input_dims(0);
+  // A constant's own dims: a scalar index shared by several Gathers is a [1] tensor after the first one.
+  const std::vector<int64_t> id = c.constant(1) ? c.constant(1)->dims : c.input_dims(1);
   const int rank = static_cast<int>(xd.size());
   if (rank == 0) c.unsupported("scalar data");
   const int axis = normalize_axis(c, c.attr_int("axis", 0), rank, "axis");
@@ -143,6 +145,57 @@ void convert_cast(Converter& c) {
   if (to != TP::FLOAT)
     c.unsupported_attr("to", TP::DataType_Name(static_cast<TP::DataType>(to)) + " on a tensor (FLOAT only: corun tensors are f32)");
   c.alias_output(0, 0);
+}
+
+}  // namespace corun::onnx_import
+
+namespace corun::onnx_import {
+
+// Expand: numpy broadcasting of the input to the shape input (bidirectional: a 1 in the shape keeps the
+// input's extent). PyTorch's nn.GRU/nn.LSTM export their zero initial state as Expand(Constant 0, the
+// folded shape [directions, batch, hidden]), which folds; a graph value becomes an add of zeros of the
+// result's shape (its gradient sums back over the broadcast axes).
+void convert_expand(Converter& c) {
+  c.only_attrs({});
+  const std::vector<int64_t> in = c.input_dims(0), shape = c.require_constant(1, "shape").ints();
+  const size_t rank = std::max(in.size(), shape.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
+    const int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
+    if (a != b && a != 1 && b != 1)
+      c.unsupported("input " + dims_text(in) + " does not broadcast to the shape " + dims_text(shape));
+    out[i] = a == 1 ? b : a;
+  }
+  if (c.foldable(0)) {
+    const Constant& k = *c.constant(0);
+    Constant r;
+    r.integer = k.integer;
+    r.dims = out;
+    int64_t n = 1;
+    for (int64_t d : out) n *= d;
+    r.values.resize(static_cast<size_t>(n));
+    for (int64_t e = 0; e < n; ++e) {  // the input's element under result element e (strides of the input)
+      int64_t rest = e, at = 0, stride = 1;
+      for (size_t i = rank; i-- > 0;) {
+        const int64_t coord = rest % out[i];
+        rest /= out[i];
+        const int64_t extent = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
+        if (extent > 1) at += coord * stride;
+        stride *= extent;
+      }
+      r.values[static_cast<size_t>(e)] = k.values[static_cast<size_t>(at)];
+    }
+    c.set_output(0, std::move(r));
+    return;
+  }
+  if (out == in) {
+    c.alias_output(0, 0);
+    return;
+  }
+  if (rank > static_cast<size_t>(kMaxDims)) c.unsupported("a result of rank " + std::to_string(rank) + " (at most 4)");
+  const Tensor zeros = c.filled(Shape::of(out.data(), static_cast<int>(rank)), 0.0f, "zeros");
+  c.set_output(0, c.graph().add(c.operand(0), zeros, c.value_name()));
 }
 
 }  // namespace corun::onnx_import

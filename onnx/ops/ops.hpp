@@ -64,6 +64,8 @@ void convert_shape(Converter& c);
 void convert_gather(Converter& c);
 void convert_unsqueeze(Converter& c);
 void convert_cast(Converter& c);
+// issue 19: the transformer and text-similarity exports
+void convert_expand(Converter& c);
 
 }  // namespace corun::onnx_import
 

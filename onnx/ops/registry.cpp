@@ -71,6 +71,7 @@ const std::vector<OpRow>& op_table() {
        "constant or computed indices, result of rank 1 to 4"},
       {"Unsqueeze", convert_unsqueeze, "constant data (folded) or a tensor (as a reshape)"},
       {"Cast", convert_cast, "constants (folded); tensors to FLOAT"},
+      {"Expand", convert_expand, "constant shape; constant data folded, a graph value as an add of zeros"},
   };
   return table;
 }

@@ -1,7 +1,7 @@
 // DeepCPU's text similarity model (corun/models/text_similarity.hpp) on a small configuration: the graph's
 // shape (one bidirectional GRU per sentence, one fused cell per step and direction), a sentence compared
-// with itself has cosine 1 whatever its padding partner, and the encodings match a plain host GRU
-// (PyTorch's equations, double) computed from the same parameters.
+// with itself has cosine 1 whatever its padding partner, the graph's cosine is a.b / sqrt(a.a b.b), and the
+// encodings match a plain host GRU (PyTorch's equations, double) computed from the same parameters.
 #include "engine_test_util.hpp"
 
 #include <corun/engine.hpp>
@@ -68,6 +68,7 @@ TEST(TextSimilarity, GraphShape) {
   EXPECT_EQ(cells, 2 * (5 + 4));  // two directions per sentence, one cell per step
   EXPECT_EQ(m.source_code.shape(), (Shape{3, 12}));
   EXPECT_EQ(m.dot.shape(), (Shape{3}));
+  EXPECT_EQ(m.similarity.shape(), (Shape{3}));
 }
 
 TEST(TextSimilarity, MatchesAHostGruAndASentenceIsSimilarToItself) {
@@ -83,12 +84,15 @@ TEST(TextSimilarity, MatchesAHostGruAndASentenceIsSimilarToItself) {
   eng.write(m.graph, m.source_ids, src);
   eng.write(m.graph, m.target_ids, tgt);
   eng.run(m.graph);
-  const auto cos = models::TextSimilarity::cosine(eng.read(m.graph, m.dot), eng.read(m.graph, m.source_norm2),
-                                                  eng.read(m.graph, m.target_norm2));
+  const std::vector<float> cos = eng.read(m.graph, m.similarity);
+  const std::vector<float> dot = eng.read(m.graph, m.dot), n2a = eng.read(m.graph, m.source_norm2),
+                           n2b = eng.read(m.graph, m.target_norm2);
   const std::vector<float> code = eng.read(m.graph, m.source_code);
   eng.release(m.graph);
   EXPECT_NEAR(cos[1], 1.0f, 1e-5f);  // entry 1: the same sentence twice
   EXPECT_LT(std::abs(cos[0]), 0.9999f);
+  for (size_t b = 0; b < cos.size(); ++b)  // the graph's cosine is the sums' a.b / sqrt(a.a b.b)
+    EXPECT_NEAR(cos[b], dot[b] / std::sqrt(static_cast<double>(n2a[b]) * n2b[b]), 1e-6) << "entry " << b;
   for (int64_t b = 0; b < c.batch; ++b)
     for (int dir = 0; dir < 2; ++dir) {
       const auto h = host_gru(c, m.graph, src, c.source_len, b, dir);

@@ -1,10 +1,12 @@
 // `corun serve-bench` end to end: the planned runtime and both baselines print a plan and the latency
-// line; the plan is cached in CORUN_SERVE_PLANS and reused by the next run; usage errors exit 2.
+// line; the plan is cached in CORUN_SERVE_PLANS and reused by the next run; usage errors exit 2; --model
+// text-similarity serves DeepCPU's text similarity model.
 #include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <regex>
 
@@ -64,6 +66,37 @@ TEST_F(ServeBenchCli, UsageErrorsExitTwo) {
   const auto missing = serve_bench("--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --weights " + dir_ + "/none");
   EXPECT_EQ(missing.code, 1) << missing;
   EXPECT_NE(missing.err.find("weight directory"), std::string::npos) << missing;
+}
+
+// --model text-similarity (cli/serve_bench_text.cpp): the built-in model on the engine prints its latency
+// and one cosine per pair, the same ones for the same seed; the RNN layer's flags are refused, and so is an
+// --onnx file that is missing (onnx.models_torch serves an exported one).
+TEST_F(ServeBenchCli, ServesTheTextSimilarityModel) {
+  const std::regex latency(R"(latency: median ([0-9.]+) ms p99 ([0-9.]+) ms over 5 requests\n)");
+  const std::regex cosines(R"(similarity: (-?[0-9.]+) (-?[0-9.]+)\n)");
+  const std::string args = "--model text-similarity --input 8 --hidden 6 --seq 4 --batch 2 --requests 5";
+  const auto r = serve_bench(args);
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("text-similarity (built in) vocab=10000 embed=8 hidden=6 seq=4 batch=2"), std::string::npos)
+      << r;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, latency)) << r;
+  EXPECT_GE(std::stod(m[2]), std::stod(m[1]));
+  ASSERT_TRUE(std::regex_search(r.out, m, cosines)) << r;
+  for (int k = 1; k <= 2; ++k) EXPECT_LE(std::abs(std::stod(m[k])), 1.0 + 1e-6) << r;
+  const auto again = serve_bench(args);
+  std::smatch m2;
+  ASSERT_TRUE(std::regex_search(again.out, m2, cosines)) << again;
+  EXPECT_EQ(m.str(0), m2.str(0));
+  for (const std::string bad : {"--model text-similarity --cell gru", "--model text-similarity --impl fused",
+                                "--model text-similarity --onnx x.onnx --hidden 8", "--model lstm",
+                                "--onnx x.onnx --cell gru --input 8 --hidden 8 --batch 1 --seq 2"}) {
+    const auto u = serve_bench(bad);
+    EXPECT_EQ(u.code, 2) << bad << "\n" << u;
+  }
+  const auto missing = serve_bench("--model text-similarity --onnx " + dir_ + "/none.onnx");
+  EXPECT_EQ(missing.code, 1) << missing;
+  EXPECT_NE(missing.err.find("none.onnx"), std::string::npos) << missing;
 }
 
 }  // namespace

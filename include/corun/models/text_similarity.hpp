@@ -5,15 +5,15 @@
 //   corun::models::TextSimilarity m({});            // inference graph
 //   m.init_params();                                 // before the graph is bound to an engine
 //   eng.write(m.graph, m.source_ids, ids_a); eng.write(m.graph, m.target_ids, ids_b); eng.run(m.graph);
-//   auto cos = corun::models::TextSimilarity::cosine(eng.read(m.graph, m.dot), eng.read(m.graph, m.source_norm2),
-//                                                    eng.read(m.graph, m.target_norm2));
+//   std::vector<float> cos = eng.read(m.graph, m.similarity);   // [batch] cosines
 //
 // Graph: token ids [len, batch] -> embedding [len * batch, embed] -> reshaped [len, batch, embed] ->
 // corun::rnn::gru (bidirectional, ONNX layout, shared by both sentences) -> Y_h [2, batch, hidden] -> the
 // two directions' last states side by side, [batch, 2 * hidden]: the sentence's encoding. The graph ends
-// in the three sums the cosine needs, per batch entry: a.b, a.a and b.b; the cosine
-// a.b / sqrt(a.a b.b) itself needs a division and a square root, which are not graph ops yet, so
-// cosine() takes that last step on the host (one line each once div and sqrt exist).
+// in the cosine per batch entry, a.b / sqrt(a.a * b.b) (sum, mul, sqrt and div nodes), in the order of
+// scripts/export-onnx.py's text_similarity, so that this model and that export imported by
+// corun::import_onnx are the same computation (the same weights give the same cosines; the ONNX GRU layout
+// of W, R and B is this model's). Like PyTorch's, a zero encoding gives NaN.
 #pragma once
 
 #include <corun/graph.hpp>
@@ -45,14 +45,11 @@ struct TextSimilarity {
   Tensor dot;           ///< [batch] source . target (kept)
   Tensor source_norm2;  ///< [batch] source . source (kept)
   Tensor target_norm2;  ///< [batch] target . target (kept)
+  Tensor similarity;    ///< [batch] dot / sqrt(source_norm2 * target_norm2): the cosines (kept)
 
   /// Embeddings uniform(-0.1, 0.1), GRU weights and biases uniform(-1/sqrt(hidden), 1/sqrt(hidden)) (PyTorch's
   /// init), from config.seed; before the graph is bound to an Engine.
   void init_params();
-
-  /// dot / sqrt(norm2_a * norm2_b) per entry (0 where a norm is 0).
-  static std::vector<float> cosine(const std::vector<float>& dot, const std::vector<float>& norm2_a,
-                                   const std::vector<float>& norm2_b);
 };
 
 }  // namespace corun::models
