@@ -6,7 +6,7 @@
 // statistics and Adam state. The other network appears as inputs (no gradient, no update), refreshed from
 // its owner before each run: G's weights (about 1.1 M floats at 64 filters) before the D step, D's (0.7 M)
 // before the G step, through Engine::read/write into buffers allocated when the graphs were built. That is
-// ~7 MB of copies against ~28 GFLOP of convolutions per iteration at batch 64 (well under 1 % of a step).
+// ~7 MB of copies against ~26 GFLOP of convolutions per iteration at batch 64 (well under 1 % of a step).
 // Sharing one buffer between two graphs would need two StarPU handles on one memory area, which the engine
 // does not support (NUMA homing and replicas assume a handle per buffer).
 #include "cli/sessions/dcgan.hpp"
@@ -105,11 +105,16 @@ DcganSession::Step DcganSession::step(Engine& engine, uint64_t k) {
   hyper_ = d.optimizer_hyper_at(static_cast<int64_t>(k) + 1, c.learning_rate);
   engine.write(d, d.optimizer_hyper(), hyper_);
   engine.write(g, g.optimizer_hyper(), hyper_);
-  copy(engine, g, gan_.generator.all(), d, gan_.generator_copy.all());
-  const RunStats sd = engine.run(d);
-  copy(engine, d, gan_.discriminator.all(), g, gan_.discriminator_copy.all());
-  const RunStats sg = engine.run(g);
   Step s;
+  const auto timed_copy = [&](Graph& from, const models::DcganNet& src, Graph& to, const models::DcganNet& dst) {
+    const auto t0 = std::chrono::steady_clock::now();
+    copy(engine, from, src.all(), to, dst.all());
+    s.copy_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  timed_copy(g, gan_.generator, d, gan_.generator_copy);
+  const RunStats sd = engine.run(d);
+  timed_copy(d, gan_.discriminator, g, gan_.discriminator_copy);
+  const RunStats sg = engine.run(g);
   s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.tasks = sd.tasks + sg.tasks;
   s.uncalibrated = sd.uncalibrated + sg.uncalibrated > 0;

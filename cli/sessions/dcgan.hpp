@@ -29,6 +29,7 @@ class DcganSession {
   /// What one iteration measured.
   struct Step {
     double ms = 0.0;         ///< both runs and the weight copies
+    double copy_ms = 0.0;    ///< the weight copies between the graphs alone
     int tasks = 0;           ///< tasks of both runs
     float loss_d = 0.0f;
     float loss_g = 0.0f;

@@ -153,11 +153,12 @@ int train_dcgan(int argc, char** argv) {
   Engine engine(engine_config);
   const EngineInfo& info = engine.info();
   std::printf("| iteration | ms | loss D | loss G | D(x) | D(G(z)) |\n|---:|---:|---:|---:|---:|---:|\n");
-  std::vector<double> ms, loss_d, loss_g, d_real, d_fake;
+  std::vector<double> ms, copy_ms, loss_d, loss_g, d_real, d_fake;
   int tasks = 0;
   for (long it = 0; it < o.iters; ++it) {
     const DcganSession::Step s = session.step(engine, static_cast<uint64_t>(it));
     ms.push_back(s.ms);
+    copy_ms.push_back(s.copy_ms);
     loss_d.push_back(s.loss_d);
     loss_g.push_back(s.loss_g);
     d_real.push_back(s.d_real);
@@ -190,6 +191,9 @@ int train_dcgan(int argc, char** argv) {
               info.policy.c_str(), info.workers, first_or_nan(loss_d), last_or_nan(loss_d), first_or_nan(loss_g),
               last_or_nan(loss_g));
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
+  const double copy_med = median(copy_ms);
+  std::printf("weight copies between the two graphs: %.2f ms per iteration (median; %.1f%% of the median iteration)\n",
+              copy_med, 100.0 * copy_med / med);
   if (!o.samples.empty()) {
     session.write_samples(engine, o.samples, kSamples, kSampleColumns);
     std::printf("samples: %s (8x8 grid of G(z), fixed noise from --seed)\n", o.samples.c_str());
@@ -223,6 +227,7 @@ int train_dcgan(int argc, char** argv) {
         {"summary",
          {{"median_ms", med},
           {"min_ms", best},
+          {"copy_ms", copy_med},
           {"tasks_per_iter", tasks},
           {"first_loss_d", first_or_nan(loss_d)},
           {"final_loss_d", last_or_nan(loss_d)},
