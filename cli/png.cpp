@@ -20,8 +20,8 @@ void put_chunk(std::string& out, const char* type, const std::string& data) {
   put_u32(out, static_cast<uint32_t>(data.size()));
   const std::string body = std::string(type, 4) + data;
   out += body;
-  put_u32(out, static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(body.data()),
-                                           static_cast<uInt>(body.size()))));
+  put_u32(out, static_cast<uint32_t>(
+                   crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
 }
 
 }  // namespace
@@ -55,13 +55,13 @@ std::string encode_png_grey(int width, int height, const std::vector<uint8_t>& p
   return png;
 }
 
-std::vector<uint8_t> image_grid(const std::vector<float>& images, int count, int size, int columns, int gap,
-                                int& width, int& height) {
+std::vector<uint8_t> image_grid(const std::vector<float>& images, int count, int size, int columns, int gap, int& width,
+                                int& height) {
   CORUN_CHECK(count >= 1 && size >= 1 && columns >= 1 && gap >= 0, Status::invalid_argument,
               "image grid: count, size and columns must be positive");
   CORUN_CHECK(images.size() >= static_cast<size_t>(count) * static_cast<size_t>(size) * static_cast<size_t>(size),
-              Status::invalid_argument, "image grid: " << images.size() << " values for " << count << " images of "
-                                                        << size << "x" << size);
+              Status::invalid_argument,
+              "image grid: " << images.size() << " values for " << count << " images of " << size << "x" << size);
   const int rows = (count + columns - 1) / columns;
   width = columns * size + (columns + 1) * gap;
   height = rows * size + (rows + 1) * gap;

@@ -15,7 +15,7 @@ std::string encode_png_grey(int width, int height, const std::vector<uint8_t>& p
 /// An image grid: `count` images of `size` x `size` floats in [-1, 1] (C order, image after image), laid
 /// out `columns` per row with a `gap`-pixel border of mid grey, as 8-bit grey pixels (-1 black, 1 white).
 /// Writes the grid's width and height.
-std::vector<uint8_t> image_grid(const std::vector<float>& images, int count, int size, int columns, int gap,
-                                int& width, int& height);
+std::vector<uint8_t> image_grid(const std::vector<float>& images, int count, int size, int columns, int gap, int& width,
+                                int& height);
 
 }  // namespace corun::cli

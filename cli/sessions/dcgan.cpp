@@ -135,9 +135,8 @@ void DcganSession::load(const std::string& dir, bool allow_non_finite) {
       if (!param && !std::filesystem::exists(file)) continue;  // state: keep its start (a save without Adam)
       NpyArray a = load_npy(file);
       CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
-                  "dcgan " << (param ? "parameter" : "state") << " '" << t.name() << "' has shape "
-                           << t.shape().str() << " but " << file << " has " << a.shape.str()
-                           << " (saved with other --filters?)");
+                  "dcgan " << (param ? "parameter" : "state") << " '" << t.name() << "' has shape " << t.shape().str()
+                           << " but " << file << " has " << a.shape.str() << " (saved with other --filters?)");
       if (!allow_non_finite) check_finite_parameter(t.name(), file, a.data);
       std::copy(a.data.begin(), a.data.end(), g.data(t));
     }

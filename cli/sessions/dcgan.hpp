@@ -28,13 +28,13 @@ class DcganSession {
 
   /// What one iteration measured.
   struct Step {
-    double ms = 0.0;         ///< both runs and the weight copies
-    double copy_ms = 0.0;    ///< the weight copies between the graphs alone
-    int tasks = 0;           ///< tasks of both runs
+    double ms = 0.0;       ///< both runs and the weight copies
+    double copy_ms = 0.0;  ///< the weight copies between the graphs alone
+    int tasks = 0;         ///< tasks of both runs
     float loss_d = 0.0f;
     float loss_g = 0.0f;
-    float d_real = 0.0f;     ///< mean sigmoid(D(real)) in the D step
-    float d_fake = 0.0f;     ///< mean sigmoid(D(G(z))) in the D step (before D's update)
+    float d_real = 0.0f;  ///< mean sigmoid(D(real)) in the D step
+    float d_fake = 0.0f;  ///< mean sigmoid(D(G(z))) in the D step (before D's update)
     bool uncalibrated = false;
   };
   /// Iteration k (0-based): batch k of the shuffled training set and z drawn from (seed, k); the D step, then

@@ -23,7 +23,7 @@
 namespace corun::cli {
 namespace {
 
-constexpr int kSamples = 64;        // the grid: 8 x 8 samples
+constexpr int kSamples = 64;  // the grid: 8 x 8 samples
 constexpr int kSampleColumns = 8;
 
 const std::vector<FlagSpec> kFlags = {
@@ -47,25 +47,42 @@ const std::vector<FlagSpec> kFlags = {
 };
 
 // corun train flags this model does not take: named as such, not as unknown flags.
-const char* const kOtherTrainFlags[] = {"--size", "--layers", "--seq", "--hidden", "--image", "--cell", "--epochs",
-                                        "--eval-images", "--onnx", "--checkpoint", "--checkpoint-every", "--resume",
-                                        "--trace", "--dump-grads", "--dump-inputs", "--fuse-elementwise",
-                                        "--momentum", "--nesterov", "--weight-decay", "--eps", "--lr-schedule",
+const char* const kOtherTrainFlags[] = {"--size",
+                                        "--layers",
+                                        "--seq",
+                                        "--hidden",
+                                        "--image",
+                                        "--cell",
+                                        "--epochs",
+                                        "--eval-images",
+                                        "--onnx",
+                                        "--checkpoint",
+                                        "--checkpoint-every",
+                                        "--resume",
+                                        "--trace",
+                                        "--dump-grads",
+                                        "--dump-inputs",
+                                        "--fuse-elementwise",
+                                        "--momentum",
+                                        "--nesterov",
+                                        "--weight-decay",
+                                        "--eps",
+                                        "--lr-schedule",
                                         "--warmup"};
 
 std::string usage() {
   return "usage: corun train --model dcgan [--iters N] [--batch B] [--samples FILE.png] [options]\n"
          "A DCGAN on Fashion-MNIST (28x28 padded to 32x32): D and G trained alternately, two graphs\n"
          "(docs/models.md#dcgan).\n" +
-         describe(kFlags) +
-         "exit codes: 0 done, 1 runtime or configuration error, 2 usage error\n";
+         describe(kFlags) + "exit codes: 0 done, 1 runtime or configuration error, 2 usage error\n";
 }
 
 float unit_interval(const Args& args, const char* flag, float fallback) {
   if (!args.has(flag)) return fallback;
   const std::string text = args.str(flag, "");
   const auto v = parse::real(text);
-  if (!v || !(*v >= 0.0) || !(*v < 1.0)) throw UsageError(std::string(flag) + " must be a number in [0, 1), got '" + text + "'");
+  if (!v || !(*v >= 0.0) || !(*v < 1.0))
+    throw UsageError(std::string(flag) + " must be a number in [0, 1), got '" + text + "'");
   return static_cast<float>(*v);
 }
 
@@ -80,8 +97,10 @@ struct Options {
 Options parse(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     for (const char* f : kOtherTrainFlags)
-      if (std::strcmp(argv[i], f) == 0 || (std::strncmp(argv[i], f, std::strlen(f)) == 0 && argv[i][std::strlen(f)] == '='))
-        throw UsageError(std::string(f) + " does not apply to --model dcgan (corun train --model dcgan --help lists its flags)", f);
+      if (std::strcmp(argv[i], f) == 0 ||
+          (std::strncmp(argv[i], f, std::strlen(f)) == 0 && argv[i][std::strlen(f)] == '='))
+        throw UsageError(
+            std::string(f) + " does not apply to --model dcgan (corun train --model dcgan --help lists its flags)", f);
   Args args(argc, argv, 2, kFlags);
   Options o;
   models::DcganConfig& c = o.config;
@@ -91,7 +110,8 @@ Options parse(int argc, char** argv) {
   if (c.filters > 4096) throw UsageError("--filters must be at most 4096, got " + std::to_string(c.filters));
   c.learning_rate = static_cast<float>(args.positive_real("--lr", c.learning_rate));
   const std::string opt = args.str("--optimizer", "adam");
-  if (opt != "adam" && opt != "adamw") throw UsageError("--optimizer must be adam or adamw for dcgan, got '" + opt + "'");
+  if (opt != "adam" && opt != "adamw")
+    throw UsageError("--optimizer must be adam or adamw for dcgan, got '" + opt + "'");
   c.optimizer = opt == "adam" ? Optimizer::adam : Optimizer::adamw;
   c.beta1 = unit_interval(args, "--beta1", c.beta1);
   c.beta2 = unit_interval(args, "--beta2", c.beta2);
@@ -108,8 +128,12 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double first_or_nan(const std::vector<double>& v) { return v.empty() ? NAN : v.front(); }
-double last_or_nan(const std::vector<double>& v) { return v.empty() ? NAN : v.back(); }
+double first_or_nan(const std::vector<double>& v) {
+  return v.empty() ? NAN : v.front();
+}
+double last_or_nan(const std::vector<double>& v) {
+  return v.empty() ? NAN : v.back();
+}
 
 }  // namespace
 
@@ -143,10 +167,13 @@ int train_dcgan(int argc, char** argv) {
               "corun train --model dcgan runs one solver: unset CORUN_REPLICAS and set CORUN_NUMA=off");
   if (policy_help_requested(engine_config)) return 0;
   const models::DcganConfig& c = o.config;
-  std::fprintf(stderr, "corun train: dcgan: %ld iterations of batch %d (a D step and a G step each), 32x32 px, "
-                       "filters %d%s\n", o.iters, c.batch, c.filters,
+  std::fprintf(stderr,
+               "corun train: dcgan: %ld iterations of batch %d (a D step and a G step each), 32x32 px, "
+               "filters %d%s\n",
+               o.iters, c.batch, c.filters,
                c.filters >= 64 && c.batch >= 64 ? "; about a second or more per iteration on 2 cores (--filters 16 "
-                                                  "--batch 16 for a quick look)" : "");
+                                                  "--batch 16 for a quick look)"
+                                                : "");
   DcganSession session(c, o.data);
   if (!o.load.empty()) session.load(o.load, o.allow_non_finite);
   engine_config.parallel_ops_auto_by_default = true;  // as corun train: groups only where the models predict a gain
@@ -181,12 +208,14 @@ int train_dcgan(int argc, char** argv) {
   const std::vector<double> timed(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
   const double med = median(timed);
   const double best = *std::min_element(timed.begin(), timed.end());
-  std::printf("\nDCGAN train: batch=%d filters=%d latent=%d image=32x32 lr=%g optimizer=%s beta1=%g beta2=%g "
-              "data=Fashion-MNIST\n\n", c.batch, c.filters, c.latent, static_cast<double>(c.learning_rate),
-              c.optimizer == Optimizer::adam ? "adam" : "adamw", static_cast<double>(c.beta1),
-              static_cast<double>(c.beta2));
-  std::printf("| iterations | median ms/iter | min ms/iter | tasks/iter | policy | workers | first loss D | final loss D "
-              "| first loss G | final loss G |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "\nDCGAN train: batch=%d filters=%d latent=%d image=32x32 lr=%g optimizer=%s beta1=%g beta2=%g "
+      "data=Fashion-MNIST\n\n",
+      c.batch, c.filters, c.latent, static_cast<double>(c.learning_rate),
+      c.optimizer == Optimizer::adam ? "adam" : "adamw", static_cast<double>(c.beta1), static_cast<double>(c.beta2));
+  std::printf(
+      "| iterations | median ms/iter | min ms/iter | tasks/iter | policy | workers | first loss D | final loss D "
+      "| first loss G | final loss G |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
   std::printf("| %ld | %.2f | %.2f | %d | %s | %d | %.4f | %.4f | %.4f | %.4f |\n", o.iters, med, best, tasks,
               info.policy.c_str(), info.workers, first_or_nan(loss_d), last_or_nan(loss_d), first_or_nan(loss_g),
               last_or_nan(loss_g));
@@ -217,7 +246,9 @@ int train_dcgan(int argc, char** argv) {
         {"machine",
          {{"nproc", machine::nproc()}, {"cpu_model", machine::cpu_model()}, {"git_sha", machine::git_sha()}}},
         {"engine",
-         {{"policy", info.policy}, {"workers", info.workers}, {"kernels", info.kernels},
+         {{"policy", info.policy},
+          {"workers", info.workers},
+          {"kernels", info.kernels},
           {"starpu_version", info.starpu_version}}},
         {"ms_per_iter", ms},
         {"loss_d", loss_d},

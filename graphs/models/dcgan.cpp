@@ -19,12 +19,13 @@ int upsamplings(const DcganConfig& c) {
 
 void check_config(const DcganConfig& c) {
   const bool power_of_two = c.image >= 16 && c.image <= 256 && (c.image & (c.image - 1)) == 0;
-  CORUN_CHECK(power_of_two, Status::invalid_argument,
-              "dcgan: the image size must be a power of two from 16 to 256 (28x28 images are padded to 32), got "
-                  << c.image);
+  CORUN_CHECK(
+      power_of_two, Status::invalid_argument,
+      "dcgan: the image size must be a power of two from 16 to 256 (28x28 images are padded to 32), got " << c.image);
   CORUN_CHECK(c.batch >= 1 && c.latent >= 1 && c.channels >= 1 && c.filters >= 1, Status::invalid_argument,
-              "dcgan: batch, latent, channels and filters must be positive (got batch=" << c.batch << " latent="
-                  << c.latent << " channels=" << c.channels << " filters=" << c.filters << ")");
+              "dcgan: batch, latent, channels and filters must be positive (got batch="
+                  << c.batch << " latent=" << c.latent << " channels=" << c.channels << " filters=" << c.filters
+                  << ")");
   CORUN_CHECK(c.optimizer == Optimizer::adam || c.optimizer == Optimizer::adamw, Status::invalid_argument,
               "dcgan: trains with adam or adamw");
 }
@@ -77,7 +78,8 @@ DcganNet dcgan_generator_weights(Graph& g, const DcganConfig& c, DcganWeights ki
   for (int l = 0; l <= n; ++l) {
     const int64_t out = l == n ? c.channels : static_cast<int64_t>(c.filters) << (n - 1 - l);
     const auto k = static_cast<size_t>(l);
-    net.conv[k] = weight(g, "g.convt" + std::to_string(l) + ".w", {in, out, 4, 4}, kind);  // ConvTranspose: [C_in, C_out, R, S]
+    net.conv[k] =
+        weight(g, "g.convt" + std::to_string(l) + ".w", {in, out, 4, 4}, kind);  // ConvTranspose: [C_in, C_out, R, S]
     if (l < n) declare_bn(g, net, "g", k, out, kind);
     in = out;
   }
@@ -199,7 +201,9 @@ void Dcgan::init_params() {
   fill(d_step, discriminator, g_step, discriminator_copy);
 }
 
-bool Dcgan::owned(const std::string& name, bool generator) { return name.rfind(generator ? "g." : "d.", 0) == 0; }
+bool Dcgan::owned(const std::string& name, bool generator) {
+  return name.rfind(generator ? "g." : "d.", 0) == 0;
+}
 
 DcganSampler::DcganSampler(const DcganConfig& config, int batch) {
   z = graph.input("z", {batch, config.latent, 1, 1});

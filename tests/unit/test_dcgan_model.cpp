@@ -59,8 +59,10 @@ TEST(DcganModel, EachStepGraphTrainsOneNetwork) {
   // What --save writes: owned state includes batch-norm statistics and Adam moments, not the "aux." copies.
   int owned_state = 0;
   for (Tensor t : gan.g_step.optimizer_state()) {
-    if (Dcgan::owned(t.name(), true)) ++owned_state;
-    else EXPECT_TRUE(t.name().rfind("aux.", 0) == 0 || t.name() == "optimizer.hyper") << t.name();
+    if (Dcgan::owned(t.name(), true))
+      ++owned_state;
+    else
+      EXPECT_TRUE(t.name().rfind("aux.", 0) == 0 || t.name() == "optimizer.hyper") << t.name();
   }
   EXPECT_EQ(owned_state, 3 * 2 + 2 * static_cast<int>(gan.generator.all().size()));  // running stats, m, v
 }

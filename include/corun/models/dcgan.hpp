@@ -25,10 +25,10 @@ namespace corun::models {
 
 struct DcganConfig {
   int batch = 64;
-  int latent = 100;     ///< z's length
-  int image = 32;       ///< height = width; a power of two >= 16 (28x28 images are padded to 32)
+  int latent = 100;  ///< z's length
+  int image = 32;    ///< height = width; a power of two >= 16 (28x28 images are padded to 32)
   int channels = 1;
-  int filters = 64;     ///< the first D / last G layer's width (the classic 64; 128 and 256 above it)
+  int filters = 64;  ///< the first D / last G layer's width (the classic 64; 128 and 256 above it)
   float learning_rate = 2e-4f;
   Optimizer optimizer = Optimizer::adam;  ///< adam or adamw (beta1 0.5 as the paper)
   float beta1 = 0.5f;
@@ -75,20 +75,20 @@ struct Dcgan {
   DcganConfig config;
   Graph d_step;
   Graph g_step;
-  Tensor d_real;         ///< d_step input [B, channels, image, image], scaled to [-1, 1]
-  Tensor d_z;            ///< d_step input [B, latent, 1, 1]
-  Tensor d_fake;         ///< G(z) in d_step (kept)
-  Tensor d_real_logits;  ///< [B, 1]
-  Tensor d_fake_logits;  ///< [B, 1]
-  Tensor loss_d;         ///< [1]
-  Tensor g_z;            ///< g_step input [B, latent, 1, 1] (the same z as d_z)
-  Tensor g_fake;         ///< G(z) in g_step (kept)
-  Tensor g_logits;       ///< D(G(z)) [B, 1]
-  Tensor loss_g;         ///< [1]
-  DcganNet generator;          ///< parameters of g_step
-  DcganNet discriminator;      ///< parameters of d_step
-  DcganNet generator_copy;     ///< inputs of d_step, same order as `generator`
-  DcganNet discriminator_copy; ///< inputs of g_step, same order as `discriminator`
+  Tensor d_real;                ///< d_step input [B, channels, image, image], scaled to [-1, 1]
+  Tensor d_z;                   ///< d_step input [B, latent, 1, 1]
+  Tensor d_fake;                ///< G(z) in d_step (kept)
+  Tensor d_real_logits;         ///< [B, 1]
+  Tensor d_fake_logits;         ///< [B, 1]
+  Tensor loss_d;                ///< [1]
+  Tensor g_z;                   ///< g_step input [B, latent, 1, 1] (the same z as d_z)
+  Tensor g_fake;                ///< G(z) in g_step (kept)
+  Tensor g_logits;              ///< D(G(z)) [B, 1]
+  Tensor loss_g;                ///< [1]
+  DcganNet generator;           ///< parameters of g_step
+  DcganNet discriminator;       ///< parameters of d_step
+  DcganNet generator_copy;      ///< inputs of d_step, same order as `generator`
+  DcganNet discriminator_copy;  ///< inputs of g_step, same order as `discriminator`
 
   /// N(0, 0.02) convolution weights, N(1, 0.02) BN scales, zero BN biases from config.seed, written into
   /// both the owners' parameters and the copies. Call before the graphs are bound to an Engine.
