@@ -168,10 +168,10 @@ int train_dcgan(int argc, char** argv) {
   if (policy_help_requested(engine_config)) return 0;
   const models::DcganConfig& c = o.config;
   std::fprintf(stderr,
-               "corun train: dcgan: %ld iterations of batch %d (a D step and a G step each), 32x32 px, "
+               "corun train: dcgan: %ld iteration%s of batch %d (a D step and a G step each), 32x32 px, "
                "filters %d%s\n",
-               o.iters, c.batch, c.filters,
-               c.filters >= 64 && c.batch >= 64 ? "; about a second or more per iteration on 2 cores (--filters 16 "
+               o.iters, o.iters == 1 ? "" : "s", c.batch, c.filters,
+               c.filters >= 64 && c.batch >= 64 ? "; seconds per iteration on 2 cores (--filters 16 "
                                                   "--batch 16 for a quick look)"
                                                 : "");
   DcganSession session(c, o.data);
