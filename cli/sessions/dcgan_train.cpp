@@ -221,7 +221,7 @@ int train_dcgan(int argc, char** argv) {
               last_or_nan(loss_g));
   if (ms.size() > 1) std::printf("(timing excludes the first iteration of this run)\n");
   const double copy_med = median(copy_ms);
-  std::printf("weight copies between the two graphs: %.2f ms per iteration (median; %.1f%% of the median iteration)\n",
+  std::printf("weight copies between the two graphs: %.2f ms per iteration (median; %.2f%% of the median iteration)\n",
               copy_med, 100.0 * copy_med / med);
   if (!o.samples.empty()) {
     session.write_samples(engine, o.samples, kSamples, kSampleColumns);
