@@ -28,7 +28,7 @@
 namespace corun::cli {
 namespace {
 
-// The value of `names`'s owner graph (params or state) of the same name in `g`.
+// The values of `g` that belong to the network it trains (parameters, then state): what --save writes.
 std::vector<Tensor> owned_values(Graph& g, bool generator) {
   std::vector<Tensor> out;
   for (Tensor t : g.params())

@@ -11,8 +11,9 @@
 //
 //   corun::models::Dcgan gan(corun::models::DcganConfig{});
 //   gan.init_params();                        // before the graphs are bound to an Engine
-//   per iteration: z and real images into both step graphs (write_inputs), copy_weights(), run d_step,
-//   copy the new D weights, run g_step (cli/sessions/dcgan.cpp does exactly this)
+//   per iteration: write the real batch into d_real and one z into d_z and g_z, the Adam hyper-parameters
+//   into both graphs' optimizer_hyper(), G's weights into generator_copy, run d_step, D's new weights into
+//   discriminator_copy, run g_step (cli/sessions/dcgan.cpp does exactly this)
 #pragma once
 
 #include <corun/graph.hpp>
