@@ -10,6 +10,7 @@
 #include "cli/train_session.hpp"
 #include "cli/progress.hpp"
 #include "cli/shared_machine.hpp"
+#include "cli/sessions/dcgan.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/train_files.hpp"
 #include "engine/mpi/job.hpp"
@@ -443,6 +444,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
 }  // namespace
 
 int train(int argc, char** argv) {
+  if (dcgan_requested(argc, argv)) return train_dcgan(argc, argv);  // two graphs: its own loop (sessions/dcgan.hpp)
   const job::World& world = job::start();  // MPI, when a launcher started several ranks (engine/mpi/job.hpp)
   std::unique_ptr<TrainSession> session;
   std::unique_ptr<Engine> engine;

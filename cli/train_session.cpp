@@ -78,7 +78,8 @@ void only_for(const Args& args, const std::string& model, const std::vector<std:
 std::vector<FlagSpec> model_flags() {
   std::vector<FlagSpec> flags = {
       {"--model", true,
-       "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep (heavy defaults: googlenet takes seconds "
+       "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep | dcgan (its own flags: corun train "
+       "--model dcgan --help) (heavy defaults: googlenet takes seconds "
        "per iteration on a few cores; cifar-quick without --iters trains a whole epoch, then evaluates 10000 "
        "images)"},
       {"--size", true, "small | medium | large (default small; cifar-quick has one size)"},
@@ -159,7 +160,8 @@ std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& s
   if (model != "lstm" && model != "phased-lstm" && model != "cifar-quick" && model != "pathnet" &&
       model != "googlenet" && model != "wide-deep")
     throw UsageError("unknown model '" + model +
-                     "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, wide-deep)",
+                     "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, wide-deep; corun train also "
+                     "takes dcgan)",
                      "--model");
   only_for(args, model, {"--seq", "--hidden", "--cell"}, {"lstm", "phased-lstm"});
   only_for(args, model, {"--layers"}, {"lstm", "phased-lstm", "pathnet"});

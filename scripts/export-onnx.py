@@ -139,6 +139,41 @@ def text_similarity_model(torch):
     return TextSimilarity()
 
 
+def dcgan_models(torch, latent=100, filters=64, channels=1):
+    """The DCGAN of corun's include/corun/models/dcgan.hpp (Radford et al. 2016 at 32x32): no convolution
+    biases, BatchNorm after every hidden layer but D's first, LeakyReLU(0.2) in D, tanh on G's output; D ends
+    with its logit [B, 1] (corun trains it with the logistic cross-entropy, PyTorch's BCEWithLogitsLoss)."""
+    nn = torch.nn
+
+    class DcganGenerator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            f = filters
+            self.net = nn.Sequential(
+                nn.ConvTranspose2d(latent, 4 * f, 4, 1, 0, bias=False), nn.BatchNorm2d(4 * f), nn.ReLU(),
+                nn.ConvTranspose2d(4 * f, 2 * f, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * f), nn.ReLU(),
+                nn.ConvTranspose2d(2 * f, f, 4, 2, 1, bias=False), nn.BatchNorm2d(f), nn.ReLU(),
+                nn.ConvTranspose2d(f, channels, 4, 2, 1, bias=False), nn.Tanh())
+
+        def forward(self, z):
+            return self.net(z)
+
+    class DcganDiscriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            f = filters
+            self.net = nn.Sequential(
+                nn.Conv2d(channels, f, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
+                nn.Conv2d(f, 2 * f, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * f), nn.LeakyReLU(0.2),
+                nn.Conv2d(2 * f, 4 * f, 4, 2, 1, bias=False), nn.BatchNorm2d(4 * f), nn.LeakyReLU(0.2),
+                nn.Conv2d(4 * f, 1, 4, 1, 0, bias=False))
+
+        def forward(self, x):
+            return self.net(x).view(-1, 1)
+
+    return DcganGenerator, DcganDiscriminator
+
+
 def models(torch, num_classes=0):
     """name -> (constructor, input shape without the batch, what it needs). Adding a model is one line."""
     Mlp, Cnn = small_models(torch)
@@ -172,6 +207,9 @@ def models(torch, num_classes=0):
         # Token ids in, int64 (model.example_inputs); see the functions above.
         "transformer": (lambda: transformer_model(torch), (16,), "imports today (int64 token ids)"),
         "text_similarity": (lambda: text_similarity_model(torch), (7,), "imports today (two int64 inputs: source [7, B], target [5, B])"),
+        # corun train --model dcgan's networks (docs/models.md#dcgan): z [B, 100, 1, 1] -> image; image -> logit.
+        "dcgan_generator": (lambda: dcgan_models(torch)[0](), (100, 1, 1), "imports today"),
+        "dcgan_discriminator": (lambda: dcgan_models(torch)[1](), (1, 32, 32), "imports today"),
     }
 
 
