@@ -13,6 +13,7 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_SCHED")) c.policy = *v;
   if (auto k = env::get_choice("CORUN_KERNELS", {"fast", "ref"})) c.ref_kernels = *k == "ref";
   if (auto q = env::get_bool("CORUN_QUIET")) c.quiet = *q;
+  if (auto k = env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "im2col"})) c.conv_kernel = *k;
   if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
   if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
   if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);

@@ -6,6 +6,7 @@
 #include <corun/machine.hpp>
 
 #include "base/check.hpp"
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "engine/allocation.hpp"
 #include "engine/blas.hpp"
@@ -130,6 +131,9 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
+    codelets::set_conv_kernel(config.conv_kernel == "dnnl"     ? codelets::ConvKernel::dnnl
+                              : config.conv_kernel == "im2col" ? codelets::ConvKernel::im2col
+                                                               : codelets::ConvKernel::auto_);
 
     starpu_conf conf;
     starpu_check(starpu_conf_init(&conf), "starpu_conf_init");

@@ -24,14 +24,28 @@ std::atomic<ConvKernel> g_conv_kernel{ConvKernel::auto_};
 void set_conv_kernel(ConvKernel choice) { g_conv_kernel.store(choice); }
 ConvKernel conv_kernel() { return g_conv_kernel.load(); }
 
-bool use_dnnl_conv(const ConvGeometry& g) {
+bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   const ConvKernel choice = conv_kernel();
   if (choice == ConvKernel::im2col || !dnnl_conv_supported(g)) return false;
   if (choice == ConvKernel::dnnl) return true;
-  // auto: measured rule (bench/results/conv-kernels-dnnl-*.md): oneDNN's direct kernels win once both
-  // channel counts fill a vector block; with fewer than 8 input channels (a first layer on an RGB or grey
-  // image) its kernels read the plain layout and im2col + OpenBLAS is as fast.
-  return g.cg() >= 8 && g.kg() >= 8;
+  // auto, the rule measured by bench/conv_kernels.sh (bench/results/conv-kernels-dnnl-*.md, CIFAR-quick and
+  // PathNet shapes, AVX2): oneDNN's direct kernels were 2-10x faster than im2col + OpenBLAS on every pass
+  // with >= 8 input and output channels, and in the forward pass even with 1 or 3 input channels; with one
+  // input channel its backward passes were 1.3-2.3x slower (the channel is padded to a block of 8), with 3
+  // already 1.4-4.5x faster. Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and
+  // fewer than 8 output channels were not measured: both stay on im2col.
+  if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
+  return pass == OpKind::conv2d || g.cg() >= 3;
+}
+
+bool call_uses_dnnl_conv(const OpCall& call) {
+  const auto& s = call.shapes;
+  switch (call.kind) {
+    case OpKind::conv2d: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[1], s.back()), call.kind);
+    case OpKind::conv2d_grad_data: return use_dnnl_conv(ConvGeometry::of(call, s[2], s[1], s[0]), call.kind);
+    case OpKind::conv2d_grad_filter: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[2], s[1]), call.kind);
+    default: return false;
+  }
 }
 
 #ifndef CORUN_HAVE_DNNL

@@ -40,10 +40,16 @@ inline constexpr int64_t kDnnlFilterTile = 16;
 /// geometry is one the oneDNN kernels handle (one group; any stride, padding and dilation).
 bool dnnl_conv_supported(const ConvGeometry& g);
 
-/// Whether the fast path uses oneDNN for this geometry under the current choice: `dnnl` forces it where
-/// supported, `im2col` never, `auto` follows the measured rule in conv2d_dnnl.cpp. Depends on the shape
-/// only, never on the team width, so the bits never depend on the width either.
-bool use_dnnl_conv(const ConvGeometry& g);
+/// Whether the fast path of `pass` (conv2d, conv2d_grad_data or conv2d_grad_filter) uses oneDNN for this
+/// geometry under the current choice: `dnnl` forces it where supported, `im2col` never, `auto` follows
+/// the measured rule in conv2d_dnnl.cpp. Depends on the shape and pass only, never on the team width, so
+/// the bits never depend on the width either.
+bool use_dnnl_conv(const ConvGeometry& g, OpKind pass);
+
+/// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the
+/// oneDNN kernels: its perfmodel footprint then differs from the im2col one, so that the per-width models
+/// keep the two kernels' timings apart.
+bool call_uses_dnnl_conv(const OpCall& call);
 
 /// The kernels (same signature and buffers as conv2d_fast & co; only valid when dnnl_conv_supported).
 void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width);

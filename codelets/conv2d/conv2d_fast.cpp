@@ -148,7 +148,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const float* wt = buf[1];
   const float* b = has_bias ? buf[2] : nullptr;
   float* y = buf[has_bias ? 3 : 2];
-  if (use_dnnl_conv(g)) return conv2d_dnnl(call, buf, rank, width);
+  if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
   const bool identity = identity_cols(g);
@@ -174,7 +174,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
 
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
-  if (use_dnnl_conv(g)) return conv2d_grad_data_dnnl(call, buf, rank, width);
+  if (use_dnnl_conv(g, OpKind::conv2d_grad_data)) return conv2d_grad_data_dnnl(call, buf, rank, width);
   grad_data(g, buf[0], buf[1], nullptr, buf[2], rank, width);
 }
 
@@ -190,7 +190,7 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   const float* dy = buf[1];
   float* dw = buf[2];
   float* db = call.nbuffers() == 4 ? buf[3] : nullptr;
-  if (use_dnnl_conv(g)) return conv2d_grad_filter_dnnl(call, buf, rank, width);
+  if (use_dnnl_conv(g, OpKind::conv2d_grad_filter)) return conv2d_grad_filter_dnnl(call, buf, rank, width);
   // Units: group-major filter tiles, kConvFilterTile output channels each, none straddling two groups.
   const int64_t per_group = (g.kg() + kConvFilterTile - 1) / kConvFilterTile;
   const Range mine = split_range(g.groups * per_group, rank, width);
