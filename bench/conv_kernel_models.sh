@@ -59,7 +59,7 @@ done
   echo
   echo "- command: \`bench/conv_kernel_models.sh --models \"$models\" --kernels \"$kernels\" --sched $sched --iters $iters --repeats $repeats\`"
   echo "- git: $(bench_git_sha)"
-  echo "- $(bench_corun_info "$corun" | head -1)"
+  echo "- oneDNN: $(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo unknown) (Debian libdnnl-dev); vector ISA: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
   echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), $cores workers"
   echo "- measured under load (the shared VM runs other engineers' builds and tests): read the ratios, not the ms"
   echo
