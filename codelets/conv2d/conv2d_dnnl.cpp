@@ -305,17 +305,21 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
   if (tiles.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
+  const memory* x_ready = nullptr;  // X in the layout of the previous tile's primitive, already reordered
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
     const int64_t k0 = t * kDnnlFilterTile, kt = std::min(kDnnlFilterTile, g.k - k0);
     Entry& e = cached(key_of(Pass::backward_weights, call, g, k0, kt, has_bias),
                       [&] { return make_backward_weights(g, win, k0, kt, has_bias); });
-    // X is the same for every tile; each tile's entry keeps its own blocked copy (its layout may differ).
-    e.a.bind(buf[0]);
-    e.a.in(s);
+    // X is the same for every tile: reordered once per call unless a tile's primitive wants another layout.
+    if (!x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
+      e.a.bind(buf[0]);
+      e.a.in(s);
+      x_ready = &e.a.inner;
+    }
     e.b.bind(buf[1]);
     e.b.in(s);
     e.c.bind(buf[2] + k0 * g.crs());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.a.inner},
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, *x_ready},
                                          {DNNL_ARG_DIFF_DST, e.b.inner},
                                          {DNNL_ARG_DIFF_WEIGHTS, e.c.inner},
                                          {DNNL_ARG_SCRATCHPAD, e.scratch}};
