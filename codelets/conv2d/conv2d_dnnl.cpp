@@ -114,6 +114,7 @@ struct Entry {
   Port a, b, c, d;  // per pass: see the three kernels below
   memory scratch;
   bool has_bias = false;
+  std::unordered_map<int, memory> args;  // the primitive's arguments, made once with the entry
 };
 
 struct Window {
@@ -175,6 +176,9 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
   if (bias) e->d = Port(plain({g.k}, tag::x), pd.bias_desc(), true);
   e->has_bias = bias;
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DST, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
+  if (bias) e->args.emplace(DNNL_ARG_BIAS, e->d.inner);
   return e;
 }
 
@@ -191,6 +195,8 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   e->b = Port(plain(wei, tag::oihw), pd.weights_desc(), true);
   e->c = Port(plain(src, tag::nchw), pd.diff_src_desc(), false);
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_DIFF_DST, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DIFF_SRC, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
   return e;
 }
 
@@ -218,6 +224,9 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   if (bias) e->d = Port(plain({kt}, tag::x), pd.diff_bias_desc(), false);
   e->has_bias = bias;
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_DIFF_DST, e->b.inner}, {DNNL_ARG_DIFF_WEIGHTS, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
+  if (bias) e->args.emplace(DNNL_ARG_DIFF_BIAS, e->d.inner);
   return e;
 }
 
@@ -259,12 +268,7 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
     e.a.bind(x + n0 * g.c * g.h * g.w);
     e.a.in(s);
     e.c.bind(y + n0 * g.k * g.p());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.a.inner},
-                                         {DNNL_ARG_WEIGHTS, e.b.inner},
-                                         {DNNL_ARG_DST, e.c.inner},
-                                         {DNNL_ARG_SCRATCHPAD, e.scratch}};
-    if (has_bias) args.emplace(DNNL_ARG_BIAS, e.d.inner);
-    e.prim.execute(s, args);
+    e.prim.execute(s, e.args);
     e.c.out(s);
   }
   s.wait();
@@ -289,10 +293,7 @@ void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int 
     e.a.bind(buf[0] + n0 * g.k * g.p());
     e.a.in(s);
     e.c.bind(buf[2] + n0 * g.c * g.h * g.w);
-    e.prim.execute(s, {{DNNL_ARG_DIFF_DST, e.a.inner},
-                       {DNNL_ARG_WEIGHTS, e.b.inner},
-                       {DNNL_ARG_DIFF_SRC, e.c.inner},
-                       {DNNL_ARG_SCRATCHPAD, e.scratch}});
+    e.prim.execute(s, e.args);
     e.c.out(s);
   }
   s.wait();
@@ -319,15 +320,9 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
     e.b.bind(buf[1]);
     e.b.in(s);
     e.c.bind(buf[2] + k0 * g.crs());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, *x_ready},
-                                         {DNNL_ARG_DIFF_DST, e.b.inner},
-                                         {DNNL_ARG_DIFF_WEIGHTS, e.c.inner},
-                                         {DNNL_ARG_SCRATCHPAD, e.scratch}};
-    if (has_bias) {
-      e.d.bind(buf[3] + k0);
-      args.emplace(DNNL_ARG_DIFF_BIAS, e.d.inner);
-    }
-    e.prim.execute(s, args);
+    e.args.at(DNNL_ARG_SRC) = *x_ready;  // a handle copy: no allocation
+    if (has_bias) e.d.bind(buf[3] + k0);
+    e.prim.execute(s, e.args);
     e.c.out(s);
     if (has_bias) e.d.out(s);
   }
