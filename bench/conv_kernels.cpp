@@ -5,9 +5,13 @@
 // forward pass, also one primitive call per image (what a width-independent split by images needs).
 // Primitives are created once per shape, outside the timed loop. Run with OMP_NUM_THREADS=1
 // (bench/conv_kernels.sh does): oneDNN's OpenMP runtime would otherwise use every core.
+// Issue 18: the codelets' own oneDNN kernels (codelets/conv2d/conv2d_dnnl.cpp: format `any`, blocked layouts,
+// reorders from and to the plain buffers inside the call, fixed image chunks and filter tiles) get a column of
+// their own, with the implementation oneDNN picked for them and what CORUN_CONV_KERNEL=auto chooses.
 //
 //   conv_kernels [reps]      prints one markdown table row per shape and pass: median ms over reps
 #include "codelets/conv2d/conv2d.hpp"
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/op.hpp"
 
 #include <dnnl.hpp>
@@ -15,6 +19,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +64,7 @@ std::vector<float> random_vec(int64_t n, std::mt19937& rng) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
   openblas_set_num_threads(1);
+  set_conv_kernel(ConvKernel::im2col);  // the corun im2col column; the oneDNN kernels are called directly
   const ConvShape shapes[] = {
       {"cifar-quick conv1", 64, 1, 28, 28, 32, 5, 1, 2},  {"cifar-quick conv2", 64, 32, 13, 13, 32, 5, 1, 2},
       {"cifar-quick conv3", 64, 32, 6, 6, 64, 5, 1, 2},   {"pathnet small l0", 64, 3, 32, 32, 16, 3, 1, 1},
@@ -68,7 +74,8 @@ int main(int argc, char** argv) {
   dnnl::stream strm(eng);
   std::mt19937 rng(7);
   std::printf("| shape (N,C,H,W -> K, RxS/stride/pad) | pass | corun im2col+OpenBLAS ms | oneDNN batch ms | "
-              "oneDNN per-image ms | oneDNN impl |\n|---|---|---:|---:|---:|---|\n");
+              "oneDNN per-image ms | oneDNN impl | corun oneDNN blocked ms | auto picks |\n"
+              "|---|---|---:|---:|---:|---|---:|---|\n");
   for (const ConvShape& q : shapes) {
     const int64_t oh = window_out_extent(q.h, q.r, q.stride, q.pad), ow = window_out_extent(q.w, q.r, q.stride, q.pad);
     std::vector<float> x = random_vec(q.n * q.c * q.h * q.w, rng), wt = random_vec(q.k * q.c * q.r * q.r, rng),
@@ -92,6 +99,20 @@ int main(int argc, char** argv) {
     const double c_fwd = median_ms(reps, [&] { conv2d_fast(fwd, fb, 0, 1); });
     const double c_bd = median_ms(reps, [&] { conv2d_grad_data_fast(bwd_data, db_, 0, 1); });
     const double c_bf = median_ms(reps, [&] { conv2d_grad_filter_fast(bwd_filter, fb2, 0, 1); });
+    // The codelets' oneDNN kernels, one member doing the whole batch (reorders included).
+    const ConvGeometry geo = ConvGeometry::of(fwd, sx, sw, sy);
+    const bool blocked = dnnl_conv_supported(geo);
+    const double k_fwd = blocked ? median_ms(reps, [&] { conv2d_dnnl(fwd, fb, 0, 1); }) : -1.0;
+    const double k_bd = blocked ? median_ms(reps, [&] { conv2d_grad_data_dnnl(bwd_data, db_, 0, 1); }) : -1.0;
+    const double k_bf = blocked ? median_ms(reps, [&] { conv2d_grad_filter_dnnl(bwd_filter, fb2, 0, 1); }) : -1.0;
+    set_conv_kernel(ConvKernel::auto_);
+    const char* pick[3];
+    for (int pass = 0; pass < 3; ++pass)
+      pick[pass] = use_dnnl_conv(geo, std::array{OpKind::conv2d, OpKind::conv2d_grad_data,
+                                                 OpKind::conv2d_grad_filter}[static_cast<size_t>(pass)])
+                       ? "oneDNN"
+                       : "im2col";
+    set_conv_kernel(ConvKernel::im2col);
 
     // oneDNN on the graph's own layouts (NCHW activations, OIHW filters): no reorders.
     const dnnl::memory::dims strides{q.stride, q.stride}, pad{q.pad, q.pad};
@@ -147,9 +168,12 @@ int main(int argc, char** argv) {
     char geom[96];
     std::snprintf(geom, sizeof(geom), "%s (%ld,%ld,%ld,%ld -> %ld, %ldx%ld/%ld/%ld)", q.name, long(q.n), long(q.c),
                   long(q.h), long(q.w), long(q.k), long(q.r), long(q.r), long(q.stride), long(q.pad));
-    std::printf("| %s | forward | %.3f | %.3f | %.3f | %s |\n", geom, c_fwd, d_fwd, d_fwd1, fpd.impl_info_str());
-    std::printf("| %s | backward-data | %.3f | %.3f | - | %s |\n", geom, c_bd, d_bd, bdpd.impl_info_str());
-    std::printf("| %s | backward-filter + bias | %.3f | %.3f | - | %s |\n", geom, c_bf, d_bf, bwpd.impl_info_str());
+    std::printf("| %s | forward | %.3f | %.3f | %.3f | %s | %.3f | %s |\n", geom, c_fwd, d_fwd, d_fwd1,
+                fpd.impl_info_str(), k_fwd, pick[0]);
+    std::printf("| %s | backward-data | %.3f | %.3f | - | %s | %.3f | %s |\n", geom, c_bd, d_bd, bdpd.impl_info_str(),
+                k_bd, pick[1]);
+    std::printf("| %s | backward-filter + bias | %.3f | %.3f | - | %s | %.3f | %s |\n", geom, c_bf, d_bf,
+                bwpd.impl_info_str(), k_bf, pick[2]);
   }
   return 0;
 }

@@ -51,3 +51,13 @@ if(NOT ONNX_FOUND OR NOT TARGET onnx_proto)
   message(FATAL_ERROR "ONNX (libonnx-dev) not found: the ONNX importer needs it; apt-get install libonnx-dev "
                       "libprotobuf-dev (scripts/setup.sh installs both)")
 endif()
+
+# oneDNN (Debian libdnnl-dev 2.6, OpenMP runtime): the conv2d codelets' blocked-layout kernels
+# (codelets/conv2d/conv2d_dnnl.cpp). Optional: without it the convolutions run im2col + OpenBLAS only.
+# Linked by name (dnnl, and gomp for omp_set_num_threads) so that the installed package names no imported
+# target of it.
+find_package(dnnl CONFIG QUIET)
+set(CORUN_WITH_DNNL OFF)
+if(dnnl_FOUND)
+  set(CORUN_WITH_DNNL ON)
+endif()

@@ -3,16 +3,33 @@
 #include <corun/engine.hpp>
 
 #include "base/env.hpp"
+#include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "engine/conv_kernel.hpp"
 
 #include <sstream>
 
 namespace corun {
+
+namespace engine {
+
+std::string conv_kernel_from_env() {
+  return env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "im2col"}).value_or("auto");
+}
+
+void apply_conv_kernel(const std::string& choice) {
+  codelets::set_conv_kernel(choice == "dnnl"     ? codelets::ConvKernel::dnnl
+                            : choice == "im2col" ? codelets::ConvKernel::im2col
+                                                 : codelets::ConvKernel::auto_);
+}
+
+}  // namespace engine
 
 Config Config::from_env() {
   Config c;
   if (auto v = env::get("CORUN_SCHED")) c.policy = *v;
   if (auto k = env::get_choice("CORUN_KERNELS", {"fast", "ref"})) c.ref_kernels = *k == "ref";
   if (auto q = env::get_bool("CORUN_QUIET")) c.quiet = *q;
+  c.conv_kernel = engine::conv_kernel_from_env();
   if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
   if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
   if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);

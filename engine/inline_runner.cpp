@@ -4,6 +4,7 @@
 #include "codelets/op.hpp"
 #include "base/check.hpp"
 #include "engine/blas.hpp"
+#include "engine/conv_kernel.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include <vector>
@@ -35,6 +36,7 @@ InlineRunner::InlineRunner(Graph& graph, bool ref_kernels) : impl_(std::make_uni
   im.values = im.g->values.size();
   im.check_runnable("InlineRunner");
   blas::pin_single_thread();  // as under the Engine: no BLAS thread pool behind the caller's back
+  engine::apply_conv_kernel(engine::conv_kernel_from_env());  // the Engine's convolution kernels, same bits
   im.kernels.reserve(im.nodes);
   im.calls.reserve(im.nodes);
   im.first.reserve(im.nodes);

@@ -9,6 +9,7 @@
 #include "codelets/starpu/codelets.hpp"
 #include "engine/allocation.hpp"
 #include "engine/blas.hpp"
+#include "engine/conv_kernel.hpp"
 #include "engine/cross_ranks.hpp"
 #include "engine/model_files.hpp"
 #include "engine/starpu_check.hpp"
@@ -130,6 +131,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
+    engine::apply_conv_kernel(config.conv_kernel);
 
     starpu_conf conf;
     starpu_check(starpu_conf_init(&conf), "starpu_conf_init");

@@ -27,7 +27,8 @@ esac
 # librsvg2-bin: rsvg-convert, which `corun plot-trace -o X.png` uses to rasterise its SVG.
 # zlib1g-dev + dataset-fashion-mnist: `corun train --model cifar-quick` reads the gzip'ed IDX files.
 # nlohmann-json3-dev: the JSON library every corun file format is read and written with (base/json.hpp).
-# libdnnl-dev: oneDNN, measured against im2col + OpenBLAS for the conv kernels (bench/conv_kernels.sh).
+# libdnnl-dev: oneDNN, the conv2d codelets' blocked-layout kernels (codelets/conv2d/conv2d_dnnl.cpp; optional at build
+# time) and bench/conv_kernels.sh.
 # libonnx-dev + libprotobuf-dev: the ONNX importer (onnx/, corun::import_onnx); python3-onnx, python3-torch and
 # python3-torchvision: scripts/export-onnx.py and the onnx tests' models (skipped without torch).
 # openmpi-bin + libopenmpi-dev: mpirun and MPI for `mpirun -np N corun train` over StarPU-MPI (the MPI

@@ -8,9 +8,13 @@
 // kConvFilterTile output channels (a tiling that depends on K only, never on the width) and accumulates
 // the images into its tile in image order, again the identical sequence of calls at every width.
 //
+// Where conv2d_dnnl.hpp's use_dnnl_conv() picks oneDNN for a geometry, the three convolution passes run the
+// oneDNN kernels instead (conv2d_dnnl.cpp); conv_transpose2d always runs the kernels below.
+//
 // The column buffer is per worker thread and only grows: it is allocated during the first iterations
 // (once per shape maximum), never in the steady state.
 #include "codelets/conv2d/conv2d.hpp"
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 
 #include <algorithm>
 #include <cblas.h>
@@ -144,6 +148,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const float* wt = buf[1];
   const float* b = has_bias ? buf[2] : nullptr;
   float* y = buf[has_bias ? 3 : 2];
+  if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
   const bool identity = identity_cols(g);
@@ -168,8 +173,9 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
 }
 
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  grad_data(ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]), buf[0], buf[1], nullptr, buf[2],
-            rank, width);
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
+  if (use_dnnl_conv(g, OpKind::conv2d_grad_data)) return conv2d_grad_data_dnnl(call, buf, rank, width);
+  grad_data(g, buf[0], buf[1], nullptr, buf[2], rank, width);
 }
 
 void conv_transpose2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
@@ -184,6 +190,7 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   const float* dy = buf[1];
   float* dw = buf[2];
   float* db = call.nbuffers() == 4 ? buf[3] : nullptr;
+  if (use_dnnl_conv(g, OpKind::conv2d_grad_filter)) return conv2d_grad_filter_dnnl(call, buf, rank, width);
   // Units: group-major filter tiles, kConvFilterTile output channels each, none straddling two groups.
   const int64_t per_group = (g.kg() + kConvFilterTile - 1) / kConvFilterTile;
   const Range mine = split_range(g.groups * per_group, rank, width);

@@ -1,5 +1,7 @@
 #include "codelets/starpu/codelets.hpp"
 
+#include "codelets/conv2d/conv2d_dnnl.hpp"
+
 #include "base/check.hpp"
 
 #include <starpu.h>
@@ -105,6 +107,8 @@ uint32_t footprint(const OpCall& call) {
     h = starpu_hash_crc32c_be_n(call.i.data() + kFootprintBaseAttrs, (kMaxIntAttrs - kFootprintBaseAttrs) * sizeof(int64_t), h);
   // ew_chain: chains of the same shape doing different work must not share a model entry.
   if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
+  // Convolutions on the oneDNN kernels: their own model entries (the im2col ones keep their footprints).
+  if (call_uses_dnnl_conv(call)) h = starpu_hash_crc32c_be(0x646e6e6cu /* "dnnl" */, h);
   // group: the members' own footprints, in order.
   for (const OpCall& m : call.members) h = starpu_hash_crc32c_be(footprint(m), h);
   return h;

@@ -46,6 +46,9 @@ struct Config {
   int ncpus = -1;          ///< CPU workers (-1: STARPU_NCPU, else one per allocated core: machine::Allocation)
   bool ref_kernels = false;///< CORUN_KERNELS=ref: run the reference kernels (debugging)
   bool quiet = false;      ///< CORUN_QUIET=1: do not print the configuration line
+  /// CORUN_CONV_KERNEL=auto|dnnl|im2col: the convolutions' fast kernels (docs/models.md): oneDNN in its
+  /// blocked layouts, im2col + OpenBLAS, or the measured choice per shape (auto).
+  std::string conv_kernel = "auto";
   std::string executors;   ///< CORUN_EXECUTORS=NxK: executor layout of corun's policies ("" = profile/default)
   std::string profile;     ///< CORUN_PROFILE=path: a file written by `corun profile` (layout, machine key)
   int fixed_width = 0;     ///< CORUN_FIXED_WIDTH=w: every task at width w (calibration; 0 = the policy decides)

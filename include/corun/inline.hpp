@@ -36,7 +36,8 @@ namespace corun {
 class InlineRunner {
  public:
   /// Prepares `graph` for inline runs with the fast kernels (ref_kernels: the plain-loop references).
-  /// Throws corun::Error if the graph is bound to an Engine or has a node no kernel runs inline.
+  /// Throws corun::Error if the graph is bound to an Engine or has a node no kernel runs inline, or if
+  /// CORUN_CONV_KERNEL (read here as the Engine reads it, so both give the same bits) is malformed.
   explicit InlineRunner(Graph& graph, bool ref_kernels = false);
   ~InlineRunner();
   InlineRunner(const InlineRunner&) = delete;

@@ -61,5 +61,7 @@ std::vector<OpCaseSpec> rnn_op_cases();
 std::vector<OpCaseSpec> conv_pool_op_cases();  ///< op_cases_conv_pool.cpp (issue 19)
 /// The issue-19 shape ops (op_cases_shape.cpp).
 std::vector<OpCaseSpec> shape_op_cases();
+/// The oneDNN convolution kernels' cases (op_cases_dnnl.cpp), run with the oneDNN kernels forced.
+std::vector<OpCaseSpec> dnnl_conv_op_cases();
 
 }  // namespace corun::codelets::testing

@@ -4,6 +4,7 @@
 // widths (members called one after another, exactly what concurrent members compute). Checks: fast
 // agrees with reference (normalised MSE), every width is bitwise equal to width 1, no write outside a
 // buffer (guard bands) and every output element written (sentinel fill).
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/op.hpp"
 #include "op_cases.hpp"
 
@@ -193,14 +194,14 @@ class OpCase : public ::testing::TestWithParam<OpCaseSpec> {
   static void SetUpTestSuite() { openblas_set_num_threads(1); }  // the engine runs BLAS single-threaded
 };
 
-TEST_P(OpCase, Matches) {
-  const OpCaseSpec& c = GetParam();
+// Fast vs reference at every width (the body of every suite below).
+void check_case(const OpCaseSpec& c) {
   const OpInfo& info = op_info(c.call.kind);
   const std::vector<std::vector<float>> init = make_inputs(c);
   const std::vector<std::vector<float>> ref = run_all_widths(c, info.ref, "ref", init);
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   const std::vector<std::vector<float>> fast = run_all_widths(c, info.fast, "fast", init);
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   for (size_t b = 0; b < init.size(); ++b) {
     if (c.call.modes[b] == Access::read) continue;
     EXPECT_LT(nmse(fast[b], ref[b]), 1e-10) << "fast vs ref, buffer " << b;
@@ -210,7 +211,27 @@ TEST_P(OpCase, Matches) {
   }
 }
 
+TEST_P(OpCase, Matches) { check_case(GetParam()); }
+
 INSTANTIATE_TEST_SUITE_P(Ops, OpCase, ::testing::ValuesIn(testing::all_op_cases()),
+                         [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
+
+// The oneDNN convolution kernels forced on (CORUN_CONV_KERNEL=dnnl) whatever the automatic choice says;
+// skipped, with the reason, on a build without oneDNN or a CPU without AVX2.
+class DnnlConv : public OpCase {
+ protected:
+  void SetUp() override {
+    const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
+    if (!dnnl_conv_supported(probe))
+      GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
+    set_conv_kernel(ConvKernel::dnnl);
+  }
+  void TearDown() override { set_conv_kernel(ConvKernel::auto_); }
+};
+
+TEST_P(DnnlConv, Matches) { check_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Ops, DnnlConv, ::testing::ValuesIn(testing::dnnl_conv_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 
 // The table is generated from codelets/ops.def: every kind has both kernels, a width, a unique name that

@@ -265,5 +265,18 @@ TEST(PlanStep, FusionThenGroupingAndBackwardAfterwards) {
   EXPECT_EQ(apply_graph_passes(f, fuse).fused_nodes, 0);  // once per graph
 }
 
+// CORUN_CONV_KERNEL (issue 18): the convolutions' fast kernels, auto by default.
+TEST_F(ConfigFromEnv, ConvKernelChoice) {
+  unsetenv("CORUN_CONV_KERNEL");
+  EXPECT_EQ(Config::from_env().conv_kernel, "auto");
+  for (const char* v : {"auto", "dnnl", "im2col"}) {
+    setenv("CORUN_CONV_KERNEL", v, 1);
+    EXPECT_EQ(Config::from_env().conv_kernel, v);
+  }
+  setenv("CORUN_CONV_KERNEL", "onednn", 1);
+  EXPECT_CORUN_ERROR(Config::from_env(), Status::invalid_config, "CORUN_CONV_KERNEL", "onednn");
+  unsetenv("CORUN_CONV_KERNEL");
+}
+
 }  // namespace
 }  // namespace corun

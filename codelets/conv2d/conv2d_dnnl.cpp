@@ -1,0 +1,334 @@
+// oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme.
+#include "codelets/conv2d/conv2d_dnnl.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#ifdef CORUN_HAVE_DNNL
+#include <dnnl.hpp>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+extern "C" void omp_set_num_threads(int);  // libgomp, oneDNN's threading runtime in Debian's build
+#endif
+
+namespace corun::codelets {
+namespace {
+std::atomic<ConvKernel> g_conv_kernel{ConvKernel::auto_};
+}  // namespace
+
+void set_conv_kernel(ConvKernel choice) { g_conv_kernel.store(choice); }
+ConvKernel conv_kernel() { return g_conv_kernel.load(); }
+
+bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
+  const ConvKernel choice = conv_kernel();
+  if (choice == ConvKernel::im2col || !dnnl_conv_supported(g)) return false;
+  if (choice == ConvKernel::dnnl) return true;
+  // auto, the rule measured by bench/conv_kernels.sh (bench/results/conv-kernels-dnnl-*.md, CIFAR-quick and
+  // PathNet shapes, AVX2): oneDNN's direct kernels were 2-10x faster than im2col + OpenBLAS on every pass
+  // with >= 8 input and output channels, and in the forward pass even with 1 or 3 input channels; with one
+  // input channel its backward passes were 1.3-2.3x slower (the channel is padded to a block of 8), with 3
+  // already 1.4-4.5x faster. Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and
+  // fewer than 8 output channels were not measured: both stay on im2col.
+  if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
+  return pass == OpKind::conv2d || g.cg() >= 3;
+}
+
+bool call_uses_dnnl_conv(const OpCall& call) {
+  const auto& s = call.shapes;
+  switch (call.kind) {
+    case OpKind::conv2d: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[1], s.back()), call.kind);
+    case OpKind::conv2d_grad_data: return use_dnnl_conv(ConvGeometry::of(call, s[2], s[1], s[0]), call.kind);
+    case OpKind::conv2d_grad_filter: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[2], s[1]), call.kind);
+    default: return false;
+  }
+}
+
+#ifndef CORUN_HAVE_DNNL
+
+bool dnnl_conv_supported(const ConvGeometry&) { return false; }
+void conv2d_dnnl(const OpCall&, float* const*, int, int) {}
+void conv2d_grad_data_dnnl(const OpCall&, float* const*, int, int) {}
+void conv2d_grad_filter_dnnl(const OpCall&, float* const*, int, int) {}
+
+#else
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// The calling thread's stream; the first call on a thread also bounds oneDNN's OpenMP team to 1 thread.
+dnnl::stream& thread_stream() {
+  thread_local std::unique_ptr<dnnl::stream> stream;
+  if (!stream) {
+    omp_set_num_threads(1);
+    stream = std::make_unique<dnnl::stream>(cpu_engine());
+  }
+  return *stream;
+}
+
+memory::desc plain(const memory::dims& d, tag t) { return memory::desc(d, dt::f32, t); }
+memory::desc any(const memory::dims& d) { return memory::desc(d, dt::f32, tag::any); }
+
+// A buffer the primitive reads or writes: `user` wraps the graph's plain buffer (its pointer set per call),
+// `inner` is the layout the primitive chose, a buffer of its own when it differs (then `move` reorders
+// user -> inner for an input, inner -> user for an output).
+struct Port {
+  memory user, inner;
+  std::optional<dnnl::reorder> move;
+  bool input = true;
+
+  Port() = default;
+  Port(const memory::desc& user_desc, const memory::desc& chosen, bool is_input) : input(is_input) {
+    user = memory(user_desc, cpu_engine(), DNNL_MEMORY_NONE);
+    if (user_desc == chosen) {
+      inner = user;
+      return;
+    }
+    inner = memory(chosen, cpu_engine());
+    move = is_input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
+  }
+  void bind(const float* data) { user.set_data_handle(const_cast<float*>(data)); }
+  void in(dnnl::stream& s) {
+    if (move) move->execute(s, user, inner);
+  }
+  void out(dnnl::stream& s) {
+    if (move) move->execute(s, inner, user);
+  }
+};
+
+// One cached primitive with its ports and scratchpad.
+struct Entry {
+  dnnl::primitive prim;
+  Port a, b, c, d;  // per pass: see the three kernels below
+  memory scratch;
+  bool has_bias = false;
+  std::unordered_map<int, memory> args;  // the primitive's arguments, made once with the entry
+};
+
+struct Window {
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+Window window_of(const OpCall& call, const ConvGeometry& g) {
+  const ConvParams p = ConvParams::of(call);
+  return {{g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right}};
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+enum class Pass : int64_t { forward, backward_data, backward_weights };
+
+// The cache key: pass, every extent and window attribute, the slice (mb images or a tile at k0 of kt
+// channels) and the bias.
+using Key = std::array<int64_t, 13 + kMaxIntAttrs>;
+
+Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, bool bias) {
+  Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, bias ? 1 : 0};
+  std::copy(call.i.begin(), call.i.end(), key.begin() + 13);
+  return key;
+}
+
+// The calling thread's entry for `key`, made by `make` on first use.
+template <typename Make>
+Entry& cached(const Key& key, Make make) {
+  thread_local std::map<Key, std::unique_ptr<Entry>> cache;
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make()).first;
+  return *it->second;
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
+                                                     bool bias) {
+  const memory::dims src{mb, g.c, g.h, g.w}, wei{g.k, g.c, g.r, g.s}, dst{mb, g.k, g.oh, g.ow};
+  const auto desc = bias ? dnnl::convolution_forward::desc(
+                               dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(src),
+                               any(wei), plain({g.k}, tag::x), any(dst), win.strides, win.dilates, win.pad_l, win.pad_r)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                           dnnl::algorithm::convolution_direct, any(src), any(wei),
+                                                           any(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
+}
+
+// Forward over `mb` images: ports a = X, b = W, c = Y, d = B.
+std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, bool bias) {
+  const auto pd = forward_pd(g, win, mb, bias);
+  auto e = std::make_unique<Entry>();
+  e->prim = dnnl::convolution_forward(pd);
+  e->a = Port(plain({mb, g.c, g.h, g.w}, tag::nchw), pd.src_desc(), true);
+  e->b = Port(plain({g.k, g.c, g.r, g.s}, tag::oihw), pd.weights_desc(), true);
+  e->c = Port(plain({mb, g.k, g.oh, g.ow}, tag::nchw), pd.dst_desc(), false);
+  if (bias) e->d = Port(plain({g.k}, tag::x), pd.bias_desc(), true);
+  e->has_bias = bias;
+  e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DST, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
+  if (bias) e->args.emplace(DNNL_ARG_BIAS, e->d.inner);
+  return e;
+}
+
+// Backward-data over `mb` images: ports a = dY, b = W, c = dX.
+std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb) {
+  const memory::dims src{mb, g.c, g.h, g.w}, wei{g.k, g.c, g.r, g.s}, dst{mb, g.k, g.oh, g.ow};
+  const auto hint = forward_pd(g, win, mb, false);
+  const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(src), any(wei), any(dst),
+                                                   win.strides, win.dilates, win.pad_l, win.pad_r);
+  const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+  auto e = std::make_unique<Entry>();
+  e->prim = dnnl::convolution_backward_data(pd);
+  e->a = Port(plain(dst, tag::nchw), pd.diff_dst_desc(), true);
+  e->b = Port(plain(wei, tag::oihw), pd.weights_desc(), true);
+  e->c = Port(plain(src, tag::nchw), pd.diff_src_desc(), false);
+  e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_DIFF_DST, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DIFF_SRC, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
+  return e;
+}
+
+// Backward-weights of output channels [k0, k0 + kt) over the whole batch: ports a = X, b = dY (the tile's
+// channels, a strided view of the plain dY), c = dW (the tile's rows), d = dB.
+std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window& win, int64_t k0, int64_t kt,
+                                             bool bias) {
+  ConvGeometry tile = g;
+  tile.k = kt;
+  const memory::dims src{g.n, g.c, g.h, g.w}, wei{kt, g.c, g.r, g.s}, dst{g.n, kt, g.oh, g.ow};
+  const auto hint = forward_pd(tile, win, g.n, bias);
+  const auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
+                                                                    any(wei), plain({kt}, tag::x), any(dst),
+                                                                    win.strides, win.dilates, win.pad_l, win.pad_r)
+                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
+                                                                    any(wei), any(dst), win.strides, win.dilates,
+                                                                    win.pad_l, win.pad_r);
+  const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+  auto e = std::make_unique<Entry>();
+  e->prim = dnnl::convolution_backward_weights(pd);
+  e->a = Port(plain(src, tag::nchw), pd.src_desc(), true);
+  const memory::desc whole_dy = plain({g.n, g.k, g.oh, g.ow}, tag::nchw);
+  e->b = Port(whole_dy.submemory_desc(dst, {0, k0, 0, 0}), pd.diff_dst_desc(), true);
+  e->c = Port(plain(wei, tag::oihw), pd.diff_weights_desc(), false);
+  if (bias) e->d = Port(plain({kt}, tag::x), pd.diff_bias_desc(), false);
+  e->has_bias = bias;
+  e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
+  e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_DIFF_DST, e->b.inner}, {DNNL_ARG_DIFF_WEIGHTS, e->c.inner},
+             {DNNL_ARG_SCRATCHPAD, e->scratch}};
+  if (bias) e->args.emplace(DNNL_ARG_DIFF_BIAS, e->d.inner);
+  return e;
+}
+
+// Member `rank`'s chunks of the batch: [first, last) chunk indices, chunk j = images [j c, min(n, (j+1) c)).
+Range my_chunks(int64_t n, int rank, int width) {
+  return split_range((n + kDnnlImageChunk - 1) / kDnnlImageChunk, rank, width);
+}
+
+}  // namespace
+
+bool dnnl_conv_supported(const ConvGeometry& g) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 && g.groups == 1 && g.n > 0 && g.c > 0 && g.k > 0 && g.oh > 0 && g.ow > 0;
+}
+
+void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
+  const bool has_bias = call.nbuffers() == 4;
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[1], call.shapes[has_bias ? 3 : 2]);
+  const Range chunks = my_chunks(g.n, rank, width);
+  if (chunks.size() <= 0) return;
+  const Window win = window_of(call, g);
+  dnnl::stream& s = thread_stream();
+  const float* x = buf[0];
+  float* y = buf[has_bias ? 3 : 2];
+  Entry* weights_ready = nullptr;  // the entry whose blocked filters hold this call's W already
+  for (int64_t j = chunks.begin; j < chunks.end; ++j) {
+    const int64_t n0 = j * kDnnlImageChunk, mb = std::min(kDnnlImageChunk, g.n - n0);
+    Entry& e = cached(key_of(Pass::forward, call, g, mb, 0, has_bias),
+                      [&] { return make_forward(g, win, mb, has_bias); });
+    if (weights_ready != &e) {
+      e.b.bind(buf[1]);
+      e.b.in(s);
+      if (has_bias) {
+        e.d.bind(buf[2]);
+        e.d.in(s);
+      }
+      weights_ready = &e;
+    }
+    e.a.bind(x + n0 * g.c * g.h * g.w);
+    e.a.in(s);
+    e.c.bind(y + n0 * g.k * g.p());
+    e.prim.execute(s, e.args);
+    e.c.out(s);
+  }
+  s.wait();
+}
+
+void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
+  const Range chunks = my_chunks(g.n, rank, width);
+  if (chunks.size() <= 0) return;
+  const Window win = window_of(call, g);
+  dnnl::stream& s = thread_stream();
+  Entry* weights_ready = nullptr;
+  for (int64_t j = chunks.begin; j < chunks.end; ++j) {
+    const int64_t n0 = j * kDnnlImageChunk, mb = std::min(kDnnlImageChunk, g.n - n0);
+    Entry& e = cached(key_of(Pass::backward_data, call, g, mb, 0, false),
+                      [&] { return make_backward_data(g, win, mb); });
+    if (weights_ready != &e) {
+      e.b.bind(buf[1]);
+      e.b.in(s);
+      weights_ready = &e;
+    }
+    e.a.bind(buf[0] + n0 * g.k * g.p());
+    e.a.in(s);
+    e.c.bind(buf[2] + n0 * g.c * g.h * g.w);
+    e.prim.execute(s, e.args);
+    e.c.out(s);
+  }
+  s.wait();
+}
+
+void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
+  const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[2], call.shapes[1]);
+  const bool has_bias = call.nbuffers() == 4;
+  const Range tiles = split_range((g.k + kDnnlFilterTile - 1) / kDnnlFilterTile, rank, width);
+  if (tiles.size() <= 0) return;
+  const Window win = window_of(call, g);
+  dnnl::stream& s = thread_stream();
+  const memory* x_ready = nullptr;  // X in the layout of the previous tile's primitive, already reordered
+  for (int64_t t = tiles.begin; t < tiles.end; ++t) {
+    const int64_t k0 = t * kDnnlFilterTile, kt = std::min(kDnnlFilterTile, g.k - k0);
+    Entry& e = cached(key_of(Pass::backward_weights, call, g, k0, kt, has_bias),
+                      [&] { return make_backward_weights(g, win, k0, kt, has_bias); });
+    // X is the same for every tile: reordered once per call unless a tile's primitive wants another layout.
+    if (!x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
+      e.a.bind(buf[0]);
+      e.a.in(s);
+      x_ready = &e.a.inner;
+    }
+    e.b.bind(buf[1]);
+    e.b.in(s);
+    e.c.bind(buf[2] + k0 * g.crs());
+    e.args.at(DNNL_ARG_SRC) = *x_ready;  // a handle copy: no allocation
+    if (has_bias) e.d.bind(buf[3] + k0);
+    e.prim.execute(s, e.args);
+    e.c.out(s);
+    if (has_bias) e.d.out(s);
+  }
+  s.wait();
+}
+
+#endif  // CORUN_HAVE_DNNL
+
+}  // namespace corun::codelets

@@ -1,0 +1,59 @@
+// oneDNN convolution kernels (issue 18 item 1): forward, backward-data and backward-weights through
+// oneDNN 2.6 primitives created with format `any`, so that oneDNN picks its blocked layouts (nChw16c /
+// nChw8c activations, OIhw16i16o / OIhw8i8o filters) and with them its direct `jit:avx512_core` / `jit:avx2`
+// kernels instead of the `gemm:jit` fallback it uses on plain NCHW/OIHW buffers. The kernels reorder the
+// graph's plain buffers into those layouts and the results back, inside the task.
+//
+// Width independence by construction (the same scheme as the im2col kernels):
+//   forward, backward-data  the batch is cut into fixed chunks of kDnnlImageChunk images (a cut that
+//                           depends on N only); members take whole chunks, and every chunk is the same
+//                           primitive call at every width;
+//   backward-weights        the output channels are cut into fixed tiles of kDnnlFilterTile; a member runs
+//                           one primitive per tile over the whole batch, so the batch sum happens inside one
+//                           primitive call in one order at every width.
+// Primitives, reorders and their blocked buffers and scratchpads are created on first use per (pass, shape,
+// slice) in a cache of the calling thread (one per StarPU worker), never per call. oneDNN's runtime in
+// Debian's libdnnl is OpenMP: each thread that runs these kernels sets its OpenMP thread count to 1 before
+// its first primitive, so a worker never spawns a nested team.
+//
+// The dispatch (conv2d_fast.cpp) runs these only when dnnl_conv_supported() and conv_kernel_for() pick
+// them; otherwise the im2col + OpenBLAS kernels run.
+#pragma once
+
+#include "codelets/conv2d/conv2d.hpp"
+
+namespace corun::codelets {
+
+/// Which convolution kernels the fast path runs (CORUN_CONV_KERNEL, read by engine/config.cpp).
+enum class ConvKernel { auto_, dnnl, im2col };
+
+/// Sets the process-wide convolution kernel choice (before any task runs).
+void set_conv_kernel(ConvKernel choice);
+ConvKernel conv_kernel();
+
+/// Images per forward / backward-data primitive call: the fixed cut of the batch.
+inline constexpr int64_t kDnnlImageChunk = 4;
+/// Output channels per backward-weights primitive call: the fixed cut of the filters.
+inline constexpr int64_t kDnnlFilterTile = 16;
+
+/// True when this build has oneDNN, the CPU has AVX2 (where oneDNN's direct kernels start) and the
+/// geometry is one the oneDNN kernels handle (one group; any stride, padding and dilation).
+bool dnnl_conv_supported(const ConvGeometry& g);
+
+/// Whether the fast path of `pass` (conv2d, conv2d_grad_data or conv2d_grad_filter) uses oneDNN for this
+/// geometry under the current choice: `dnnl` forces it where supported, `im2col` never, `auto` follows
+/// the measured rule in conv2d_dnnl.cpp. Depends on the shape and pass only, never on the team width, so
+/// the bits never depend on the width either.
+bool use_dnnl_conv(const ConvGeometry& g, OpKind pass);
+
+/// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the
+/// oneDNN kernels: its perfmodel footprint then differs from the im2col one, so that the per-width models
+/// keep the two kernels' timings apart.
+bool call_uses_dnnl_conv(const OpCall& call);
+
+/// The kernels (same signature and buffers as conv2d_fast & co; only valid when dnnl_conv_supported).
+void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width);
+void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int width);
+void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, int width);
+
+}  // namespace corun::codelets

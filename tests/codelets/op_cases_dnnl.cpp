@@ -1,0 +1,52 @@
+// Op cases of the oneDNN convolution kernels (issue 18 item 1), run by test_ops' DnnlConv suite with
+// CORUN_CONV_KERNEL=dnnl forced: batches that leave a short last chunk of kDnnlImageChunk images, output
+// channel counts that leave a short last filter tile of kDnnlFilterTile, channel counts below, at and
+// above oneDNN's vector blocks (3: plain-layout source; 8: avx2 block; 24: 16 + 8), stride 2, asymmetric
+// padding with dilation, 1x1, no bias, and the CIFAR-quick conv3 shape on 3 images.
+#include "op_cases.hpp"
+
+#include "codelets/conv2d/conv2d_dnnl.hpp"
+
+#include <string>
+
+namespace corun::codelets::testing {
+
+std::vector<OpCaseSpec> dnnl_conv_op_cases() {
+  constexpr Access R = Access::read;
+  constexpr Access W = Access::write;
+  struct Geometry {
+    const char* name;
+    int64_t n, c, h, w, k, r, s;
+    ConvParams p;
+    bool bias;
+  };
+  const Geometry cases[] = {
+      {"n10_c16_k20_3x3", 10, 16, 9, 7, 20, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
+      {"n5_c8_k32_5x5_s2", 5, 8, 12, 11, 32, 5, 5, {2, 2, 2, 2, 2, 2, 1, 1, 1}, true},
+      {"n3_c3_k8_3x3", 3, 3, 11, 11, 8, 3, 3, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
+      {"n6_c12_k17_dilated_pads", 6, 12, 10, 9, 17, 3, 2, {2, 1, 1, 0, 2, 1, 2, 1, 1}, false},
+      {"n9_c24_k40_1x1", 9, 24, 6, 6, 40, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
+      {"n1_c16_k16_3x3", 1, 16, 5, 5, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
+      {"cifar_quick_conv3_n3", 3, 32, 6, 6, 64, 5, 5, {1, 1, 2, 2, 2, 2, 1, 1, 1}, true},
+  };
+  std::vector<OpCaseSpec> out;
+  for (const Geometry& q : cases) {
+    const ConvParams& p = q.p;
+    const int64_t oh = (q.h + p.pad_top + p.pad_bottom - p.dilation_h * (q.r - 1) - 1) / p.stride_h + 1;
+    const int64_t ow = (q.w + p.pad_left + p.pad_right - p.dilation_w * (q.s - 1) - 1) / p.stride_w + 1;
+    const Shape x{q.n, q.c, q.h, q.w}, wt{q.k, q.c, q.r, q.s}, b{q.k}, y{q.n, q.k, oh, ow};
+    const auto a = p.attrs();
+    const std::string name = std::string("dnnl_") + q.name;
+    if (q.bias) {
+      out.push_back(make("conv2d_" + name, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, a));
+      out.push_back(make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt, b}, {R, R, W, W}, a));
+    } else {
+      out.push_back(make("conv2d_" + name, OpKind::conv2d, {x, wt, y}, {R, R, W}, a));
+      out.push_back(make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt}, {R, R, W}, a));
+    }
+    out.push_back(make("conv2d_grad_data_" + name, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, a));
+  }
+  return out;
+}
+
+}  // namespace corun::codelets::testing

@@ -1,0 +1,88 @@
+// The oneDNN convolution kernels' per-thread cache (codelets/conv2d/conv2d_dnnl.cpp): primitives, blocked
+// buffers and reorders are made once per shape and slice and reused, so a second call on the same shapes
+// with other inputs must compute from those inputs, not from what the blocked buffers kept of the first
+// call. The op harness runs every width on the same inputs and cannot see that; this test can.
+#include "codelets/conv2d/conv2d_dnnl.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace corun::codelets {
+namespace {
+
+std::vector<float> random_values(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return d;
+}
+
+class DnnlConvCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
+    if (!dnnl_conv_supported(probe))
+      GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
+    set_conv_kernel(ConvKernel::dnnl);
+  }
+  void TearDown() override { set_conv_kernel(ConvKernel::auto_); }
+};
+
+// 9 images (chunks of 4, 4, 1), 40 filters (tiles of 16, 16, 8): every pass twice, on new inputs each time,
+// against the reference kernels; width 1 and 2 teams (members run one after the other).
+TEST_F(DnnlConvCache, EveryCallComputesFromItsOwnInputs) {
+  const Shape x{9, 8, 7, 6}, wt{40, 8, 3, 3}, b{40}, y{9, 40, 7, 6};
+  auto call = [&](OpKind kind, std::vector<Shape> shapes) {
+    OpCall c;
+    c.kind = kind;
+    c.shapes = std::move(shapes);
+    c.modes.assign(c.shapes.size(), Access::read);
+    c.i[0] = 1;  // stride 1
+    c.i[1] = 1;  // pad 1
+    return c;
+  };
+  const OpCall fwd = call(OpKind::conv2d, {x, wt, b, y});
+  const OpCall data = call(OpKind::conv2d_grad_data, {y, wt, x});
+  const OpCall filt = call(OpKind::conv2d_grad_filter, {x, y, wt, b});
+  for (int width : {1, 2})
+    for (unsigned round = 0; round < 2; ++round) {
+      SCOPED_TRACE("width " + std::to_string(width) + ", round " + std::to_string(round));
+      std::vector<float> xv = random_values(static_cast<size_t>(x.numel()), 10 + round),
+                         wv = random_values(static_cast<size_t>(wt.numel()), 20 + round),
+                         bv = random_values(static_cast<size_t>(b.numel()), 30 + round),
+                         dyv = random_values(static_cast<size_t>(y.numel()), 40 + round);
+      std::vector<float> y_fast(dyv.size()), y_ref(dyv.size()), dx_fast(xv.size()), dx_ref(xv.size()),
+          dw_fast(wv.size()), dw_ref(wv.size()), db_fast(bv.size()), db_ref(bv.size());
+      float* f_fast[] = {xv.data(), wv.data(), bv.data(), y_fast.data()};
+      float* f_ref[] = {xv.data(), wv.data(), bv.data(), y_ref.data()};
+      float* d_fast[] = {dyv.data(), wv.data(), dx_fast.data()};
+      float* d_ref[] = {dyv.data(), wv.data(), dx_ref.data()};
+      float* w_fast[] = {xv.data(), dyv.data(), dw_fast.data(), db_fast.data()};
+      float* w_ref[] = {xv.data(), dyv.data(), dw_ref.data(), db_ref.data()};
+      for (int rank = 0; rank < width; ++rank) {
+        conv2d_fast(fwd, f_fast, rank, width);
+        conv2d_grad_data_fast(data, d_fast, rank, width);
+        conv2d_grad_filter_fast(filt, w_fast, rank, width);
+      }
+      conv2d_ref(fwd, f_ref, 0, 1);
+      conv2d_grad_data_ref(data, d_ref, 0, 1);
+      conv2d_grad_filter_ref(filt, w_ref, 0, 1);
+      EXPECT_LT(max_abs_diff(y_fast, y_ref), 1e-4);
+      EXPECT_LT(max_abs_diff(dx_fast, dx_ref), 1e-4);
+      EXPECT_LT(max_abs_diff(dw_fast, dw_ref), 1e-3);
+      EXPECT_LT(max_abs_diff(db_fast, db_ref), 1e-3);
+    }
+}
+
+}  // namespace
+}  // namespace corun::codelets
