@@ -3,6 +3,7 @@
 #include "cli/lstm_session.hpp"
 #include "cli/sessions/sessions.hpp"
 
+#include <corun/input_projection.hpp>
 #include <corun/models/lstm.hpp>
 
 #include <cstdio>
@@ -20,6 +21,8 @@ class LstmTrain : public TrainSession {
     models::LstmConfig rc = cfg;
     rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients only, Engine::run_replicated updates
+    // The input-projection pass as CORUN_INPUT_PROJECTION asks (default: where its cost model predicts a gain).
+    rc.before_backward = [](Graph& g) { plan_input_projections(g, Config::from_env()); };
     for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Lstm>(rc));
       models_.back()->init_params();
