@@ -22,7 +22,8 @@ double copy_us(double floats, const InputProjectionModel& p) { return floats * 8
 }  // namespace
 
 InputProjectionDecision predict_input_projection(const std::string& weight, int steps, int64_t rows, int64_t in,
-                                                 int64_t recurrent, int64_t out, const InputProjectionModel& p) {
+                                                 int64_t recurrent, int64_t out, const InputProjectionModel& p,
+                                                 bool staggered_inputs) {
   InputProjectionDecision d;
   d.weight = weight;
   d.steps = steps;
@@ -42,12 +43,16 @@ InputProjectionDecision predict_input_projection(const std::string& weight, int 
     d.separate_us = T * (f * gemm_us(B, K, N, p) + c * p.task_us);
     d.stacked_us = c * (copy_us(T * B * K, p) + copy_us(T * B * N, p) + 3 * p.task_us) + f * gemm_us(T * B, K, N, p);
   }
-  d.applied = d.stacked_us < d.separate_us * (1.0 - engine::kMinGain);
+  d.applied = !staggered_inputs && d.stacked_us < d.separate_us * (1.0 - engine::kMinGain);
   std::ostringstream os;
   os.precision(3);
   os << steps << " steps of [" << rows << ", " << in << "] x [" << in << ", " << out << "]"
      << (recurrent > 0 ? " (concat form, W split)" : "") << ": predicted " << d.separate_us << " us separate, "
-     << d.stacked_us << " us stacked -> " << (d.applied ? "stacked" : "kept per step (no 5% gain)");
+     << d.stacked_us << " us stacked -> "
+     << (d.applied            ? "stacked"
+         : staggered_inputs ? "kept per step (inputs come step by step from a layer below: stacking would wait "
+                              "for all of it and lose the overlap across layers)"
+                            : "kept per step (no 5% gain)");
   d.reason = os.str();
   return d;
 }
@@ -59,7 +64,7 @@ std::vector<InputProjectionDecision> plan_input_projections(Graph& graph, const 
   const bool force = config.input_projection.has_value();
   passes::stack_input_projections(graph, [&](const passes::ProjectionGroup& grp) {
     InputProjectionDecision d = predict_input_projection(grp.weight, grp.steps, grp.rows, grp.in, grp.recurrent,
-                                                         grp.out, model);
+                                                         grp.out, model, grp.staggered_inputs);
     if (force && !d.applied) {
       d.applied = true;
       d.reason += " (CORUN_INPUT_PROJECTION=on: stacked)";

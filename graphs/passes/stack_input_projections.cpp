@@ -107,6 +107,11 @@ std::vector<Candidate> find_groups(const GraphImpl& g, int min_steps) {
     c.group.steps = static_cast<int>(c.steps.size());
     if (c.group.steps < min_steps || insert_position(g, uses, c) < 0) continue;
     c.group.first_node = c.steps.front().concat_node >= 0 ? c.steps.front().concat_node : c.steps.front().matmul_node;
+    std::vector<int> producers;
+    for (const Step& st : c.steps)
+      if (const int p = g.values[static_cast<size_t>(st.x)].producer; p >= 0) producers.push_back(p);
+    std::sort(producers.begin(), producers.end());
+    c.group.staggered_inputs = std::unique(producers.begin(), producers.end()) - producers.begin() > 1;
     out.push_back(std::move(c));
   }
   return out;

@@ -37,6 +37,9 @@ struct ProjectionGroup {
   int64_t recurrent = 0;   ///< K of the recurrent part (W_h's rows; 0 in the plain form)
   int64_t out = 0;         ///< N
   int first_node = -1;     ///< the group's first step node, before the pass
+  /// The inputs come from more than one node, one step at a time (an RNN layer below): stacking makes this
+  /// layer wait for the whole layer below, where per step it overlaps it (the wavefront across layers).
+  bool staggered_inputs = false;
 };
 
 /// Whether to stack a group (the plan's cost model decides; nullptr: every group).

@@ -48,9 +48,14 @@ struct InputProjectionModel {
   double gemms_per_product = 3.0;
 };
 
-/// Predicts the group's two forward times with `model` (stacked must win by 5% to apply under auto).
+/// Predicts the group's two times with `model` (stacked must win by 5% to apply under auto). A group whose
+/// inputs are staggered (made one step at a time by a recurrence below: an inner layer of a stacked RNN)
+/// is never stacked under auto: stacking makes the layer wait for the whole layer below instead of
+/// following it step by step, and on 2 cores that lost overlap across layers costs more than the larger
+/// GEMM saves (LSTM small, every layer stacked: 1.4-1.8x slower under lws and cpf; docs/models.md).
 InputProjectionDecision predict_input_projection(const std::string& weight, int steps, int64_t rows, int64_t in,
-                                                 int64_t recurrent, int64_t out, const InputProjectionModel& model);
+                                                 int64_t recurrent, int64_t out, const InputProjectionModel& model,
+                                                 bool staggered_inputs = false);
 
 /// Runs the pass on `graph` (forward graph, before backward) as config.input_projection asks: off: nothing;
 /// on: every group; auto (unset): where predict_input_projection predicts a gain. Returns one decision per

@@ -165,6 +165,26 @@ TEST(InputProjection, LstmConcatFormSplitsTheWeightAndTrainsTheSame) {
   expect_close(train_lstm(on, 3), train_lstm(off, 3), 1e-5);
 }
 
+TEST(InputProjection, InnerLayersInputsAreStaggered) {
+  // Layer 0 reads graph inputs; layer 1 reads layer 0's h_t, made one step at a time.
+  models::LstmConfig c = tiny_lstm(false);
+  std::vector<passes::ProjectionGroup> seen;
+  c.before_backward = [&](Graph& g) {
+    passes::stack_input_projections(g, [&](const passes::ProjectionGroup& grp) {
+      seen.push_back(grp);
+      return false;
+    });
+  };
+  models::Lstm m(c);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].weight, "w0");
+  EXPECT_FALSE(seen[0].staggered_inputs);
+  EXPECT_TRUE(seen[1].staggered_inputs);
+  EXPECT_TRUE(seen[1].concat_form);
+  EXPECT_EQ(seen[1].steps, 5);
+  EXPECT_EQ(count(m.graph, OpKind::concat), 10);  // nothing accepted: the graph as built
+}
+
 TEST(InputProjection, RefusedAfterBackward) {
   models::Lstm m(tiny_lstm(false));
   EXPECT_THROW(passes::stack_input_projections(m.graph, nullptr), Error);
@@ -180,6 +200,10 @@ TEST(InputProjection, CostModelStacksTheLstmShapesAndNotWhereNothingIsSaved) {
   const auto d = predict_input_projection("w", 2, 64, 1, 1024, 4096, p);
   EXPECT_FALSE(d.applied) << d.reason;
   EXPECT_GT(d.stacked_us, 0.95 * d.separate_us);
+  // An inner layer: never under auto, whatever the GEMMs would save (the overlap across layers is lost).
+  const auto inner = predict_input_projection("w1", 30, 64, 512, 512, 2048, p, /*staggered_inputs=*/true);
+  EXPECT_FALSE(inner.applied) << inner.reason;
+  EXPECT_LT(inner.stacked_us, inner.separate_us);
 }
 
 TEST(InputProjection, ConfigOnOffAuto) {
