@@ -21,8 +21,11 @@ class LstmTrain : public TrainSession {
     models::LstmConfig rc = cfg;
     rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients only, Engine::run_replicated updates
-    // The input-projection pass as CORUN_INPUT_PROJECTION asks (default: where its cost model predicts a gain).
-    rc.before_backward = [](Graph& g) { plan_input_projections(g, Config::from_env()); };
+    // The input-projection pass when CORUN_INPUT_PROJECTION asks for it (unset: off; docs/models.md).
+    rc.before_backward = [](Graph& g) {
+      const Config c = Config::from_env();
+      if (c.input_projection.has_value() || c.input_projection_auto) plan_input_projections(g, c);
+    };
     for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Lstm>(rc));
       models_.back()->init_params();

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -230,6 +231,20 @@ TEST(InputProjection, ConfigOnOffAuto) {
   ASSERT_EQ(d_on.size(), 1u);
   EXPECT_TRUE(d_on[0].applied);
   EXPECT_EQ(count(*g2, OpKind::matmul), 1);
+}
+
+TEST(InputProjection, EnvironmentVariable) {
+  ::setenv("CORUN_INPUT_PROJECTION", "auto", 1);
+  Config a = Config::from_env();
+  EXPECT_TRUE(a.input_projection_auto);
+  EXPECT_FALSE(a.input_projection.has_value());
+  ::setenv("CORUN_INPUT_PROJECTION", "off", 1);
+  EXPECT_EQ(Config::from_env().input_projection, std::optional<bool>(false));
+  ::setenv("CORUN_INPUT_PROJECTION", "stacked", 1);
+  EXPECT_THROW(Config::from_env(), Error);
+  ::unsetenv("CORUN_INPUT_PROJECTION");
+  Config u = Config::from_env();
+  EXPECT_FALSE(u.input_projection_auto || u.input_projection.has_value());
 }
 
 }  // namespace
