@@ -48,6 +48,10 @@ Config Config::from_env() {
     else c.parallel_ops = *v == "on";
   }
   if (auto v = env::get_int("CORUN_PARALLEL_OPS_MIN", 2, 1 << 20)) c.parallel_ops_min = static_cast<int>(*v);
+  if (auto v = env::get_choice("CORUN_INPUT_PROJECTION", {"on", "off", "auto"})) {
+    if (*v == "auto") c.input_projection_auto = true;
+    else c.input_projection = *v == "on";
+  }
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;
   if (auto v = env::get_choice("CORUN_COTENANCY", {"auto", "off"})) c.cotenancy = *v == "auto";

@@ -85,6 +85,7 @@ Lstm::Lstm(const LstmConfig& cfg, bool training) : config(cfg) {
   loss = g.softmax_xent(logits, targets, "loss");
   g.keep(logits);  // public outputs survive Graph::fuse_elementwise
   g.keep(loss);
+  if (cfg.before_backward) cfg.before_backward(g);
   if (training) {
     BackwardOptions o = cfg.optimizer;
     o.sgd_update = cfg.sgd_update;

@@ -83,6 +83,12 @@ struct Config {
   /// only where the models predict a gain, since under policies without teams a group runs on one worker).
   bool parallel_ops_auto_by_default = false;
   bool verbose_passes = false;  ///< CORUN_VERBOSE=passes (or all): print every grouping decision and why
+  /// CORUN_INPUT_PROJECTION=on|off (unset: where the cost model predicts a gain); read by
+  /// corun::plan_input_projections (include/corun/input_projection.hpp).
+  std::optional<bool> input_projection;
+  /// CORUN_INPUT_PROJECTION=auto, said explicitly: `corun train --model lstm` runs the pass only when the
+  /// variable is set (unset: off there, since on 2 cores no setting trained faster; docs/models.md).
+  bool input_projection_auto = false;
 
   /// CORUN_CGROUP_ROOT: a directory standing in for / when reading the cgroup limits of the allocation
   /// (tests; "" = the real /). machine::allocation() checks that it is a readable directory.

@@ -13,6 +13,7 @@
 #include <corun/graph.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct LstmConfig {
   float r_on = 0.5f;     ///< open ratio
   float leak = 1e-3f;    ///< alpha: the gate's slope while closed, during training
   float max_period = 3.0f;  ///< largest initial period, in timesteps
+  /// Called on the forward graph before backward() (and on an inference graph once it is built): where a
+  /// pass that must see the forward graph alone runs, e.g. corun::plan_input_projections, which `corun
+  /// train` installs here. Empty: nothing (the graph as built, the bits every earlier session had).
+  std::function<void(Graph&)> before_backward;
 };
 
 /// The SGD learning rate `corun train --model phased-lstm` uses by default (the LSTM's 0.5 leaves the 4-layer
