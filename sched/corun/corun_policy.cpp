@@ -21,6 +21,7 @@
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/planner/co_tenancy.hpp"
+#include "sched/planner/core_speed.hpp"
 #include "sched/planner/corun_planner.hpp"
 #include "sched/planner/interference.hpp"
 #include "sched/toolbox/team_policy.hpp"
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -37,10 +39,15 @@ namespace {
 // Interference: a co-run task this much slower than its model is a slowdown event; a pair of op kinds is
 // no longer co-run after kMinEvents events that are at least kMinShare of its co-runs. On the shared 2-core
 // VM, 1.5x with 2 events forbade 18 pairs in 10 LSTM steps from noise alone; 3 events and a majority
-// forbid none there, while a pair that always interferes is caught after 3 co-runs.
+// forbid none there, while a pair that always interferes is caught after 3 co-runs. Slowdowns are against
+// the median slowdown of the last kBaselineWindow ops (interference.hpp): the other processes on a shared
+// machine slow every op down, and that is not interference between two of ours.
 constexpr double kSlowdown = 1.5;
 constexpr int kMinEvents = 3;
 constexpr double kMinShare = 0.5;
+constexpr int kBaselineWindow = 64;
+// Per-core speeds are recomputed after this many measured width-1 tasks (a few µs for 64 cores).
+constexpr unsigned long kSpeedEvery = 8;
 // Below this predicted time, wake-up latency and clock noise dominate the measurement: no verdict.
 constexpr double kMinObservedUs = 100.0;
 
@@ -51,6 +58,8 @@ struct Running {
   int kind = -1;
   double predicted = NAN;
   double start = 0.0;                // kernel start (pre_exec_hook of the block's first core)
+  double cpu_start = 0.0;            // the first core's thread CPU time then (µs)
+  double cpu_us = NAN;               // the first core's thread CPU time over the task (its post_exec_hook)
   std::vector<int> corunning_kinds;  // kinds that ran at the same time, at any moment of its run
 };
 
@@ -70,8 +79,10 @@ CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared
     t.kind = h->kind;
   }
   t.explain = policy_options().verbose_sched || (h != nullptr && h->want_reason);
-  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it.
-  if (h == nullptr || h->fixed_width == 0) max_width = std::min(max_width, width_cap);
+  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it; the width search's
+  // tuning runs do not: a team under test that waits on a busy core stalls the whole serial run (a 13 s
+  // LSTM step against 0.4 s on the loaded 2-core VM), so the cap applies and the search ends there.
+  if (h == nullptr || h->fixed_width == 0 || h->width_search) max_width = std::min(max_width, width_cap);
   t.max_width = std::min(max_width, planner.cores());
   // Strategy 2: the width of the op's kind; without one, the fastest known width, else the widest.
   int stable = h != nullptr ? h->stable_width : 0;
@@ -90,6 +101,13 @@ CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared
   return t;
 }
 
+// The calling thread's CPU time in µs (NaN when the clock is unavailable).
+double thread_cpu_us() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return NAN;
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+
 class CorunPolicy final : public TeamPolicy {
  public:
   static constexpr bool kWatchesStarts = true;  // the measured time of a task starts in started()
@@ -99,6 +117,7 @@ class CorunPolicy final : public TeamPolicy {
  private:
   ExecutorLayout start(int ncores) override {
     planner_ = std::make_unique<CorunPlanner>(ncores);
+    speed_ = std::make_unique<CoreSpeed>(ncores);
     block_of_.assign(static_cast<size_t>(ncores), -1);
     running_.assign(static_cast<size_t>(ncores), Running{});
     return ExecutorLayout{1, ncores};
@@ -127,14 +146,17 @@ class CorunPolicy final : public TeamPolicy {
   void started(int core) override {
     if (block_of_[static_cast<size_t>(core)] != core) return;
     running_[static_cast<size_t>(core)].start = starpu_timing_now();
+    running_[static_cast<size_t>(core)].cpu_start = thread_cpu_us();
   }
 
   void finished_locked(int core) override {
     Running& r = running_[static_cast<size_t>(block_of_[static_cast<size_t>(core)])];
+    if (block_of_[static_cast<size_t>(core)] == core) r.cpu_us = thread_cpu_us() - r.cpu_start;
     if (--r.members_left == 0) {
       const double now = starpu_timing_now();
       planner_->finished(r.id);
       observe(r, now);
+      if (r.width == 1 && policy_options().cotenancy) measure_core(core, r, now);
       r.corunning_kinds.clear();
       apply(now, core);
     }
@@ -154,7 +176,7 @@ class CorunPolicy final : public TeamPolicy {
 
       // Before the push: the block's first core writes `start` as soon as it runs the task.
       Running& r = running_[static_cast<size_t>(a.first_core)];
-      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, {}};
+      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, 0.0, NAN, {}};
       for (Running& other : running_)  // both directions: either may be the one slowed down
         if (other.members_left > 0 && &other != &r) {
           other.corunning_kinds.push_back(r.kind);
@@ -172,10 +194,34 @@ class CorunPolicy final : public TeamPolicy {
       report_width_change("corun", governor_.last_change(), policy_options().verbose_sched, policy_options().quiet);
   }
 
-  // A finished task that co-ran: did it run much slower than predicted? Called with the mutex held.
+  // Issue 21 item 7: a core another process uses runs our width-1 tasks slower than the others; the
+  // planner then places tasks there only when they still finish first (core_speed.hpp). The factors are
+  // recomputed every kSpeedEvery measured tasks (a median per core). Called with the mutex held.
+  void measure_core(int core, const Running& r, double now) {
+    if (!(r.predicted >= kMinObservedUs)) return;
+    speed_->observe(core, r.predicted, now - r.start);
+    if (++measured_ % kSpeedEvery != 0) return;
+    std::vector<double> s = speed_->slowdowns();
+    if (s == planner_->core_slowdowns()) return;
+    if (policy_options().verbose_sched)
+      for (size_t c = 0; c < s.size(); ++c)
+        if (s[c] != planner_->core_slowdowns()[c])
+          std::fprintf(stderr, "corun sched: core %zu runs %.2fx slower than the fastest core%s\n", c, s[c],
+                       s[c] > 1.0 ? ": another process uses it; tasks go there only when they still finish first"
+                                  : " (below the busy threshold: equal)");
+    planner_->set_core_slowdowns(std::move(s));
+  }
+
+  // A finished task: did it run much slower than predicted, and than the machine's other ops? A task that
+  // ran alone only feeds the detector's baseline. Called with the mutex held.
   void observe(const Running& r, double now) {
-    if (r.kind < 0 || r.corunning_kinds.empty() || !(r.predicted >= kMinObservedUs)) return;
-    detector_.observe(CorunObservation{r.kind, r.predicted, now - r.start, r.corunning_kinds});
+    if (r.kind < 0 || !(r.predicted >= kMinObservedUs)) return;
+    // CPU time, not wall time: a thread the OS descheduled for another process (co-tenancy) ran no slower,
+    // while two of our ops fighting over caches or memory bandwidth stall on the CPU. On the loaded 2-core
+    // VM wall times blamed pairs for ~30 ms preemptions, forbade more of them every step, and the LSTM
+    // step grew from 0.66 s to 1.4 s within three steps. Wall time when the CPU clock is unavailable.
+    const double took = std::isnan(r.cpu_us) ? now - r.start : r.cpu_us;
+    detector_.observe(CorunObservation{r.kind, r.predicted, took, r.corunning_kinds});
     for (const auto& [a, b] : detector_.pairs()) {
       if (planner_->forbidden(a, b)) continue;
       planner_->forbid_corun(a, b);
@@ -185,10 +231,12 @@ class CorunPolicy final : public TeamPolicy {
   }
 
   std::unique_ptr<CorunPlanner> planner_;  // created in start(), once the workers are known
+  std::unique_ptr<CoreSpeed> speed_;       // per-core slowdowns of width-1 tasks (co-tenancy)
+  unsigned long measured_ = 0;             // width-1 tasks fed to speed_
   bool shared_teams_ = false;              // one team per width (see the header comment)
   std::vector<int> block_of_;              // per core: first core of the block it runs for
   std::vector<Running> running_;           // per first core of a running block
-  InterferenceDetector detector_{kSlowdown, kMinEvents, kMinShare};
+  InterferenceDetector detector_{kSlowdown, kMinEvents, kMinShare, kBaselineWindow};
   std::vector<CorunAssignment> assignments_;  // scratch, reused under the mutex
   TeamWidthGovernor governor_{policy_options().cotenancy};
 };

@@ -33,6 +33,12 @@
 //    then lowest thread, first; one task per sibling slot). Only such small ops: the paper finds
 //    hyper-threading slows an op down when both threads run big work. Sibling slots never block a core's
 //    primary thread (a sibling task outliving the big op shares its core with whatever starts there).
+//  - Busy cores (issue 21 item 7, set_core_slowdowns): a core another process uses runs our tasks slower
+//    by a measured factor (core_speed.hpp). A width's time is then its prediction x the slowest core of
+//    the best idle block of that width (least slowdown; ties: the preferred core, then the lowest), in
+//    every rule above; and a width-1 task starts on a busy core only when it ends there before it would on
+//    a faster core that a running task frees (earliest finish), else it waits. All factors 1 (the default):
+//    exactly the rules above.
 // Deterministic: the same calls give the same assignments and reasons.
 #pragma once
 
@@ -108,6 +114,13 @@ class CorunPlanner {
   int block_for(int width) const;
   /// The three fastest known widths of `task`, fastest first (exposed for the tests).
   static std::vector<int> candidates(const CorunTask& task, int cores);
+  /// Per core, how much slower than its model a task runs there (>= 1; 1: not busy). Throws corun::Error
+  /// for a wrong size or a factor < 1 (or NaN).
+  void set_core_slowdowns(std::vector<double> slowdowns);
+  const std::vector<double>& core_slowdowns() const { return slowdown_; }
+  /// The idle block of `width` with the least slowdown (ties: preferred core, then lowest); -1 when none
+  /// fits. `slowdown`: that block's slowest core.
+  int best_block(int width, double* slowdown) const;
 
  private:
   static constexpr uint64_t kIdle = UINT64_MAX;
@@ -132,6 +145,9 @@ class CorunPlanner {
   bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
   // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.
   bool try_sibling(double now, CorunAssignment& a);
+  // True when a width-1 task of prediction `p` would end sooner on a faster core a running width-1 task
+  // frees than now on a core `here` times slower.
+  bool finishes_sooner_elsewhere(double p, double here, double now) const;
   // True when `t` may not start beside some running task (forbid_corun).
   bool conflicts(const CorunTask& t) const;
   void occupy(uint64_t id, int first, int width, int thread, int kind, double predicted, double now);
@@ -147,6 +163,8 @@ class CorunPlanner {
   std::set<std::pair<int, int>> forbidden_;  // (min kind, max kind)
   uint64_t seq_ = 0;
   int preferred_ = -1;  // during dispatch: the cache-warm core, until one placement used it
+  std::vector<double> slowdown_;  // per core (set_core_slowdowns), all 1 by default
+  bool any_slow_ = false;
 };
 
 }  // namespace corun::sched
