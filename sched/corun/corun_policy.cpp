@@ -27,10 +27,12 @@
 #include "sched/toolbox/team_policy.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace corun::sched {
@@ -58,6 +60,7 @@ struct Running {
   int kind = -1;
   double predicted = NAN;
   double start = 0.0;                // kernel start (pre_exec_hook of the block's first core)
+  double placed = 0.0;               // when the planner gave it its cores (pushed or offered)
   double cpu_start = 0.0;            // the first core's thread CPU time then (µs)
   double cpu_us = NAN;               // the first core's thread CPU time over the task (its post_exec_hook)
   std::vector<int> corunning_kinds;  // kinds that ran at the same time, at any moment of its run
@@ -118,6 +121,9 @@ class CorunPolicy final : public TeamPolicy {
   ExecutorLayout start(int ncores) override {
     planner_ = std::make_unique<CorunPlanner>(ncores);
     speed_ = std::make_unique<CoreSpeed>(ncores);
+    offers_.assign(static_cast<size_t>(ncores), Offer{});
+    offered_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(ncores));
+    for (int c = 0; c < ncores; ++c) offered_[static_cast<size_t>(c)].store(false);
     block_of_.assign(static_cast<size_t>(ncores), -1);
     running_.assign(static_cast<size_t>(ncores), Running{});
     return ExecutorLayout{1, ncores};
@@ -135,6 +141,20 @@ class CorunPolicy final : public TeamPolicy {
   }
 
   // `caller_core`: what it just released reads what it just wrote.
+  // Late binding on busy cores (issue 21 item 7): a width-1 task the planner put on a core another process
+  // uses is not pushed there, where it would wait for the OS to give that worker its core back (a time
+  // slice of milliseconds); it is offered, and taken by that worker's next pop (it polls while idle, so it
+  // runs the task as soon as it has its core), or by a quiet core that frees first (steal_offer).
+  bool may_pop(int core) const override { return offered_[static_cast<size_t>(core)].load(std::memory_order_acquire); }
+
+  starpu_task* pop_locked(int core) override {
+    if (!offered_[static_cast<size_t>(core)].load(std::memory_order_relaxed)) return nullptr;  // stolen meanwhile
+    Offer o = std::move(offers_[static_cast<size_t>(core)]);
+    offered_[static_cast<size_t>(core)].store(false, std::memory_order_release);
+    running_[static_cast<size_t>(core)].start = starpu_timing_now();
+    return hand_to_caller(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+  }
+
   void pushed_locked(starpu_task* task, int caller_core) override {
     planner_->add_ready(corun_task(task, *planner_, shared_teams_, governor_.next_cap()));
     apply(starpu_timing_now(), caller_core);
@@ -158,7 +178,30 @@ class CorunPolicy final : public TeamPolicy {
       observe(r, now);
       if (r.width == 1 && policy_options().cotenancy) measure_core(core, r, now);
       r.corunning_kinds.clear();
+      steal_offer(core, now);
       apply(now, core);
+    }
+  }
+
+  // `core` just went idle: it takes a task offered to a slower core and not popped yet (the planner moves
+  // it; its Running record moves along). Called with the mutex held, on `core`'s own worker.
+  void steal_offer(int core, double now) {
+    const std::vector<double>& slow = planner_->core_slowdowns();
+    for (size_t b = 0; b < offers_.size(); ++b) {
+      if (!offered_[b].load(std::memory_order_relaxed) || !(slow[static_cast<size_t>(core)] < slow[b])) continue;
+      Offer o = std::move(offers_[b]);
+      offered_[b].store(false, std::memory_order_release);
+      Running moved = std::move(running_[b]);
+      running_[b] = Running{};
+      planner_->finished(moved.id);
+      planner_->place(moved.id, core, 1, o.predicted, now);
+      moved.start = moved.placed = now;
+      running_[static_cast<size_t>(core)] = std::move(moved);
+      block_of_[static_cast<size_t>(core)] = core;
+      if (policy_options().verbose_sched)
+        std::fprintf(stderr, "corun sched: core %d takes the task offered to busy core %zu\n", core, b);
+      place(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+      return;
     }
   }
 
@@ -176,13 +219,19 @@ class CorunPolicy final : public TeamPolicy {
 
       // Before the push: the block's first core writes `start` as soon as it runs the task.
       Running& r = running_[static_cast<size_t>(a.first_core)];
-      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, 0.0, NAN, {}};
+      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, now, 0.0, NAN, {}};
       for (Running& other : running_)  // both directions: either may be the one slowed down
         if (other.members_left > 0 && &other != &r) {
           other.corunning_kinds.push_back(r.kind);
           r.corunning_kinds.push_back(other.kind);
         }
       for (int c = a.first_core; c < a.first_core + a.width; ++c) block_of_[static_cast<size_t>(c)] = a.first_core;
+      const size_t c = static_cast<size_t>(a.first_core);
+      if (a.width == 1 && a.thread == 0 && a.first_core != preferred && planner_->core_slowdowns()[c] > 1.0) {
+        offers_[c] = Offer{task, a.predicted, a.reason};  // see may_pop()
+        offered_[c].store(true, std::memory_order_release);
+        continue;
+      }
       place(Placement{task, 0, a.first_core, a.width, a.predicted, &a.reason});
     }
   }
@@ -195,11 +244,14 @@ class CorunPolicy final : public TeamPolicy {
   }
 
   // Issue 21 item 7: a core another process uses runs our width-1 tasks slower than the others; the
-  // planner then places tasks there only when they still finish first (core_speed.hpp). The factors are
+  // planner then prefers quiet cores, and tasks it still puts on the busy one are offered, not pushed
+  // (may_pop). Measured from placement to end (core_speed.hpp). The factors are
   // recomputed every kSpeedEvery measured tasks (a median per core). Called with the mutex held.
   void measure_core(int core, const Running& r, double now) {
     if (!(r.predicted >= kMinObservedUs)) return;
-    speed_->observe(core, r.predicted, now - r.start);
+    // From placement, not from the kernel start: a worker sharing its core with a busy process mostly
+    // loses time before it starts a small task (it waits for a time slice), hardly while running it.
+    speed_->observe(core, r.predicted, now - r.placed);
     if (++measured_ % kSpeedEvery != 0) return;
     std::vector<double> s = speed_->slowdowns();
     if (s == planner_->core_slowdowns()) return;
@@ -232,6 +284,13 @@ class CorunPolicy final : public TeamPolicy {
 
   std::unique_ptr<CorunPlanner> planner_;  // created in start(), once the workers are known
   std::unique_ptr<CoreSpeed> speed_;       // per-core slowdowns of width-1 tasks (co-tenancy)
+  struct Offer {
+    starpu_task* task = nullptr;
+    double predicted = NAN;
+    std::string reason;
+  };
+  std::vector<Offer> offers_;                     // per core: a task offered to it (late binding), under the mutex
+  std::unique_ptr<std::atomic<bool>[]> offered_;  // per core: offers_ holds a task (may_pop reads it unlocked)
   unsigned long measured_ = 0;             // width-1 tasks fed to speed_
   bool shared_teams_ = false;              // one team per width (see the header comment)
   std::vector<int> block_of_;              // per core: first core of the block it runs for

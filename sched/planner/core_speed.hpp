@@ -10,8 +10,8 @@
 // cores with at least kMinSamples samples. A slowdown under kBusyFactor reads as 1 (noise and cache effects
 // must not reorder cores), so on a quiet or a uniformly loaded machine every core is equal and the planner
 // behaves exactly as without it. A core is measured again as soon as it runs width-1 tasks, so a co-tenant
-// that leaves is forgotten within kWindow of its tasks; the planner keeps giving the busy core tasks whose
-// slower run still ends first (earliest finish), so it never stops being measured.
+// that leaves is forgotten within kWindow of its tasks; the planner still gives the busy core tasks when
+// no quiet core is idle, so it never stops being measured.
 #pragma once
 
 #include <deque>

@@ -136,17 +136,6 @@ int CorunPlanner::best_block(int width, double* slowdown) const {
   return best;
 }
 
-bool CorunPlanner::finishes_sooner_elsewhere(double p, double here, double now) const {
-  for (const Running& r : running_) {
-    if (r.thread != 0 || r.width != 1) continue;  // a team's cores free together: too rare to wait for
-    const double s = slowdown_[static_cast<size_t>(r.first)];
-    if (s >= here) continue;
-    const double frees = std::isnan(r.end) ? 0.0 : std::max(0.0, r.end - now);
-    if (frees + p * s < p * here) return true;
-  }
-  return false;
-}
-
 int CorunPlanner::first_fit(int width) const {
   int run = 0;
   for (int c = 0; c < cores(); ++c) {
@@ -233,11 +222,7 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
   }
   double slow = 1.0;
   a.first_core = best_block(pick, &slow);
-  if (slow > 1.0) {
-    // Only busy cores are idle: start here only if no faster core frees in time to finish sooner.
-    if (pick == 1 && finishes_sooner_elsewhere(time_at(t, 1), slow, now)) return false;
-    why << "; busy core(s) x" << slow;
-  }
+  if (slow > 1.0) why << "; busy core(s) x" << slow;  // the adapter binds it late (corun_policy.cpp)
   a.id = t.id;
   if (a.first_core == preferred_) preferred_ = -1;
   a.width = pick;

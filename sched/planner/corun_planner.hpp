@@ -36,9 +36,10 @@
 //  - Busy cores (issue 21 item 7, set_core_slowdowns): a core another process uses runs our tasks slower
 //    by a measured factor (core_speed.hpp). A width's time is then its prediction x the slowest core of
 //    the best idle block of that width (least slowdown; ties: the preferred core, then the lowest), in
-//    every rule above; and a width-1 task starts on a busy core only when it ends there before it would on
-//    a faster core that a running task frees (earliest finish), else it waits. All factors 1 (the default):
-//    exactly the rules above.
+//    every rule above, so a quiet core wins over a busy one and a team with a busy member loses to a
+//    narrower quiet block; a task whose only idle block is busy still starts there (the adapter binds it to
+//    that core late: a quiet core that frees first takes it). All factors 1 (the default): exactly the
+//    rules above.
 // Deterministic: the same calls give the same assignments and reasons.
 #pragma once
 
@@ -145,9 +146,6 @@ class CorunPlanner {
   bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
   // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.
   bool try_sibling(double now, CorunAssignment& a);
-  // True when a width-1 task of prediction `p` would end sooner on a faster core a running width-1 task
-  // frees than now on a core `here` times slower.
-  bool finishes_sooner_elsewhere(double p, double here, double now) const;
   // True when `t` may not start beside some running task (forbid_corun).
   bool conflicts(const CorunTask& t) const;
   void occupy(uint64_t id, int first, int width, int thread, int kind, double predicted, double now);
