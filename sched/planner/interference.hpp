@@ -15,8 +15,9 @@
 // VM eight LSTM pairs were forbidden within two steps and the policy ran half its ops one at a time (2x
 // lws). With a `baseline_window` > 0 the slowdown is measured against the machine's current one instead:
 // the median measured/predicted ratio of the last `baseline_window` observations, co-run or alone (floored
-// at 1; no verdict before half the window is filled). A uniform load raises the median with every op, so no pair stands out; a pair that really slows
-// itself down still measures `slowdown` x above the rest.
+// at 1; no verdict before half the window is filled). A uniform load raises the median with every op, so
+// no pair stands out; a pair that really slows itself down still measures `slowdown` x above the rest. The
+// corun adapter also feeds thread CPU time rather than wall time (corun_policy.cpp).
 #pragma once
 
 #include <cstddef>
