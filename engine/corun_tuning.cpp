@@ -65,6 +65,7 @@ void CorunTuning::apply(GraphPlan& plan) {
     sched::TaskHint& h = plan.hints[i];
     const int sig = sig_of_[i];
     h.kind = sig;
+    h.width_search = false;
     if (frozen()) {
       h.fixed_first = frozen_first_[i];
       h.fixed_width = frozen_width_[i];
@@ -74,6 +75,7 @@ void CorunTuning::apply(GraphPlan& plan) {
       const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
       h.fixed_first = 0;
       h.fixed_width = s.done() ? s.stable_width() : s.next();
+      h.width_search = !s.done();
     } else {
       h.fixed_first = -1;
       h.fixed_width = fixed_width_;
@@ -85,16 +87,29 @@ void CorunTuning::apply(GraphPlan& plan) {
 void CorunTuning::record(const std::vector<TraceTask>& trace) {
   if (!tuning() || trace.size() != sig_of_.size()) return;
   std::vector<std::vector<double>> times(searches_.size());
+  std::vector<char> capped(searches_.size(), 0);
   for (size_t i = 0; i < trace.size(); ++i) {
     const int sig = sig_of_[i];
     const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
-    if (!s.done() && trace[i].width == s.next()) times[static_cast<size_t>(sig)].push_back(trace[i].end_us - trace[i].start_us);
+    if (s.done()) continue;
+    if (trace[i].width == s.next())
+      times[static_cast<size_t>(sig)].push_back(trace[i].end_us - trace[i].start_us);
+    else if (trace[i].width > 0 && trace[i].width < s.next())
+      capped[static_cast<size_t>(sig)] = 1;  // the co-tenancy governor narrowed it (corun_policy.cpp)
   }
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
     sched::WidthSearch& s = searches_[sig];
-    if (s.done() || times[sig].empty()) continue;
-    s.record(s.next(), median(times[sig]));
+    if (s.done()) continue;
+    if (capped[sig] && s.stable_width() > 0) {
+      // Teams of the width under test waited on cores other processes use: wider is not worth measuring
+      // on this machine now; the best width so far stands (issue 21 item 7).
+      s.stop();
+    } else if (times[sig].empty()) {
+      continue;
+    } else {
+      s.record(s.next(), median(times[sig]));
+    }
     if (s.done()) {
       curves_[sig] = s.curve();
       finished_now = true;

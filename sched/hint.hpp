@@ -25,6 +25,9 @@ struct TaskHint {
   int stable_width = 0;                ///< Strategy 2 width of the op's kind (0: the fastest predicted width)
   int kind = -1;                       ///< op signature id for interference feedback (-1: none)
   int fixed_first = -1;                ///< deterministic mode: run on cores [fixed_first, +fixed_width) only
+  /// The engine's width search set fixed_width (a tuning run): unlike other fixed widths, the co-tenancy
+  /// cap applies, and a task run narrower ends its signature's search (engine/corun_tuning.hpp).
+  bool width_search = false;
   bool want_reason = false;            ///< fill placed_reason (tracing, CORUN_VERBOSE=sched)
 
   // Written by the policy.

@@ -21,14 +21,18 @@
 #include "sched/hint.hpp"
 #include "sched/layout.hpp"
 #include "sched/planner/co_tenancy.hpp"
+#include "sched/planner/core_speed.hpp"
 #include "sched/planner/corun_planner.hpp"
 #include "sched/planner/interference.hpp"
 #include "sched/toolbox/team_policy.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace corun::sched {
@@ -37,10 +41,15 @@ namespace {
 // Interference: a co-run task this much slower than its model is a slowdown event; a pair of op kinds is
 // no longer co-run after kMinEvents events that are at least kMinShare of its co-runs. On the shared 2-core
 // VM, 1.5x with 2 events forbade 18 pairs in 10 LSTM steps from noise alone; 3 events and a majority
-// forbid none there, while a pair that always interferes is caught after 3 co-runs.
+// forbid none there, while a pair that always interferes is caught after 3 co-runs. Slowdowns are against
+// the median slowdown of the last kBaselineWindow ops (interference.hpp): the other processes on a shared
+// machine slow every op down, and that is not interference between two of ours.
 constexpr double kSlowdown = 1.5;
 constexpr int kMinEvents = 3;
 constexpr double kMinShare = 0.5;
+constexpr int kBaselineWindow = 64;
+// Per-core speeds are recomputed after this many measured width-1 tasks (a few µs for 64 cores).
+constexpr unsigned long kSpeedEvery = 8;
 // Below this predicted time, wake-up latency and clock noise dominate the measurement: no verdict.
 constexpr double kMinObservedUs = 100.0;
 
@@ -51,6 +60,9 @@ struct Running {
   int kind = -1;
   double predicted = NAN;
   double start = 0.0;                // kernel start (pre_exec_hook of the block's first core)
+  double placed = 0.0;               // when the planner gave it its cores (pushed or offered)
+  double cpu_start = 0.0;            // the first core's thread CPU time then (µs)
+  double cpu_us = NAN;               // the first core's thread CPU time over the task (its post_exec_hook)
   std::vector<int> corunning_kinds;  // kinds that ran at the same time, at any moment of its run
 };
 
@@ -70,8 +82,10 @@ CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared
     t.kind = h->kind;
   }
   t.explain = policy_options().verbose_sched || (h != nullptr && h->want_reason);
-  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it.
-  if (h == nullptr || h->fixed_width == 0) max_width = std::min(max_width, width_cap);
+  // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it; the width search's
+  // tuning runs do not: a team under test that waits on a busy core stalls the whole serial run (a 13 s
+  // LSTM step against 0.4 s on the loaded 2-core VM), so the cap applies and the search ends there.
+  if (h == nullptr || h->fixed_width == 0 || h->width_search) max_width = std::min(max_width, width_cap);
   t.max_width = std::min(max_width, planner.cores());
   // Strategy 2: the width of the op's kind; without one, the fastest known width, else the widest.
   int stable = h != nullptr ? h->stable_width : 0;
@@ -90,6 +104,13 @@ CorunTask corun_task(starpu_task* task, const CorunPlanner& planner, bool shared
   return t;
 }
 
+// The calling thread's CPU time in µs (NaN when the clock is unavailable).
+double thread_cpu_us() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return NAN;
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+
 class CorunPolicy final : public TeamPolicy {
  public:
   static constexpr bool kWatchesStarts = true;  // the measured time of a task starts in started()
@@ -99,6 +120,10 @@ class CorunPolicy final : public TeamPolicy {
  private:
   ExecutorLayout start(int ncores) override {
     planner_ = std::make_unique<CorunPlanner>(ncores);
+    speed_ = std::make_unique<CoreSpeed>(ncores);
+    offers_.assign(static_cast<size_t>(ncores), Offer{});
+    offered_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(ncores));
+    for (int c = 0; c < ncores; ++c) offered_[static_cast<size_t>(c)].store(false);
     block_of_.assign(static_cast<size_t>(ncores), -1);
     running_.assign(static_cast<size_t>(ncores), Running{});
     return ExecutorLayout{1, ncores};
@@ -116,6 +141,22 @@ class CorunPolicy final : public TeamPolicy {
   }
 
   // `caller_core`: what it just released reads what it just wrote.
+  // Late binding (issue 21 item 7, with CORUN_COTENANCY=auto): a width-1 task for another core than the
+  // calling worker's is not pushed there, where it would wait while the OS runs another process on that
+  // core (a time slice: milliseconds); it is offered, taken by that worker's next pop (idle workers poll,
+  // so it starts as soon as the worker has its core: on a quiet machine at once) or by a core at least as
+  // fast that frees first (steal_offer). On the loaded 2-core VM with a spin loop on cpu 0 the LSTM step
+  // went from about 1.45x to 1.3x lws. Pinned tasks (tuning runs, frozen schedules) are always pushed.
+  bool may_pop(int core) const override { return offered_[static_cast<size_t>(core)].load(std::memory_order_acquire); }
+
+  starpu_task* pop_locked(int core) override {
+    if (!offered_[static_cast<size_t>(core)].load(std::memory_order_relaxed)) return nullptr;  // stolen meanwhile
+    Offer o = std::move(offers_[static_cast<size_t>(core)]);
+    offered_[static_cast<size_t>(core)].store(false, std::memory_order_release);
+    running_[static_cast<size_t>(core)].start = starpu_timing_now();
+    return hand_to_caller(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+  }
+
   void pushed_locked(starpu_task* task, int caller_core) override {
     planner_->add_ready(corun_task(task, *planner_, shared_teams_, governor_.next_cap()));
     apply(starpu_timing_now(), caller_core);
@@ -127,16 +168,42 @@ class CorunPolicy final : public TeamPolicy {
   void started(int core) override {
     if (block_of_[static_cast<size_t>(core)] != core) return;
     running_[static_cast<size_t>(core)].start = starpu_timing_now();
+    running_[static_cast<size_t>(core)].cpu_start = thread_cpu_us();
   }
 
   void finished_locked(int core) override {
     Running& r = running_[static_cast<size_t>(block_of_[static_cast<size_t>(core)])];
+    if (block_of_[static_cast<size_t>(core)] == core) r.cpu_us = thread_cpu_us() - r.cpu_start;
     if (--r.members_left == 0) {
       const double now = starpu_timing_now();
       planner_->finished(r.id);
       observe(r, now);
+      if (r.width == 1 && policy_options().cotenancy) measure_core(core, r, now);
       r.corunning_kinds.clear();
+      steal_offer(core, now);
       apply(now, core);
+    }
+  }
+
+  // `core` just went idle: it takes a task offered to a core no faster and not popped yet (the planner moves
+  // it; its Running record moves along). Called with the mutex held, on `core`'s own worker.
+  void steal_offer(int core, double now) {
+    const std::vector<double>& slow = planner_->core_slowdowns();
+    for (size_t b = 0; b < offers_.size(); ++b) {
+      if (!offered_[b].load(std::memory_order_relaxed) || !(slow[static_cast<size_t>(core)] <= slow[b])) continue;
+      Offer o = std::move(offers_[b]);
+      offered_[b].store(false, std::memory_order_release);
+      Running moved = std::move(running_[b]);
+      running_[b] = Running{};
+      planner_->finished(moved.id);
+      planner_->place(moved.id, core, 1, o.predicted, now);
+      moved.start = moved.placed = now;
+      running_[static_cast<size_t>(core)] = std::move(moved);
+      block_of_[static_cast<size_t>(core)] = core;
+      if (policy_options().verbose_sched)
+        std::fprintf(stderr, "corun sched: core %d takes the task offered to busy core %zu\n", core, b);
+      place(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+      return;
     }
   }
 
@@ -154,13 +221,20 @@ class CorunPolicy final : public TeamPolicy {
 
       // Before the push: the block's first core writes `start` as soon as it runs the task.
       Running& r = running_[static_cast<size_t>(a.first_core)];
-      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, {}};
+      r = Running{a.id, a.width, a.width, h ? h->kind : -1, a.predicted, now, now, 0.0, NAN, {}};
       for (Running& other : running_)  // both directions: either may be the one slowed down
         if (other.members_left > 0 && &other != &r) {
           other.corunning_kinds.push_back(r.kind);
           r.corunning_kinds.push_back(other.kind);
         }
       for (int c = a.first_core; c < a.first_core + a.width; ++c) block_of_[static_cast<size_t>(c)] = a.first_core;
+      const size_t c = static_cast<size_t>(a.first_core);
+      const bool pinned = h != nullptr && h->fixed_first >= 0;  // a tuning run or a frozen schedule: never moved
+      if (a.width == 1 && a.thread == 0 && a.first_core != preferred && !pinned && policy_options().cotenancy) {
+        offers_[c] = Offer{task, a.predicted, a.reason};  // see may_pop()
+        offered_[c].store(true, std::memory_order_release);
+        continue;
+      }
       place(Placement{task, 0, a.first_core, a.width, a.predicted, &a.reason});
     }
   }
@@ -172,10 +246,36 @@ class CorunPolicy final : public TeamPolicy {
       report_width_change("corun", governor_.last_change(), policy_options().verbose_sched, policy_options().quiet);
   }
 
-  // A finished task that co-ran: did it run much slower than predicted? Called with the mutex held.
+  // Issue 21 item 7: a core another process uses runs our width-1 tasks slower than the others; the
+  // planner then prefers quiet cores for every width. Measured from placement to end (core_speed.hpp). The factors are
+  // recomputed every kSpeedEvery measured tasks (a median per core). Called with the mutex held.
+  void measure_core(int core, const Running& r, double now) {
+    if (!(r.predicted >= kMinObservedUs)) return;
+    // From placement, not from the kernel start: a worker sharing its core with a busy process mostly
+    // loses time before it starts a small task (it waits for a time slice), hardly while running it.
+    speed_->observe(core, r.predicted, now - r.placed);
+    if (++measured_ % kSpeedEvery != 0) return;
+    std::vector<double> s = speed_->slowdowns();
+    if (s == planner_->core_slowdowns()) return;
+    if (policy_options().verbose_sched)
+      for (size_t c = 0; c < s.size(); ++c)
+        if (s[c] != planner_->core_slowdowns()[c])
+          std::fprintf(stderr, "corun sched: core %zu runs %.2fx slower than the fastest core%s\n", c, s[c],
+                       s[c] > 1.0 ? ": another process uses it; tasks go there only when they still finish first"
+                                  : " (below the busy threshold: equal)");
+    planner_->set_core_slowdowns(std::move(s));
+  }
+
+  // A finished task: did it run much slower than predicted, and than the machine's other ops? A task that
+  // ran alone only feeds the detector's baseline. Called with the mutex held.
   void observe(const Running& r, double now) {
-    if (r.kind < 0 || r.corunning_kinds.empty() || !(r.predicted >= kMinObservedUs)) return;
-    detector_.observe(CorunObservation{r.kind, r.predicted, now - r.start, r.corunning_kinds});
+    if (r.kind < 0 || !(r.predicted >= kMinObservedUs)) return;
+    // CPU time, not wall time: a thread the OS descheduled for another process (co-tenancy) ran no slower,
+    // while two of our ops fighting over caches or memory bandwidth stall on the CPU. On the loaded 2-core
+    // VM wall times blamed pairs for ~30 ms preemptions, forbade more of them every step, and the LSTM
+    // step grew from 0.66 s to 1.4 s within three steps. Wall time when the CPU clock is unavailable.
+    const double took = std::isnan(r.cpu_us) ? now - r.start : r.cpu_us;
+    detector_.observe(CorunObservation{r.kind, r.predicted, took, r.corunning_kinds});
     for (const auto& [a, b] : detector_.pairs()) {
       if (planner_->forbidden(a, b)) continue;
       planner_->forbid_corun(a, b);
@@ -185,10 +285,19 @@ class CorunPolicy final : public TeamPolicy {
   }
 
   std::unique_ptr<CorunPlanner> planner_;  // created in start(), once the workers are known
+  std::unique_ptr<CoreSpeed> speed_;       // per-core slowdowns of width-1 tasks (co-tenancy)
+  struct Offer {
+    starpu_task* task = nullptr;
+    double predicted = NAN;
+    std::string reason;
+  };
+  std::vector<Offer> offers_;                     // per core: a task offered to it (late binding), under the mutex
+  std::unique_ptr<std::atomic<bool>[]> offered_;  // per core: offers_ holds a task (may_pop reads it unlocked)
+  unsigned long measured_ = 0;             // width-1 tasks fed to speed_
   bool shared_teams_ = false;              // one team per width (see the header comment)
   std::vector<int> block_of_;              // per core: first core of the block it runs for
   std::vector<Running> running_;           // per first core of a running block
-  InterferenceDetector detector_{kSlowdown, kMinEvents, kMinShare};
+  InterferenceDetector detector_{kSlowdown, kMinEvents, kMinShare, kBaselineWindow};
   std::vector<CorunAssignment> assignments_;  // scratch, reused under the mutex
   TeamWidthGovernor governor_{policy_options().cotenancy};
 };

@@ -42,6 +42,7 @@ CorunPlanner::CorunPlanner(int cores, int threads_per_core) : threads_per_core_(
   CORUN_CHECK(threads_per_core >= 1, Status::invalid_argument,
               "corun planner: " << threads_per_core << " threads per core (>= 1; 1 means no SMT)");
   owner_.assign(static_cast<size_t>(cores), kIdle);
+  slowdown_.assign(static_cast<size_t>(cores), 1.0);
   siblings_.assign(static_cast<size_t>(cores) * static_cast<size_t>(threads_per_core - 1), kIdle);
 }
 
@@ -107,6 +108,34 @@ int CorunPlanner::block_for(int width) const {
   return first_fit(width);
 }
 
+void CorunPlanner::set_core_slowdowns(std::vector<double> slowdowns) {
+  CORUN_CHECK(slowdowns.size() == owner_.size(), Status::invalid_argument,
+              "corun planner: " << slowdowns.size() << " core slowdowns for " << cores() << " cores");
+  for (double s : slowdowns)
+    CORUN_CHECK(s >= 1.0, Status::invalid_argument, "corun planner: core slowdown " << s << " (a factor >= 1)");
+  slowdown_ = std::move(slowdowns);
+  any_slow_ = std::any_of(slowdown_.begin(), slowdown_.end(), [](double s) { return s > 1.0; });
+}
+
+int CorunPlanner::best_block(int width, double* slowdown) const {
+  *slowdown = 1.0;
+  if (!any_slow_) return block_for(width);
+  int best = -1;
+  double best_slow = INFINITY;
+  for (int first = 0; first + width <= cores(); ++first) {
+    bool free = true;
+    double slow = 1.0;
+    for (int c = first; c < first + width && free; ++c) {
+      free = idle(c);
+      slow = std::max(slow, slowdown_[static_cast<size_t>(c)]);
+    }
+    if (!free) continue;
+    if (slow < best_slow || (slow == best_slow && first == preferred_)) best = first, best_slow = slow;
+  }
+  if (best >= 0) *slowdown = best_slow;
+  return best;
+}
+
 int CorunPlanner::first_fit(int width) const {
   int run = 0;
   for (int c = 0; c < cores(); ++c) {
@@ -157,18 +186,20 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
   Why why(t.explain);
   why << (fallback ? "fallback" : "co-run") << " limit=" << limit << ":";
   int pick = 0;
+  double pick_time = NAN;  // its time, busy cores included
   // A fixed width without a block (calibration, CORUN_FIXED_WIDTH): that width is the only candidate.
   const std::vector<int> widths = t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap)} : candidates(t, cores());
   for (int w : widths) {
-    const double p = time_at(t, w);
-    const bool fits = first_fit(w) >= 0;
+    double slow = 1.0;
+    const bool fits = best_block(w, &slow) >= 0;
+    const double p = time_at(t, w) * slow;  // on a busy core it runs that much longer
     const bool fast = p <= limit;
     why << " w" << w << "=" << p << (!fits ? " nofit" : fast ? " ok" : " slow");
     if (!fits) continue;
     if (fallback) {
       // Others waiting: the least core-time (width x time) leaves cores for them, which is what keeps
-      // throughput up; alone: the fastest (candidates come fastest first).
-      if (pick == 0 || (others_ready && w * p < pick * time_at(t, pick))) pick = w;
+      // throughput up; alone: the fastest (candidates come fastest first; busy cores may reorder them).
+      if (pick == 0 || (others_ready ? w * p < pick * pick_time : p < pick_time)) pick = w, pick_time = p;
     } else if (fast && (pick == 0 || w < pick))
       pick = w;                                         // narrowest: leaves cores for another op
   }
@@ -189,13 +220,16 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     why << "; >2 from stable w" << stable << " -> stable";
     pick = stable;
   }
+  double slow = 1.0;
+  a.first_core = best_block(pick, &slow);
+  if (slow > 1.0) why << "; busy core(s) x" << slow;  // the adapter binds it late (corun_policy.cpp)
   a.id = t.id;
-  a.first_core = block_for(pick);
   if (a.first_core == preferred_) preferred_ = -1;
   a.width = pick;
   a.predicted = time_at(t, pick);
   a.reason = why.str();
-  occupy(t.id, a.first_core, a.width, /*thread=*/0, t.kind, a.predicted, now);
+  // Its end on a busy block comes later than the model says (the co-run limit of later tasks).
+  occupy(t.id, a.first_core, a.width, /*thread=*/0, t.kind, a.predicted * slow, now);
   return true;
 }
 

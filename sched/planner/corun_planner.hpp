@@ -33,6 +33,13 @@
 //    then lowest thread, first; one task per sibling slot). Only such small ops: the paper finds
 //    hyper-threading slows an op down when both threads run big work. Sibling slots never block a core's
 //    primary thread (a sibling task outliving the big op shares its core with whatever starts there).
+//  - Busy cores (issue 21 item 7, set_core_slowdowns): a core another process uses runs our tasks slower
+//    by a measured factor (core_speed.hpp). A width's time is then its prediction x the slowest core of
+//    the best idle block of that width (least slowdown; ties: the preferred core, then the lowest), in
+//    every rule above, so a quiet core wins over a busy one and a team with a busy member loses to a
+//    narrower quiet block; a task whose only idle block is busy still starts there (the adapter binds it to
+//    that core late: a quiet core that frees first takes it). All factors 1 (the default): exactly the
+//    rules above.
 // Deterministic: the same calls give the same assignments and reasons.
 #pragma once
 
@@ -108,6 +115,13 @@ class CorunPlanner {
   int block_for(int width) const;
   /// The three fastest known widths of `task`, fastest first (exposed for the tests).
   static std::vector<int> candidates(const CorunTask& task, int cores);
+  /// Per core, how much slower than its model a task runs there (>= 1; 1: not busy). Throws corun::Error
+  /// for a wrong size or a factor < 1 (or NaN).
+  void set_core_slowdowns(std::vector<double> slowdowns);
+  const std::vector<double>& core_slowdowns() const { return slowdown_; }
+  /// The idle block of `width` with the least slowdown (ties: preferred core, then lowest); -1 when none
+  /// fits. `slowdown`: that block's slowest core.
+  int best_block(int width, double* slowdown) const;
 
  private:
   static constexpr uint64_t kIdle = UINT64_MAX;
@@ -147,6 +161,8 @@ class CorunPlanner {
   std::set<std::pair<int, int>> forbidden_;  // (min kind, max kind)
   uint64_t seq_ = 0;
   int preferred_ = -1;  // during dispatch: the cache-warm core, until one placement used it
+  std::vector<double> slowdown_;  // per core (set_core_slowdowns), all 1 by default
+  bool any_slow_ = false;
 };
 
 }  // namespace corun::sched

@@ -9,8 +9,19 @@
 // a shared VM) does not forbid a pair forever: only a pair that is slowed down most times it co-runs. Observations without a
 // usable prediction (NaN, <= 0) or without co-runners are ignored (nothing to blame), and so are negative
 // kinds (-1: "never conflicts", as in CorunTask). Plain C++, deterministic.
+//
+// Co-tenancy (issue 21 item 7): on a machine shared with other processes every op runs slower than its
+// model, alone or not, so "1.5x the prediction" blamed pairs for the neighbours' load: on the loaded 2-core
+// VM eight LSTM pairs were forbidden within two steps and the policy ran half its ops one at a time (2x
+// lws). With a `baseline_window` > 0 the slowdown is measured against the machine's current one instead:
+// the median measured/predicted ratio of the last `baseline_window` observations, co-run or alone (floored
+// at 1; no verdict before half the window is filled). A uniform load raises the median with every op, so
+// no pair stands out; a pair that really slows itself down still measures `slowdown` x above the rest. The
+// corun adapter also feeds thread CPU time rather than wall time (corun_policy.cpp).
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -26,10 +37,16 @@ struct CorunObservation {
 
 class InterferenceDetector {
  public:
-  /// Throws corun::Error unless `slowdown` >= 1 (finite), `min_events` >= 1 and 0 <= `min_share` <= 1.
-  explicit InterferenceDetector(double slowdown = 1.5, int min_events = 2, double min_share = 0.0);
+  /// Throws corun::Error unless `slowdown` >= 1 (finite), `min_events` >= 1, 0 <= `min_share` <= 1 and
+  /// `baseline_window` >= 0 (0: slowdowns are against the prediction alone, as the paper does).
+  explicit InterferenceDetector(double slowdown = 1.5, int min_events = 2, double min_share = 0.0,
+                                int baseline_window = 0);
 
+  /// Every finished op with a prediction may be observed: one without co-runners only feeds the baseline.
   void observe(const CorunObservation& observation);
+  /// The machine's current slowdown: median measured/predicted of the baseline window, at least 1 (1 when
+  /// the window is off or empty).
+  double baseline() const;
   /// The pairs (a <= b) seen slowed by >= slowdown x predicted at least min_events times and in at least
   /// min_share of their observations, sorted.
   std::vector<std::pair<int, int>> pairs() const;
@@ -38,6 +55,8 @@ class InterferenceDetector {
   double slowdown_;
   int min_events_;
   double min_share_;
+  size_t baseline_window_;
+  std::deque<double> ratios_;  // the last baseline_window_ measured/predicted ratios
   struct Count {
     int events = 0, observations = 0;
   };

@@ -31,6 +31,13 @@ void WidthSearch::record(int width, double time) {
   next_ = std::min(width + interval_, max_width_);
 }
 
+void WidthSearch::stop() {
+  CORUN_CHECK(!done(), Status::invalid_argument, "width search: stop() after the climb stopped");
+  CORUN_CHECK(best_width_ > 0, Status::invalid_argument,
+              "width search: stop() before any width was measured (width " << next_ << " is the first)");
+  next_ = 0;
+}
+
 std::vector<double> WidthSearch::curve() const {
   std::vector<double> t = measured_;
   interpolate_widths(t);

@@ -23,6 +23,11 @@ class WidthSearch {
   /// Records the time measured at `width`, which must be next(). Throws corun::Error otherwise, or for a
   /// negative / NaN time, so a caller that lost track fails loudly instead of corrupting the curve.
   void record(int width, double time);
+  /// Ends the climb at the best width measured so far, without a time for next(): the caller could not
+  /// measure it (issue 21 item 7: the co-tenancy governor kept the tuning run's teams narrower, because
+  /// wider teams waited on cores other processes use). Widths not measured stay unknown in curve(). Throws
+  /// corun::Error before any record() (there is no best width yet) or after the climb stopped.
+  void stop();
 
   /// Time per width, index w-1, size max_width: measured, interpolated in between, NaN beyond.
   std::vector<double> curve() const;

@@ -76,7 +76,51 @@ TEST(InterferenceDetector, InvalidSettingsThrow) {
   EXPECT_THROW(InterferenceDetector(NAN, 2), corun::Error);
   EXPECT_THROW(InterferenceDetector(INFINITY, 2), corun::Error);
   EXPECT_THROW(InterferenceDetector(1.5, 0), corun::Error);
+  EXPECT_THROW(InterferenceDetector(1.5, 2, 0.5, -1), corun::Error);
   EXPECT_NO_THROW(InterferenceDetector(1.0, 1));
+}
+
+// Issue 21 item 7: another process slows every op down 3x. Against the prediction alone every co-run is
+// an event (the session-8 policy forbade eight LSTM pairs so); against the machine's median it is none.
+TEST(InterferenceDetector, AUniformLoadBlamesNoPairAgainstTheBaseline) {
+  InterferenceDetector against_model(1.5, 3, 0.5);
+  InterferenceDetector against_machine(1.5, 3, 0.5, 16);
+  for (int i = 0; i < 40; ++i) {
+    const double measured = 3.0 + 0.1 * (i % 5);  // 3.0-3.4x the model, a little noise
+    against_model.observe(obs(i % 3, 1.0, measured, {(i + 1) % 3}));
+    against_machine.observe(obs(i % 3, 1.0, measured, {(i + 1) % 3}));
+  }
+  EXPECT_FALSE(against_model.pairs().empty());
+  EXPECT_TRUE(against_machine.pairs().empty());
+  EXPECT_NEAR(against_machine.baseline(), 3.2, 1e-12);  // the median of the last 16 ratios
+}
+
+TEST(InterferenceDetector, APairSlowerThanTheLoadedMachineIsStillReported) {
+  InterferenceDetector d(1.5, 3, 0.5, 16);
+  for (int i = 0; i < 16; ++i) d.observe(obs(7, 1.0, 2.0, {}));  // alone, 2x: the baseline only
+  EXPECT_TRUE(d.pairs().empty());
+  EXPECT_DOUBLE_EQ(d.baseline(), 2.0);
+  d.observe(obs(1, 1.0, 2.9, {2}));  // 1.45x the machine's 2x: not an event
+  for (int i = 0; i < 3; ++i) d.observe(obs(1, 1.0, 6.0, {2}));  // 3x the machine: three events of four
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 2}}));
+}
+
+TEST(InterferenceDetector, NoVerdictBeforeHalfTheBaselineWindow) {
+  InterferenceDetector d(1.5, 1, 0.0, 8);
+  for (int i = 0; i < 4; ++i) d.observe(obs(1, 1.0, 10.0, {2}));  // the first four only fill the window
+  EXPECT_TRUE(d.pairs().empty());
+  d.observe(obs(1, 1.0, 100.0, {2}));  // 10x the median of 10x
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 2}}));
+}
+
+TEST(InterferenceDetector, AFastMachineDoesNotLowerTheBar) {
+  InterferenceDetector d(1.5, 1, 0.0, 4);
+  for (int i = 0; i < 4; ++i) d.observe(obs(1, 1.0, 0.5, {}));  // faster than the model
+  EXPECT_DOUBLE_EQ(d.baseline(), 1.0);                          // floored: 1.5x the model still counts
+  d.observe(obs(1, 1.0, 1.2, {2}));
+  EXPECT_TRUE(d.pairs().empty());
+  d.observe(obs(1, 1.0, 1.5, {2}));
+  EXPECT_EQ(d.pairs(), (Pairs{{1, 2}}));
 }
 
 }  // namespace

@@ -79,6 +79,22 @@ TEST(WidthSearch, InvalidUseThrows) {
   EXPECT_THROW(s.record(4, 1.0), corun::Error);
 }
 
+// Issue 21 item 7: the co-tenancy governor kept the tuning run's teams narrower than the width under test.
+TEST(WidthSearch, StopKeepsTheBestWidthSoFarAndLeavesTheRestUnknown) {
+  WidthSearch s(4, 1);
+  s.record(1, 10.0);
+  s.record(2, 6.0);
+  s.stop();
+  EXPECT_TRUE(s.done());
+  EXPECT_EQ(s.stable_width(), 2);
+  const std::vector<double> c = s.curve();
+  EXPECT_DOUBLE_EQ(c[1], 6.0);
+  EXPECT_TRUE(std::isnan(c[2]) && std::isnan(c[3]));  // never measured: no prediction
+  EXPECT_THROW(s.stop(), corun::Error);                // already stopped
+  WidthSearch fresh(2, 1);
+  EXPECT_THROW(fresh.stop(), corun::Error);  // nothing measured: no best width to keep
+}
+
 TEST(StableWidthForKind, TheLargestInstanceDecides) {
   EXPECT_EQ(stable_width_for_kind({{10, 2}, {1000, 8}, {100, 4}}), 8);
   EXPECT_EQ(stable_width_for_kind({{5, 3}, {5, 6}}), 3);  // ties: the first listed

@@ -1,0 +1,79 @@
+// Issue 21 item 7: the corun width search on a shared machine. When the co-tenancy governor runs a tuning
+// run's tasks narrower than the width under test, each such signature ends its climb at its best width so
+// far instead of tuning again (synthetic traces: no StarPU runtime).
+#include "engine/corun_tuning.hpp"
+
+#include <corun/graph.hpp>
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace corun::engine {
+namespace {
+
+struct TinyGraph {
+  Graph g;
+  TinyGraph() {
+    const Tensor x = g.input("x", {64, 64});
+    const Tensor w = g.param("w", {64, 64});
+    g.relu(g.matmul(x, w, false, false, "mm"), "act");
+  }
+};
+
+GraphPlan plan_for(const Graph& g) {
+  GraphPlan p;
+  p.nodes = g.impl().nodes.size();
+  p.hints.resize(p.nodes);
+  return p;
+}
+
+// One tuning run's trace: every node at `width`, 100 µs at width 1 and 60 µs wider.
+std::vector<TraceTask> run_at(size_t nodes, int width) {
+  std::vector<TraceTask> t(nodes);
+  for (TraceTask& task : t) {
+    task.width = width;
+    task.end_us = width == 1 ? 100.0 : 60.0;
+  }
+  return t;
+}
+
+TEST(CorunTuningCapped, ACappedTuningRunEndsTheSearchAtTheBestWidthSoFar) {
+  TinyGraph tg;
+  CorunTuning tuning(tg.g.impl(), 2, 1, 0, false, "");
+  GraphPlan plan = plan_for(tg.g);
+  const size_t n = plan.nodes;
+  ASSERT_TRUE(tuning.tuning());
+  tuning.apply(plan);
+  for (const sched::TaskHint& h : plan.hints) {
+    EXPECT_TRUE(h.width_search);  // the governor's cap applies to it (corun_policy.cpp)
+    EXPECT_EQ(h.fixed_width, 1);
+  }
+  tuning.record(run_at(n, 1));
+  ASSERT_TRUE(tuning.tuning());  // width 2 is next
+  tuning.apply(plan);
+  EXPECT_EQ(plan.hints[0].fixed_width, 2);
+  tuning.record(run_at(n, 1));  // the governor capped every team of the run at width 1
+  EXPECT_FALSE(tuning.tuning()) << "no third tuning run";
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(tuning.stable_width_of(i), 1);
+  tuning.apply(plan);
+  for (const sched::TaskHint& h : plan.hints) {
+    EXPECT_FALSE(h.width_search);
+    EXPECT_EQ(h.fixed_first, -1);
+  }
+}
+
+TEST(CorunTuningCapped, AnUncappedRunStillMeasuresTheWiderWidth) {
+  TinyGraph tg;
+  CorunTuning tuning(tg.g.impl(), 2, 1, 0, false, "");
+  GraphPlan plan = plan_for(tg.g);
+  tuning.apply(plan);
+  tuning.record(run_at(plan.nodes, 1));
+  tuning.apply(plan);
+  tuning.record(run_at(plan.nodes, 2));  // 60 µs at width 2 beats 100 at width 1
+  EXPECT_FALSE(tuning.tuning());
+  EXPECT_EQ(tuning.stable_width_of(0), 2);
+}
+
+}  // namespace
+}  // namespace corun::engine
