@@ -125,13 +125,44 @@ void convert_slice(Converter& c) {
   c.set_output(0, c.graph().slice(c.tensor(0), axis, start, end - start, c.value_name()));
 }
 
-// ONNX Pad (opset 11+), constant mode: a band of constant_value (0 when absent) concatenated on each side
-// of every padded axis, and a slice for a negative pad (a crop). Gradients reach the input through concat
-// and slice. PyTorch exports a padded AvgPool2d with count_include_pad as Pad + AveragePool (Inception-v3).
+// The bands of Pad's reflect and edge modes along one axis, as one-wide slices of x (no new op: the
+// gradient of a mirrored or repeated row reaches the input through slice and concat, summed by autodiff).
+// reflect mirrors without repeating the border (x[p], ..., x[1] | x | x[n-2], ..., x[n-1-q]), so each pad
+// must be below the extent; edge repeats the border row (x[0] p times | x | x[n-1] q times).
+Tensor mirror_pad(Converter& c, Tensor x, int axis, int64_t begin, int64_t end, bool reflect,
+                  const std::string& tag) {
+  const int64_t n = x.shape()[axis];
+  if (begin < 0 || end < 0)
+    c.unsupported("negative pads (" + std::to_string(begin) + ", " + std::to_string(end) + ") with mode " +
+                  (reflect ? "reflect" : "edge") + " (a crop is supported in constant mode only)");
+  if (reflect && (begin >= n || end >= n))
+    c.unsupported("reflect pads " + std::to_string(begin) + ", " + std::to_string(end) + " on axis " +
+                  std::to_string(axis) + " of extent " + std::to_string(n) +
+                  " (each reflect pad must be below the extent)");
+  std::vector<Tensor> parts;
+  const std::string base = c.value_name() + "." + tag;
+  for (int64_t i = 0; i < begin; ++i) {
+    const int64_t row = reflect ? begin - i : 0;
+    parts.push_back(c.graph().slice(x, axis, row, 1, base + "_begin" + std::to_string(i)));
+  }
+  parts.push_back(x);
+  for (int64_t i = 0; i < end; ++i) {
+    const int64_t row = reflect ? n - 2 - i : n - 1;
+    parts.push_back(c.graph().slice(x, axis, row, 1, base + "_end" + std::to_string(i)));
+  }
+  return c.graph().concat(parts, axis, base);
+}
+
+// ONNX Pad (opset 11+). Constant mode: a band of constant_value (0 when absent) concatenated on each side
+// of every padded axis, and a slice for a negative pad (a crop). Reflect and edge modes: mirror_pad.
+// Gradients reach the input through concat and slice. PyTorch exports a padded AvgPool2d with
+// count_include_pad as Pad + AveragePool (Inception-v3), nn.ReflectionPad2d as mode reflect and
+// nn.ReplicationPad2d as mode edge.
 void convert_pad(Converter& c) {
   c.only_attrs({"mode"});
   const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.unsupported_attr("mode", "'" + mode + "' (constant only)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.unsupported_attr("mode", "'" + mode + "' (constant, reflect or edge)");
   const std::vector<int64_t> d = c.input_dims(0);
   const int rank = static_cast<int>(d.size());
   const std::vector<int64_t> pads = c.require_constant(1, "pads").ints();
@@ -159,6 +190,10 @@ void convert_pad(Converter& c) {
     if (begin == 0 && end == 0) continue;
     changed = true;
     const std::string tag = "pad" + std::to_string(axis);
+    if (mode != "constant") {
+      x = mirror_pad(c, x, axis, begin, end, mode == "reflect", tag);
+      continue;
+    }
     if (begin < 0 || end < 0) {
       const int64_t extent = x.shape()[axis];
       const int64_t from = std::max<int64_t>(-begin, 0), to = extent - std::max<int64_t>(-end, 0);

@@ -60,7 +60,8 @@ const std::vector<OpRow>& op_table() {
       {"Concat", convert_concat, "any axis, 1-D to 4-D"},
       {"Split", convert_split, "any axis, sizes from the input/attribute or equal parts"},
       {"Slice", convert_slice, "constant starts/ends/axes on one axis, step 1"},
-      {"Pad", convert_pad, "mode constant (constant_value any scalar, 0 by default), constant pads and axes; a negative pad crops"},
+      {"Pad", convert_pad, "mode constant (constant_value any scalar, 0 by default; a negative pad crops), reflect (each pad below "
+       "the extent) or edge (pads >= 0); constant pads and axes"},
       {"Reshape", convert_reshape, "a constant shape (0 copies, -1 infers), allowzero 0"},
       {"Flatten", convert_flatten, "any axis"},
       {"Identity", convert_identity, "any tensor"},
