@@ -2,9 +2,10 @@
 """One exported model against PyTorch, end to end (ctest onnx.model.<name>; docs/testing.md, docs/onnx.md):
 
   1. forward: `corun infer --onnx` on PyTorch's reference input equals PyTorch's output within 1e-4 relative;
-  2. gradients: one `corun train --onnx` step (--dump-inputs, --dump-grads) against PyTorch's gradients of
-     the same loss (mean softmax cross-entropy on the one-hot targets corun drew, BatchNorm in training mode)
-     on the same input and weights: every parameter's gradient within 1e-3 relative (to its largest entry);
+  2. gradients: one `corun train --onnx` step (--dump-inputs, --dump-grads) against PyTorch's gradients (in
+     float64) of the same loss (mean softmax cross-entropy on the one-hot targets corun drew, BatchNorm in training mode)
+     on the same input and weights: every parameter's gradient within 1e-3 relative (to its largest entry),
+     or within twice PyTorch's own worst float32 error where BatchNorm over few values makes that larger;
   3. training: the loss falls over 20 steps under lws, cpf and corun (mean of the last 5 below the first 5).
 
 The PyTorch model is rebuilt the way scripts/export-onnx.py builds it (same seed, same constructor, same
@@ -52,12 +53,16 @@ def relative(got, want):
     return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
 
 
-def torch_gradients(exporter, a, num_classes, x, targets):
-    """PyTorch's gradients of mean softmax cross-entropy, the model built as export-onnx.py builds it."""
+def torch_gradients(exporter, a, num_classes, x, targets, dtype):
+    """PyTorch's gradients of mean softmax cross-entropy, the model built as export-onnx.py builds it, computed
+    in `dtype` (float64: the reference; float32: how far PyTorch itself is from it)."""
     torch.manual_seed(a.seed)
     ctor = exporter.models(torch, num_classes)[a.model][0]
     model = ctor().eval()
     exporter.randomise_batch_norms(torch, model)
+    model.to(dtype)
+    np_type = np.float64 if dtype == torch.float64 else np.float32
+    x, targets = x.astype(np_type), targets.astype(np_type)
     model.train()  # BatchNorm on batch statistics, as `corun train --onnx`
     for m in model.modules():  # an eval-mode export drops Dropout: so does the reference
         if isinstance(m, torch.nn.modules.dropout._DropoutNd):
@@ -65,7 +70,7 @@ def torch_gradients(exporter, a, num_classes, x, targets):
     logits = model(torch.from_numpy(x))
     loss = -(torch.from_numpy(targets) * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
     loss.backward()
-    return float(loss), {n: p.grad.numpy() for n, p in model.named_parameters() if p.grad is not None}
+    return float(loss), {n: p.grad.numpy().astype(np.float64) for n, p in model.named_parameters() if p.grad is not None}
 
 
 def corun_name(onnx_name):
@@ -84,6 +89,8 @@ def main():
     p.add_argument("--train-batch", type=int, default=16, help="batch of the 20 training steps")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", action="store_true", help="list the 8 parameters whose gradients differ most")
+    p.add_argument("--no-train", action="store_true", help="skip the 20 training steps (a diagnosis)")
     a = p.parse_args()
     exporter = load_exporter(a.src)
     vision = a.model not in ("mlp", "cnn")
@@ -118,11 +125,21 @@ def main():
             "corun train (one step)", env)
     corun_loss = json.load(open(os.path.join(work, "step.json")))["loss"][0]
     x, t = np.load(os.path.join(inputs, "input.npy")), np.load(os.path.join(inputs, "targets.npy"))
-    torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t)
+    # The reference is PyTorch in float64: with BatchNorm over few values (small images, small batches) a
+    # float32 gradient is itself off by more than the tolerance, in PyTorch as in corun (printed).
+    torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float64)
+    _, f32_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float32)
+    f32_err = {n: relative(f32_grads[n], g) for n, g in torch_grads.items()}
+    f32_worst = max(f32_err.values())
+    print("%s gradients: PyTorch float32 against float64: worst max relative difference %.2e" % (a.model, f32_worst))
     print("%s loss: corun %.6f, PyTorch %.6f" % (a.model, corun_loss, torch_loss))
     if abs(corun_loss - torch_loss) > 1e-4 * max(1.0, abs(torch_loss)):
         fails.append("loss %.6f, PyTorch %.6f" % (corun_loss, torch_loss))
-    worst, worst_name = 0.0, ""
+    # The limit: GRAD_TOL, or twice PyTorch's own worst float32 error where that is larger, so that an
+    # ill-conditioned model does not fail while an error well beyond float32's still does. The limit is the
+    # model's, not each parameter's: rounding lands on different parameters in two summation orders (ResNet-50
+    # at 64 px, batch 4: corun's worst 7.6e-2, PyTorch float32's 6.5e-2, on different parameters).
+    worst, worst_name, worst_limit, diffs = 0.0, "", GRAD_TOL, []
     for name, want in torch_grads.items():
         path = os.path.join(grads, corun_name(name) + ".grad.npy")
         if not os.path.exists(path):
@@ -133,15 +150,20 @@ def main():
             fails.append("gradient of %s has shape %s, PyTorch %s" % (name, got.shape, want.shape))
             continue
         rel = relative(got, want)
-        if rel > worst:
-            worst, worst_name = rel, name
-    print("%s gradients: %d parameters, worst max relative difference %.2e (%s)"
-          % (a.model, len(torch_grads), worst, worst_name))
-    if not worst <= GRAD_TOL:
-        fails.append("gradient of %s differs by %.2e relative (limit %g)" % (worst_name, worst, GRAD_TOL))
+        limit = max(GRAD_TOL, 2 * f32_worst)
+        diffs.append((rel, name, limit))
+        if rel / limit > worst / worst_limit:
+            worst, worst_name, worst_limit = rel, name, limit
+    print("%s gradients: %d parameters, closest to its limit: %s, max relative difference %.2e (limit %.2e)"
+          % (a.model, len(torch_grads), worst_name, worst, worst_limit))
+    if a.verbose:
+        for rel, name, limit in sorted(diffs, reverse=True)[:8]:
+            print("  %-40s %.2e (PyTorch float32: %.2e)" % (name, rel, f32_err[name]))
+    if not worst <= worst_limit:
+        fails.append("gradient of %s differs by %.2e relative (limit %.2e)" % (worst_name, worst, worst_limit))
 
     # 3. The loss falls over 20 steps under lws and the co-run policies.
-    for policy in ("lws", "cpf", "corun"):
+    for policy in () if a.no_train else ("lws", "cpf", "corun"):
         js = os.path.join(work, "train-%s.json" % policy)
         run([a.corun, "train", "--onnx", onnx_file, "--batch", str(a.train_batch), "--iters", "20", "--lr",
              str(a.lr), "--json", js], "corun train under " + policy, dict(env, CORUN_SCHED=policy))
