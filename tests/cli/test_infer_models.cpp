@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct ModelCase {
   const char* args;    // tiny sizes
   corun::Shape logits;
 };
+
+// ctest lists the case by its model name (not the struct's bytes).
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
 
 class InferModels : public corun::testing::TempDirTest, public ::testing::WithParamInterface<ModelCase> {
  protected:
