@@ -102,13 +102,39 @@ void convert_slice(Converter& c) {
   std::vector<int64_t> axes(starts.size());
   std::iota(axes.begin(), axes.end(), 0);
   if (c.has_input(3)) axes = c.require_constant(3, "axes").ints();
+  int64_t step = 1;
   if (c.has_input(4))
-    for (int64_t s : c.require_constant(4, "steps").ints())
-      if (s != 1) c.unsupported("step " + std::to_string(s) + " (step 1 only)");
+    for (int64_t s : c.require_constant(4, "steps").ints()) step = s;
   if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1)
     c.unsupported(std::to_string(starts.size()) + " sliced axes (one axis only)");
   const int axis = normalize_axis(c, axes[0], static_cast<int>(std::max<size_t>(d.size(), 1)), "axis");
   const int64_t dim = d.empty() ? 1 : d[static_cast<size_t>(axis)];
+  if (step != 1) {
+    // Another step folds on a constant only (PyTorch reverses a padding module's [n, 2] pads with step -1).
+    if (step == 0 || !c.foldable(0) || d.empty())
+      c.unsupported("step " + std::to_string(step) + " (step 1; another step on a constant only)");
+    const Constant* k = c.constant(0);
+    // ONNX: a negative step clamps start to [0, dim - 1] and end to [-1, dim - 1].
+    const int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
+    auto clamp_step = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, lo, hi); };
+    const int64_t start = step > 0 ? clamp_step(starts[0]) : std::clamp<int64_t>(starts[0] < 0 ? starts[0] + dim : starts[0], 0, dim - 1);
+    const int64_t end = clamp_step(ends[0]);
+    std::vector<int64_t> picked;
+    for (int64_t i = start; step > 0 ? i < end : i > end; i += step) picked.push_back(i);
+    if (picked.empty()) c.unsupported("an empty slice");
+    const auto a = static_cast<size_t>(axis);
+    const int64_t outer = product(d, 0, a), inner = product(d, a + 1, d.size());
+    Constant out;
+    out.integer = k->integer;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i : picked)
+        for (int64_t j = 0; j < inner; ++j)
+          out.values.push_back(k->values[static_cast<size_t>((o * dim + i) * inner + j)]);
+    out.dims = d;
+    out.dims[a] = static_cast<int64_t>(picked.size());
+    c.set_output(0, std::move(out));
+    return;
+  }
   auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
   const int64_t start = clamp(starts[0]), end = clamp(ends[0]);
   if (end <= start) c.unsupported("an empty slice [" + std::to_string(start) + ", " + std::to_string(end) + ")");

@@ -64,6 +64,7 @@ void convert_shape(Converter& c);
 void convert_gather(Converter& c);
 void convert_unsqueeze(Converter& c);
 void convert_cast(Converter& c);
+void convert_constant_of_shape(Converter& c);
 
 }  // namespace corun::onnx_import
 

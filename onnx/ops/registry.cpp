@@ -72,6 +72,7 @@ const std::vector<OpRow>& op_table() {
        "constant or computed indices, result of rank 1 to 4"},
       {"Unsqueeze", convert_unsqueeze, "constant data (folded) or a tensor (as a reshape)"},
       {"Cast", convert_cast, "constants (folded); tensors to FLOAT"},
+      {"ConstantOfShape", convert_constant_of_shape, "a constant shape, folded at import"},
   };
   return table;
 }
