@@ -9,7 +9,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from benchlib import machine_header  # noqa: E402
+from benchlib import fmt, machine_header  # noqa: E402
 
 LABELS = {
     "pathnet": "PathNet small training, ms/iter",
@@ -23,12 +23,6 @@ LABELS = {
     "wide-deep": "wide&deep batch-1 inference (corun inline), us",
 }
 CIFAR_STEPS_PER_EPOCH = 60000 // 128
-
-
-def fmt(v):
-    if v is None:
-        return "-"
-    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
 
 def main():

@@ -5,7 +5,10 @@ docs/models.md), timed the same way, one JSON line per run on stdout.
     vs_pytorch_ref.py WORKLOAD --threads N [--iters N] [--warmup N] [--data DIR]
 
 WORKLOAD: pathnet | cifar-quick | lstm-small | lstm-medium | serve-E-H-B-T (an LSTM inference of batch B,
-sequence T, input E, hidden H) | wide-deep (batch-1 inference). Training workloads print the median
+sequence T, input E, hidden H) | wide-deep (batch-1 inference) | onnx-MODEL (a model of
+scripts/export-onnx.py --list, built by that script's own table at --image-size; --mode train: one SGD
+step of softmax cross-entropy at --batch, as `corun train --onnx`; --mode infer: eval-mode inference at
+--batch, as `corun infer --onnx`; bench/onnx_models.sh). Training workloads print the median
 ms per iteration; cifar-quick also the iterations of one epoch at its batch and the test accuracy after the
 timed iterations (its epoch time is the median times the epoch's iterations when --iters is shorter);
 inference workloads the median latency in µs. Not a test.
@@ -122,6 +125,36 @@ def read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
+def onnx_model_ms(name, a):
+    """Median ms of a training step or an inference of scripts/export-onnx.py's model `name` (its own table,
+    so that both sides run the same network)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "export-onnx.py")
+    spec = importlib.util.spec_from_file_location("export_onnx", path)
+    exporter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporter)
+    table = exporter.models(torch)
+    if name not in table:
+        sys.exit(f"vs_pytorch_ref.py: unknown ONNX model '{name}' (available: {', '.join(table)})")
+    ctor, shape, _ = table[name]
+    if a.image_size and len(shape) == 3:
+        shape = (shape[0], a.image_size, a.image_size)
+    b = a.batch or 1
+    model = ctor()
+    x = torch.randn(b, *shape)
+    if a.mode == "infer":
+        model.eval()
+        with torch.no_grad():
+            t = time_loop(lambda: model(x), a.iters, a.warmup)
+    else:
+        model.train()
+        classes = model(x[:2] if b >= 2 else x).shape[1]
+        y = torch.randint(0, classes, (b,))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        t = time_loop(train_step(model, opt, lambda: (x, y)), a.iters, a.warmup)
+    return statistics.median(t) * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload")
@@ -130,6 +163,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--batch", type=int, default=0)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--image-size", type=int, default=0, help="onnx-MODEL: the image models' height and width")
+    ap.add_argument("--mode", choices=("train", "infer"), default="train", help="onnx-MODEL: train or infer")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(42)
@@ -187,6 +222,8 @@ def main():
         with torch.no_grad():
             t = time_loop(lambda: model(ids, dense), a.iters, a.warmup)
         out["us"] = statistics.median(t) * 1e6
+    elif w.startswith("onnx-"):
+        out["ms_per_iter"] = onnx_model_ms(w[5:], a)
     else:
         sys.exit(f"vs_pytorch_ref.py: unknown workload '{w}' (pathnet, cifar-quick, lstm-small, lstm-medium, "
                  "serve-E-H-B-T, wide-deep)")

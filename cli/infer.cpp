@@ -28,7 +28,7 @@ namespace corun::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {"--model", true, "model to run: wide-deep"},
+    {"--model", true, "wide-deep (this benchmark); the other built-in models: corun infer --model lstm --help"},
     {"--batch", true, "inputs per inference (default 1)"},
     {"--iters", true, "timed inferences (default 2000)"},
     {"--warmup", true, "untimed inferences first (default 100)"},
@@ -57,6 +57,11 @@ double quantile(const std::vector<double>& sorted, double q) {
 int infer(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     if (!std::strcmp(argv[i], "--onnx")) return infer_onnx(argc, argv);  // cli/infer_onnx.cpp
+  // The other built-in models, and wide-deep with --input / --output: cli/infer_builtin.cpp.
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--input") || !std::strcmp(argv[i], "--output") ||
+        (!std::strcmp(argv[i], "--model") && i + 1 < argc && std::strcmp(argv[i + 1], "wide-deep") != 0))
+      return infer_builtin(argc, argv);
   models::WideDeepConfig cfg;
   long iters = 2000, warmup = 100;
   bool inline_exec = false;

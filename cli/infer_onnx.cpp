@@ -13,6 +13,7 @@
 #include "base/files.hpp"
 #include "base/json.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,12 +30,15 @@ const std::vector<FlagSpec> kFlags = {
     {"--input", true, "NAME=FILE.npy: the value of graph input NAME (repeat for each input; f32 .npy)"},
     {"--output", true, "write every graph output as DIR/<output name>.npy (created; required)"},
     {"--batch", true, "the batch size for a dynamic batch dimension of the model's inputs"},
+    {"--iters", true, "run the inference N times on the same inputs (default 1); the outputs are the last run's"},
+    {"--warmup", true, "untimed runs before those (default 0)"},
     {"--json", true, "write the model, inputs, outputs, time and engine to this file"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
-  return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--json FILE]\n" +
+  return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
+         "                   [--warmup N] [--json FILE]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
 }
@@ -47,6 +51,7 @@ int infer_onnx(int argc, char** argv) {
   std::vector<std::string> input_specs;
   OnnxImportOptions options;
   std::string path, out_dir, json_path;
+  long iters = 1, warmup = 0;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     for (int i = 2; i < argc; ++i) {
@@ -68,6 +73,8 @@ int infer_onnx(int argc, char** argv) {
     if (path.empty()) throw UsageError("--onnx needs a file");
     if (out_dir.empty()) throw UsageError("--output DIR is required (where the outputs are written)");
     if (args.has("--batch")) options.batch = static_cast<int>(args.positive("--batch", 1));
+    iters = args.positive("--iters", iters);
+    warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
     for (const std::string& spec : input_specs) {
       const size_t eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
@@ -111,7 +118,16 @@ int infer_onnx(int argc, char** argv) {
 
   Engine engine(config);
   for (size_t i = 0; i < m.inputs.size(); ++i) engine.write(m.graph, m.inputs[i], arrays[i].data);
-  const RunStats stats = engine.run(m.graph);
+  // --iters: the latency of repeated inferences (bench/onnx_models.sh); the median is reported.
+  std::vector<double> ms;
+  for (long i = 0; i < warmup + iters; ++i) {
+    const RunStats run = engine.run(m.graph);
+    if (i >= warmup) ms.push_back(run.wall_ms);
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  RunStats stats;
+  stats.wall_ms = sorted[sorted.size() / 2];
   std::vector<std::vector<float>> results;
   for (const Tensor& t : m.outputs) results.push_back(engine.read(m.graph, t));
   engine.release(m.graph);
@@ -125,14 +141,15 @@ int infer_onnx(int argc, char** argv) {
     std::printf("%s %s -> %s/%s\n", m.output_names[k].c_str(), m.outputs[k].shape().str().c_str(), out_dir.c_str(),
                 file.c_str());
   }
-  std::printf("one inference: %.3f ms (%s, %d workers)\n", stats.wall_ms, engine.info().policy.c_str(),
-              engine.info().workers);
+  std::printf("%s: %.3f ms (%s, %d workers)\n", iters == 1 ? "one inference" : "median inference", stats.wall_ms,
+              engine.info().policy.c_str(), engine.info().workers);
   if (!json_path.empty()) {
     json::Value inputs = json::Value::object();
     for (const auto& [name, file] : input_files) inputs[name] = file;
     const json::Value result = {{"config", {{"model", "onnx"}, {"onnx", path}, {"opset", m.opset}, {"inputs", inputs}}},
                                 {"outputs", outputs},
                                 {"wall_ms", stats.wall_ms},
+                                {"ms_per_inference", ms},
                                 {"engine", {{"policy", engine.info().policy}, {"workers", engine.info().workers}}}};
     write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }

@@ -31,9 +31,13 @@ target_compile_features(corun_base INTERFACE cxx_std_17)
 install(TARGETS ${CORUN_PACKAGE_LIBRARIES} corun_warnings
         EXPORT corunTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# corun/onnx.hpp stays out: its library (corun_onnx, libonnx-dev) is not in the installed package yet.
+# The ONNX importer (corun::corun_onnx, corun/onnx.hpp) is an export set of its own, corunOnnxTargets:
+# it needs libonnx-dev and protobuf in the consumer too, so corunConfig.cmake loads it only when it finds
+# ONNX, as the component `onnx` (find_package(corun COMPONENTS onnx) makes it required).
+install(TARGETS corun_onnx EXPORT corunOnnxTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT corunOnnxTargets NAMESPACE corun:: DESTINATION ${CORUN_INSTALL_CMAKEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/corun DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.hpp" PATTERN "onnx.hpp" EXCLUDE)
+        FILES_MATCHING PATTERN "*.hpp")
 
 # The CLI keeps the StarPU library directory in its RPATH (a source-built StarPU lives outside the
 # loader's search path).

@@ -1,4 +1,4 @@
-// Constants and the shape arithmetic folded at import: Constant, Shape, Gather, Unsqueeze, Cast. PyTorch
+// Constants and the shape arithmetic folded at import: Constant, ConstantOfShape, Shape, Gather, Unsqueeze, Cast. PyTorch
 // exports x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: every link is known
 // once the input shapes are, so the chain becomes one constant shape and the Reshape a Graph::reshape. A
 // Gather of a graph value (or with computed indices) is the Graph's gather instead.
@@ -127,6 +127,30 @@ void convert_unsqueeze(Converter& c) {
   }
   if (to.size() > static_cast<size_t>(kMaxDims)) c.unsupported("a result of rank " + std::to_string(to.size()) + " (at most 4)");
   c.set_output(0, c.graph().reshape(c.tensor(0), Shape::of(to.data(), static_cast<int>(to.size())), c.value_name()));
+}
+
+// ConstantOfShape: folded at import (PyTorch computes a padding module's pads with it); the shape input
+// must be a constant, the value a one-element tensor (0.0f when absent).
+void convert_constant_of_shape(Converter& c) {
+  c.only_attrs({"value"});
+  const std::vector<int64_t> shape = c.require_constant(0, "input").ints();
+  Constant k;
+  double value = 0.0;
+  if (const onnx::TensorProto* t = c.attr_tensor("value")) {
+    const Constant v = read_tensor(*t, "");
+    if (v.numel() != 1) c.unsupported_attr("value", "a tensor of " + std::to_string(v.numel()) + " elements (one)");
+    value = v.values[0];
+    k.integer = v.integer;
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > (int64_t{1} << 20)) c.unsupported("a constant of shape " + dims_text(shape) + " (folded at import: small shapes only)");
+    n *= d;
+  }
+  if (n > (int64_t{1} << 20)) c.unsupported("a constant of shape " + dims_text(shape) + " (folded at import: small shapes only)");
+  k.dims = shape;
+  k.values.assign(static_cast<size_t>(n), value);
+  c.set_output(0, std::move(k));
 }
 
 void convert_cast(Converter& c) {

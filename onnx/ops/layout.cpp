@@ -102,13 +102,39 @@ void convert_slice(Converter& c) {
   std::vector<int64_t> axes(starts.size());
   std::iota(axes.begin(), axes.end(), 0);
   if (c.has_input(3)) axes = c.require_constant(3, "axes").ints();
+  int64_t step = 1;
   if (c.has_input(4))
-    for (int64_t s : c.require_constant(4, "steps").ints())
-      if (s != 1) c.unsupported("step " + std::to_string(s) + " (step 1 only)");
+    for (int64_t s : c.require_constant(4, "steps").ints()) step = s;
   if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1)
     c.unsupported(std::to_string(starts.size()) + " sliced axes (one axis only)");
   const int axis = normalize_axis(c, axes[0], static_cast<int>(std::max<size_t>(d.size(), 1)), "axis");
   const int64_t dim = d.empty() ? 1 : d[static_cast<size_t>(axis)];
+  if (step != 1) {
+    // Another step folds on a constant only (PyTorch reverses a padding module's [n, 2] pads with step -1).
+    if (step == 0 || !c.foldable(0) || d.empty())
+      c.unsupported("step " + std::to_string(step) + " (step 1; another step on a constant only)");
+    const Constant* k = c.constant(0);
+    // ONNX: a negative step clamps start to [0, dim - 1] and end to [-1, dim - 1].
+    const int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
+    auto clamp_step = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, lo, hi); };
+    const int64_t start = step > 0 ? clamp_step(starts[0]) : std::clamp<int64_t>(starts[0] < 0 ? starts[0] + dim : starts[0], 0, dim - 1);
+    const int64_t end = clamp_step(ends[0]);
+    std::vector<int64_t> picked;
+    for (int64_t i = start; step > 0 ? i < end : i > end; i += step) picked.push_back(i);
+    if (picked.empty()) c.unsupported("an empty slice");
+    const auto a = static_cast<size_t>(axis);
+    const int64_t outer = product(d, 0, a), inner = product(d, a + 1, d.size());
+    Constant out;
+    out.integer = k->integer;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i : picked)
+        for (int64_t j = 0; j < inner; ++j)
+          out.values.push_back(k->values[static_cast<size_t>((o * dim + i) * inner + j)]);
+    out.dims = d;
+    out.dims[a] = static_cast<int64_t>(picked.size());
+    c.set_output(0, std::move(out));
+    return;
+  }
   auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
   const int64_t start = clamp(starts[0]), end = clamp(ends[0]);
   if (end <= start) c.unsupported("an empty slice [" + std::to_string(start) + ", " + std::to_string(end) + ")");
@@ -125,13 +151,44 @@ void convert_slice(Converter& c) {
   c.set_output(0, c.graph().slice(c.tensor(0), axis, start, end - start, c.value_name()));
 }
 
-// ONNX Pad (opset 11+), constant mode: a band of constant_value (0 when absent) concatenated on each side
-// of every padded axis, and a slice for a negative pad (a crop). Gradients reach the input through concat
-// and slice. PyTorch exports a padded AvgPool2d with count_include_pad as Pad + AveragePool (Inception-v3).
+// The bands of Pad's reflect and edge modes along one axis, as one-wide slices of x (no new op: the
+// gradient of a mirrored or repeated row reaches the input through slice and concat, summed by autodiff).
+// reflect mirrors without repeating the border (x[p], ..., x[1] | x | x[n-2], ..., x[n-1-q]), so each pad
+// must be below the extent; edge repeats the border row (x[0] p times | x | x[n-1] q times).
+Tensor mirror_pad(Converter& c, Tensor x, int axis, int64_t begin, int64_t end, bool reflect,
+                  const std::string& tag) {
+  const int64_t n = x.shape()[axis];
+  if (begin < 0 || end < 0)
+    c.unsupported("negative pads (" + std::to_string(begin) + ", " + std::to_string(end) + ") with mode " +
+                  (reflect ? "reflect" : "edge") + " (a crop is supported in constant mode only)");
+  if (reflect && (begin >= n || end >= n))
+    c.unsupported("reflect pads " + std::to_string(begin) + ", " + std::to_string(end) + " on axis " +
+                  std::to_string(axis) + " of extent " + std::to_string(n) +
+                  " (each reflect pad must be below the extent)");
+  std::vector<Tensor> parts;
+  const std::string base = c.value_name() + "." + tag;
+  for (int64_t i = 0; i < begin; ++i) {
+    const int64_t row = reflect ? begin - i : 0;
+    parts.push_back(c.graph().slice(x, axis, row, 1, base + "_begin" + std::to_string(i)));
+  }
+  parts.push_back(x);
+  for (int64_t i = 0; i < end; ++i) {
+    const int64_t row = reflect ? n - 2 - i : n - 1;
+    parts.push_back(c.graph().slice(x, axis, row, 1, base + "_end" + std::to_string(i)));
+  }
+  return c.graph().concat(parts, axis, base);
+}
+
+// ONNX Pad (opset 11+). Constant mode: a band of constant_value (0 when absent) concatenated on each side
+// of every padded axis, and a slice for a negative pad (a crop). Reflect and edge modes: mirror_pad.
+// Gradients reach the input through concat and slice. PyTorch exports a padded AvgPool2d with
+// count_include_pad as Pad + AveragePool (Inception-v3), nn.ReflectionPad2d as mode reflect and
+// nn.ReplicationPad2d as mode edge.
 void convert_pad(Converter& c) {
   c.only_attrs({"mode"});
   const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.unsupported_attr("mode", "'" + mode + "' (constant only)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.unsupported_attr("mode", "'" + mode + "' (constant, reflect or edge)");
   const std::vector<int64_t> d = c.input_dims(0);
   const int rank = static_cast<int>(d.size());
   const std::vector<int64_t> pads = c.require_constant(1, "pads").ints();
@@ -159,6 +216,10 @@ void convert_pad(Converter& c) {
     if (begin == 0 && end == 0) continue;
     changed = true;
     const std::string tag = "pad" + std::to_string(axis);
+    if (mode != "constant") {
+      x = mirror_pad(c, x, axis, begin, end, mode == "reflect", tag);
+      continue;
+    }
     if (begin < 0 || end < 0) {
       const int64_t extent = x.shape()[axis];
       const int64_t from = std::max<int64_t>(-begin, 0), to = extent - std::max<int64_t>(-end, 0);

@@ -66,6 +66,7 @@ void convert_unsqueeze(Converter& c);
 void convert_cast(Converter& c);
 // issue 19: the transformer and text-similarity exports
 void convert_expand(Converter& c);
+void convert_constant_of_shape(Converter& c);
 
 }  // namespace corun::onnx_import
 

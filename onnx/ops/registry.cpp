@@ -60,7 +60,8 @@ const std::vector<OpRow>& op_table() {
       {"Concat", convert_concat, "any axis, 1-D to 4-D"},
       {"Split", convert_split, "any axis, sizes from the input/attribute or equal parts"},
       {"Slice", convert_slice, "constant starts/ends/axes on one axis, step 1"},
-      {"Pad", convert_pad, "mode constant (constant_value any scalar, 0 by default), constant pads and axes; a negative pad crops"},
+      {"Pad", convert_pad, "mode constant (constant_value any scalar, 0 by default; a negative pad crops), reflect (each pad below "
+       "the extent) or edge (pads >= 0); constant pads and axes"},
       {"Reshape", convert_reshape, "a constant shape (0 copies, -1 infers), allowzero 0"},
       {"Flatten", convert_flatten, "any axis"},
       {"Identity", convert_identity, "any tensor"},
@@ -72,6 +73,7 @@ const std::vector<OpRow>& op_table() {
       {"Unsqueeze", convert_unsqueeze, "constant data (folded) or a tensor (as a reshape)"},
       {"Cast", convert_cast, "constants (folded); tensors to FLOAT"},
       {"Expand", convert_expand, "constant shape; constant data folded, a graph value as an add of zeros"},
+      {"ConstantOfShape", convert_constant_of_shape, "a constant shape, folded at import"},
   };
   return table;
 }

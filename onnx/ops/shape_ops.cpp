@@ -54,6 +54,26 @@ void convert_transpose(Converter& c) {
   if (!perm.empty() && static_cast<int>(perm.size()) != rank)
     c.unsupported_attr("perm",
                        dims_text(c.attr_ints("perm")) + " (one entry per input dim: " + std::to_string(rank) + ")");
+  if (c.foldable(0)) {  // a constant (PyTorch's padding modules transpose their pads): permuted at import
+    const Constant* k = c.constant(0);
+    const std::vector<int64_t> d = c.input_dims(0);
+    if (perm.empty())
+      for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+    Constant out;
+    out.integer = k->integer;
+    for (int p : perm) out.dims.push_back(d[static_cast<size_t>(p)]);
+    out.values.resize(k->values.size());
+    std::vector<int64_t> stride(static_cast<size_t>(rank), 1), idx(static_cast<size_t>(rank), 0);
+    for (int i = rank - 2; i >= 0; --i) stride[static_cast<size_t>(i)] = stride[static_cast<size_t>(i) + 1] * d[static_cast<size_t>(i) + 1];
+    for (size_t o = 0; o < out.values.size(); ++o) {  // idx: the output's multi-index, row-major
+      int64_t from = 0;
+      for (int i = 0; i < rank; ++i) from += idx[static_cast<size_t>(i)] * stride[static_cast<size_t>(perm[static_cast<size_t>(i)])];
+      out.values[o] = k->values[static_cast<size_t>(from)];
+      for (int i = rank - 1; i >= 0 && ++idx[static_cast<size_t>(i)] == out.dims[static_cast<size_t>(i)]; --i) idx[static_cast<size_t>(i)] = 0;
+    }
+    c.set_output(0, std::move(out));
+    return;
+  }
   c.set_output(0, c.graph().transpose(c.tensor(0), perm, c.value_name()));
 }
 

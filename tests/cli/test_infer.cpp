@@ -46,7 +46,7 @@ std::string logit_line(const std::string& out) {
 }
 
 TEST_F(Infer, UsageErrors) {
-  for (const char* args : {"", "--model lstm", "--model wide-deep --batch 0", "--model wide-deep --iters x",
+  for (const char* args : {"", "--model nosuch", "--model wide-deep --batch 0", "--model wide-deep --iters x",
                            "--model wide-deep --frobnicate", "--model", "--model wide-deep --exec fast"}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << r;

@@ -6,7 +6,8 @@
 #      PKG_CONFIG_PATH unset (the package remembers where StarPU is), and the training examples' loss falls;
 #   4. example 01 also builds with plain `c++ $(pkg-config --cflags --libs corun)`;
 #   5. the prefix is relocatable (moved, example 01 builds and runs again);
-#   6. a package whose StarPU is gone, or that finds another StarPU, stops configure with a clear message.
+#   6. a package whose StarPU is gone, or that finds another StarPU, stops configure with a clear message;
+#   7. find_package(corun COMPONENTS onnx) gives corun::corun_onnx: a program calls corun::import_onnx.
 # usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=${1:?usage: test_install.sh BUILD_DIR SOURCE_DIR}
@@ -35,13 +36,13 @@ pcfile=$(find "$prefix" -name corun.pc -print -quit)
 [[ -n "$pcfile" ]] || fail "no corun.pc under $prefix"
 libdir=$(dirname "$(dirname "$pcfile")")
 for f in bin/corun include/corun/engine.hpp include/corun/graph.hpp include/corun/tensor.hpp include/corun/error.hpp \
-         include/corun/npy.hpp include/corun/machine.hpp include/corun/trace.hpp include/corun/models/lstm.hpp; do
+         include/corun/npy.hpp include/corun/onnx.hpp include/corun/machine.hpp include/corun/trace.hpp include/corun/models/lstm.hpp; do
   [[ -e "$prefix/$f" ]] || fail "$f was not installed"
 done
-for lib in corun corun_graphs corun_codelets corun_sched corun_trace corun_kernels corun_base; do
+for lib in corun corun_graphs corun_codelets corun_sched corun_trace corun_kernels corun_base corun_onnx; do
   [[ -f "$libdir/lib$lib.a" ]] || fail "lib$lib.a was not installed in $libdir"
 done
-for f in corunConfigVersion.cmake corunTargets.cmake; do
+for f in corunConfigVersion.cmake corunTargets.cmake corunOnnxTargets.cmake; do
   [[ -f "$(dirname "$config")/$f" ]] || fail "$f was not installed"
 done
 # Only the public headers: nothing from core/, sched/, codelets/ or graphs/.
@@ -101,6 +102,41 @@ for dir in "$src"/examples/[0-9][0-9]_*/; do
 done
 [[ -d "$tmp/ex/01_graph" ]] || fail "examples/01_graph is missing"
 [[ -d "$tmp/ex/02_mlp" && -d "$tmp/ex/03_lstm" ]] || fail "examples 02_mlp and 03_lstm are missing"
+
+step "find_package(corun COMPONENTS onnx): corun::import_onnx"
+# A file that is not ONNX must come back as corun::Error naming it: the protobuf parser ran, linked through
+# corun::corun_onnx (a model that imports is the onnx label's business).
+mkdir -p "$tmp/onnx-src"
+cat >"$tmp/onnx-src/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(corun_onnx_consumer LANGUAGES CXX)
+find_package(corun 0.1 REQUIRED COMPONENTS onnx)
+add_executable(onnx_consumer main.cpp)
+target_link_libraries(onnx_consumer PRIVATE corun::corun_onnx corun::corun)
+CM
+cat >"$tmp/onnx-src/main.cpp" <<'CPP'
+#include <corun/error.hpp>
+#include <corun/onnx.hpp>
+#include <cstdio>
+#include <string>
+int main(int argc, char** argv) {
+  try {
+    corun::import_onnx(argv[argc - 1]);
+  } catch (const corun::Error& e) {
+    const bool named = std::string(e.what()).find("not a valid ONNX") != std::string::npos;
+    std::puts(named ? "OK" : e.what());
+    return named ? 0 : 1;
+  }
+  std::puts("imported a file that is not ONNX");
+  return 1;
+}
+CPP
+echo "not a model" >"$tmp/onnx-src/bad.onnx"
+run_logged "$tmp/onnx.configure.log" env -u PKG_CONFIG_PATH cmake -S "$tmp/onnx-src" -B "$tmp/onnx-build" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+run_logged "$tmp/onnx.build.log" cmake --build "$tmp/onnx-build" -j2
+"$tmp/onnx-build/onnx_consumer" "$tmp/onnx-src/bad.onnx" >"$tmp/onnx.out" 2>&1 || { cat "$tmp/onnx.out" >&2; fail "the onnx consumer failed"; }
+grep -qx OK "$tmp/onnx.out" || fail "the onnx consumer did not print OK"
 
 step "pkg-config: c++ \$(pkg-config --cflags --libs corun) examples/01_graph"
 pcdir=$(dirname "$pcfile")

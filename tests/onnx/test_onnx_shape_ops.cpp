@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -266,14 +267,94 @@ TEST(OnnxPad, ConstantBandsOnEachSideAndACropForANegativePad) {
     }
 }
 
+// numpy.pad's reflect / edge of a 3x4 image with pads (top 2, left 1, bottom 1, right 3), computed here.
+int mirrored(int i, int n, bool reflect) {
+  if (reflect) {
+    if (i < 0) return -i;
+    return i >= n ? 2 * (n - 1) - i : i;
+  }
+  return std::min(std::max(i, 0), n - 1);
+}
+
+TEST(OnnxPad, ReflectAndEdgeModesMirrorOrRepeatTheBorderAsNumpyPad) {
+  for (const char* mode : {"reflect", "edge"}) {
+    const bool reflect = std::string(mode) == "reflect";
+    OnnxModelBuilder b;
+    b.input("x", {1, 1, 3, 4});
+    b.init_ints("pads", {0, 0, 2, 1, 0, 0, 1, 3});
+    auto* n = b.node("Pad", {"x", "pads"}, {"y"});
+    OnnxModelBuilder::attr(n, "mode", std::string(mode));
+    b.output("y");
+    OnnxModel m = import(b);
+    ASSERT_EQ(m.outputs[0].shape(), (Shape{1, 1, 6, 8})) << mode;
+    const std::vector<float> x = iota_scaled(12, 1.0f), y = run_output(m, x);
+    for (int h = 0; h < 6; ++h)
+      for (int w = 0; w < 8; ++w) {
+        const int sh = mirrored(h - 2, 3, reflect), sw = mirrored(w - 1, 4, reflect);
+        EXPECT_EQ(y[static_cast<size_t>(h * 8 + w)], x[static_cast<size_t>(sh * 4 + sw)])
+            << mode << " h " << h << " w " << w;
+      }
+  }
+}
+
+// PyTorch's nn.ReflectionPad2d((1, 3, 2, 1)) export: its pads are computed from constants (the module's
+// [left, right, top, bottom] + ConstantOfShape zeros, reshaped to [4, 2], rows reversed by a step -1 Slice,
+// transposed, flattened, cast), which fold at import into the ONNX pads (0, 0, 2, 1, 0, 0, 1, 3).
+TEST(OnnxPad, PyTorchsComputedPadsFoldAtImport) {
+  OnnxModelBuilder b;
+  b.input("x", {1, 1, 3, 4});
+  b.init_ints("torch_pads", {1, 3, 2, 1});
+  b.init_ints("zeros_shape", {4});
+  b.node("ConstantOfShape", {"zeros_shape"}, {"zeros"});
+  OnnxModelBuilder::attr(b.node("Cast", {"zeros"}, {"zeros_int"}), "to", int64_t{onnx::TensorProto::INT64});
+  auto* cat = b.node("Concat", {"torch_pads", "zeros_int"}, {"all"});
+  OnnxModelBuilder::attr(cat, "axis", int64_t{0});
+  b.init_ints("pairs", {-1, 2});
+  b.node("Reshape", {"all", "pairs"}, {"rows"});
+  b.init_ints("starts", {-1});
+  b.init_ints("ends", {-9223372036854775807LL});
+  b.init_ints("axes", {0});
+  b.init_ints("steps", {-1});
+  b.node("Slice", {"rows", "starts", "ends", "axes", "steps"}, {"reversed"});
+  auto* tr = b.node("Transpose", {"reversed"}, {"cols"});
+  OnnxModelBuilder::attr(tr, "perm", std::vector<int64_t>{1, 0});
+  b.init_ints("flat", {-1});
+  b.node("Reshape", {"cols", "flat"}, {"pads"});
+  auto* pad = b.node("Pad", {"x", "pads"}, {"y"});
+  OnnxModelBuilder::attr(pad, "mode", std::string("reflect"));
+  b.output("y");
+  OnnxModel m = import(b);
+  ASSERT_EQ(m.outputs[0].shape(), (Shape{1, 1, 6, 8}));
+  const std::vector<float> x = iota_scaled(12, 1.0f), y = run_output(m, x);
+  for (int h = 0; h < 6; ++h)
+    for (int w = 0; w < 8; ++w)
+      EXPECT_EQ(y[static_cast<size_t>(h * 8 + w)],
+                x[static_cast<size_t>(mirrored(h - 2, 3, true) * 4 + mirrored(w - 1, 4, true))])
+          << "h " << h << " w " << w;
+}
+
 TEST(OnnxPad, OtherModesAndMismatchedPadsAreRefused) {
   OnnxModelBuilder b;
   b.input("x", {1, 1, 3, 3});
   b.init_ints("pads", {0, 0, 1, 1, 0, 0, 1, 1});
   auto* n = b.node("Pad", {"x", "pads"}, {"y"});
-  OnnxModelBuilder::attr(n, "mode", std::string("reflect"));
+  OnnxModelBuilder::attr(n, "mode", std::string("wrap"));
   b.output("y");
-  EXPECT_NE(error_of([&] { import(b); }).find("mode"), std::string::npos);
+  EXPECT_NE(error_of([&] { import(b); }).find("'wrap' (constant, reflect or edge)"), std::string::npos);
+  OnnxModelBuilder deep;  // reflect cannot mirror 3 rows of a 3-row axis
+  deep.input("x", {1, 1, 3, 3});
+  deep.init_ints("pads", {0, 0, 3, 0, 0, 0, 0, 0});
+  auto* dn = deep.node("Pad", {"x", "pads"}, {"y"});
+  OnnxModelBuilder::attr(dn, "mode", std::string("reflect"));
+  deep.output("y");
+  EXPECT_NE(error_of([&] { import(deep); }).find("each reflect pad must be below the extent"), std::string::npos);
+  OnnxModelBuilder crop;  // edge with a negative pad
+  crop.input("x", {1, 1, 3, 3});
+  crop.init_ints("pads", {0, 0, -1, 0, 0, 0, 0, 0});
+  auto* cn = crop.node("Pad", {"x", "pads"}, {"y"});
+  OnnxModelBuilder::attr(cn, "mode", std::string("edge"));
+  crop.output("y");
+  EXPECT_NE(error_of([&] { import(crop); }).find("negative pads"), std::string::npos);
   OnnxModelBuilder b2;
   b2.input("x", {1, 1, 3, 3});
   b2.init_ints("pads", {1, 1});

@@ -4,6 +4,7 @@
 #     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic, and
 #     torchvision's ResNet-18 at batch 2 on 64x64 images: BatchNormalization with random running statistics,
 #     broadcasting Add of the residuals, GlobalAveragePool; ~4 s);
+#   - corun infer --onnx of ReflectionPad2d + ReplicationPad2d + Conv within 1e-4 of PyTorch;
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
 #   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
 #     missing external data): each exit 1 with a message naming the problem, and nothing written.
@@ -51,6 +52,26 @@ export_model --model resnet18 --out resnet18.onnx --batch 2 --image-size 64 --re
 "$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18 >/dev/null ||
   fail "infer resnet18"
 compare resnet18 out-resnet18/output.npy ref-resnet18/output.npy
+
+# nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
+# ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).
+"$py" - <<'PY' || fails=$((fails + 1))
+import numpy as np, torch
+class Pads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.reflect, self.edge = torch.nn.ReflectionPad2d((1, 2, 2, 1)), torch.nn.ReplicationPad2d((1, 1, 0, 3))
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+    def forward(self, x):
+        return self.conv(self.edge(self.reflect(x)))
+torch.manual_seed(0)
+m, x = Pads().eval(), torch.randn(2, 3, 5, 6)
+torch.onnx.export(m, x, "pads.onnx", opset_version=13, input_names=["input"], output_names=["output"])
+np.save("pads-input.npy", x.numpy())
+np.save("pads-output.npy", m(x).detach().numpy())
+PY
+"$corun" infer --onnx pads.onnx --input input=pads-input.npy --output out-pads >/dev/null || fail "infer pads"
+compare pads out-pads/output.npy pads-output.npy
 
 # 2. Training: the loss falls over 20 steps under lws and the co-run policies, with the same numbers.
 export_model --model mlp --out mlp-dynamic.onnx --batch 4 --dynamic-batch
