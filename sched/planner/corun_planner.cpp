@@ -43,6 +43,13 @@ CorunPlanner::CorunPlanner(int cores, int threads_per_core) : threads_per_core_(
               "corun planner: " << threads_per_core << " threads per core (>= 1; 1 means no SMT)");
   owner_.assign(static_cast<size_t>(cores), kIdle);
   siblings_.assign(static_cast<size_t>(cores) * static_cast<size_t>(threads_per_core - 1), kIdle);
+  sharing_ = cores >= kShareFromCores;
+}
+
+int CorunPlanner::share() const {
+  if (!sharing_) return cores();
+  const auto unplaced = std::count_if(ready_.begin(), ready_.end(), [](const Ready& r) { return r.task.fixed_first < 0; });
+  return std::max(1, idle_cores() / static_cast<int>(std::max<std::ptrdiff_t>(1, unplaced)));
 }
 
 void CorunPlanner::forbid_corun(int kind_a, int kind_b) {
@@ -152,13 +159,17 @@ void CorunPlanner::finished(uint64_t id) {
 
 bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready,
                              CorunAssignment& a) {
-  const int cap = cap_of(t, cores());
+  const int fair = t.fixed_width > 0 ? cores() : share();  // a fixed width is exact: no share applies
+  const int cap = std::min(cap_of(t, cores()), fair);
   const int stable = std::min(t.stable_width, cap);
   Why why(t.explain);
-  why << (fallback ? "fallback" : "co-run") << " limit=" << limit << ":";
+  why << (fallback ? "fallback" : "co-run") << " limit=" << limit;
+  if (fair < cores()) why << " share=" << fair;
+  why << ":";
   int pick = 0;
   // A fixed width without a block (calibration, CORUN_FIXED_WIDTH): that width is the only candidate.
-  const std::vector<int> widths = t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap)} : candidates(t, cores());
+  const std::vector<int> widths =
+      t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap_of(t, cores()))} : candidates(t, cap);
   for (int w : widths) {
     const double p = time_at(t, w);
     const bool fits = first_fit(w) >= 0;
@@ -168,13 +179,16 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     if (fallback) {
       // Others waiting: the least core-time (width x time) leaves cores for them, which is what keeps
       // throughput up; alone: the fastest (candidates come fastest first).
-      if (pick == 0 || (others_ready && w * p < pick * time_at(t, pick))) pick = w;
+      // Core sharing: the share already leaves the others their cores, so the fastest.
+      if (pick == 0 || (others_ready && !sharing_ && w * p < pick * time_at(t, pick))) pick = w;
     } else if (fast && (pick == 0 || w < pick))
       pick = w;                                         // narrowest: leaves cores for another op
   }
   if (pick == 0 && !fallback) return false;
   if (pick > 0) {
-    why << (!fallback ? "; narrowest ok w" : others_ready ? "; least core-time fitting candidate w" : "; fastest fitting candidate w")
+    why << (!fallback                  ? "; narrowest ok w"
+            : others_ready && !sharing_ ? "; least core-time fitting candidate w"
+                                        : "; fastest fitting candidate w")
         << pick;
   } else {
     if (t.fixed_width > 0) return false;  // waits for its width
@@ -183,7 +197,7 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     if (pick == 0) return false;  // no idle core at all
     why << "; no candidate fits, widest fit w" << pick;
   }
-  if (t.fixed_width <= 0 && std::abs(pick - stable) > 2) {
+  if (t.fixed_width <= 0 && !sharing_ && std::abs(pick - stable) > 2) {
     // Strategy 2 beats packing: a team far from the op's usual width thrashes caches and rebuilds teams.
     if (first_fit(stable) < 0) return false;
     why << "; >2 from stable w" << stable << " -> stable";
