@@ -24,11 +24,14 @@
 // for a 20-core node whose op curves have an interior optimum. On a 64-core machine an op's curve keeps
 // falling to the full width, so its three fastest widths are all near 64 and its stable width is 64: every
 // op runs alone on every core, one after the other (the graph's parallelism is thrown away). With core
-// sharing, a task may use at most its share of the idle cores, idle / (ready tasks not yet placed), and:
+// sharing, a task may use at most its share of the idle cores, in proportion to its width-1 time among the
+// ready tasks not yet placed (idle / their count when a time is unknown), and:
 //  - candidates are the three fastest known widths within that share;
 //  - the fallback task starts at its fastest fitting candidate even when others are ready (the share
 //    already leaves them their cores; least core-time would pick width 1 under any Amdahl curve);
-//  - Strategy 2 does not replace the width: the kind's stable width, measured alone, is the whole machine.
+//  - Strategy 2 does not replace the width: the kind's stable width, measured alone, is the whole machine;
+//  - earliest finish: a task that would start narrow waits when the cores that running tasks release
+//    would let it finish sooner (by kWaitGain) at a wider width.
 // Three additions, each off unless asked for:
 //  - Interference feedback (the paper's "Discussion"): the model predicts ops alone, so a pair of op kinds
 //    that measured slow together (see interference.hpp) is forbidden; a task whose kind is forbidden with
@@ -142,8 +145,14 @@ class CorunPlanner {
   bool place_one(double now, CorunAssignment& a);
   // Tries one task; true (and fills `a`) when it starts now. `fallback`: step 4 rather than step 3.
   bool try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready, CorunAssignment& a);
-  // Core sharing: the widest team a task may take now (idle cores over unplaced ready tasks); else cores().
-  int share() const;
+  // Core sharing: the widest team `t` may take now, its share of the idle cores in proportion to its
+  // width-1 time among the unplaced ready tasks (by count when one is unknown); else cores().
+  int share(const CorunTask& t) const;
+  // Core sharing: (time from `now`, width) of the release of running tasks after which `t` would finish
+  // first, at its fastest known width within the cores idle by then; width 0 when nothing runs.
+  std::pair<double, int> earliest_finish(const CorunTask& t, double now) const;
+  // Core sharing: a task waits for more cores only when that finishes it before this share of its end now.
+  static constexpr double kWaitGain = 0.8;
   // Fixed placement: true (and fills `a`) when the task's whole block is idle.
   bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
   // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.

@@ -82,6 +82,28 @@ TEST(CorunPlannerSharing, AFixedWidthIsNotCutToTheShare) {
   EXPECT_EQ(a[0].width, 48) << a[0].reason;
 }
 
+TEST(CorunPlannerSharing, ALongOpWaitsForCoresRatherThanStartingNarrow) {
+  // 62 of 64 cores run a task that ends at t=10; a 1000 µs op becomes ready. Now it fits on 2 cores
+  // (~525 µs); at t=10 it can take all 64 (~65 µs): it waits. When the cores come back only at t=1000, it
+  // starts at once on the cores that are idle.
+  CorunPlanner p(64);
+  p.place(100, 0, 62, 10.0, 0.0);
+  p.add_ready(amdahl_task(1, 5.0, 64));
+  auto a = dispatch(p, 0.0);
+  EXPECT_TRUE(a.empty()) << "started at width " << (a.empty() ? 0 : a[0].width) << ": " << (a.empty() ? "" : a[0].reason);
+  p.finished(100);
+  a = dispatch(p, 10.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].width, 64) << a[0].reason;
+
+  CorunPlanner q(64);
+  q.place(100, 0, 62, 1000.0, 0.0);  // the cores come back too late to help
+  q.add_ready(amdahl_task(1, 5.0, 64));
+  a = dispatch(q, 0.0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_LE(a[0].width, 2) << a[0].reason;  // the narrowest that ends before the running task (Strategy 3)
+}
+
 TEST(DefaultExecutorWidth, OneExecutorPerCoreUpToEightCoresThenSquareIsh) {
   EXPECT_EQ(default_executor_width(1), 1);
   EXPECT_EQ(default_executor_width(2), 1);
