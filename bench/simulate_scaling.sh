@@ -4,7 +4,9 @@
 #
 #   bench/simulate_scaling.sh [--build DIR] [--models "lstm:small pathnet:small ..."] [--policies "..."]
 #                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
-#                             [--validate] [--measured-dir DIR] [--ignore-width2] [-o FILE]
+#                             [--validate] [--measured-dir DIR] [--ignore-width2] [--numa "1 2 4"]
+#                             [--gantt "lstm:small pathnet:small ..."] [--gantt-cores 64] [--keep-models DIR]
+#                             [-o FILE]
 #
 # 1. Calibrates each model natively, in a private STARPU_HOME: lws with STARPU_CALIBRATE=1 (every op at
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
@@ -14,6 +16,11 @@
 # 3. Per law, core count, model and policy: `corun simulate --machine machines/<c>c-1numa.json` (2 cores:
 #    2c-1numa), median ms/iteration and makespan / lower bound of the last iteration. "sequential" is one
 #    op at a time at full width: cpf with one executor of all cores (CORUN_EXECUTORS=1x<c>).
+#    --numa "1 2 4": every core count that has machines/<c>c-<n>numa.json is run once per NUMA layout
+#    (NUMA acts through the pessimistic law only: docs/simulation.md); default 1.
+# 4. --gantt MODELS: for each, the corun policy's last iteration at --gantt-cores (default 64) simulated
+#    cores under the first law, drawn by `corun plot-trace` next to FILE (<FILE stem>-<model>-corun.png).
+# 5. --keep-models DIR: copies the measured models (codelets/45/corun_*) to DIR, so the tables can be redone.
 # Tables go to stdout and to FILE (default bench/results/simulate-scaling-<date>.md).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +28,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/bench/lib.sh"
 
 build=
-models="lstm:small pathnet:small googlenet:small"
+models="lstm:small lstm:medium pathnet:small googlenet:small cifar-quick:small wide-deep:small"
 policies="lws dmdas pheft cpf corun sequential"
 cores_list="2 8 16 32 64 128"
 laws="optimistic pessimistic"
@@ -29,6 +36,10 @@ iters=6
 validate=0
 measured_dir=
 ignore_width2=
+numa_list="1"
+gantt=
+gantt_cores=64
+keep_models=
 out=
 while (($#)); do
   case "$1" in
@@ -41,6 +52,10 @@ while (($#)); do
     --validate) validate=1; shift ;;
     --measured-dir) measured_dir=$2; shift 2 ;;
     --ignore-width2) ignore_width2=--ignore-width2; shift ;;
+    --numa) numa_list=$2; shift 2 ;;
+    --gantt) gantt=$2; shift 2 ;;
+    --gantt-cores) gantt_cores=$2; shift 2 ;;
+    --keep-models) keep_models=$2; shift 2 ;;
     -o) out=$2; shift 2 ;;
     *) echo "simulate_scaling.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -62,8 +77,14 @@ else
   export STARPU_PERF_MODEL_DIR="$measured_dir"
 fi
 
-# `corun train` args of "model:size".
-train_args() { echo "--model ${1%%:*} --size ${1##*:}"; }
+# `corun train` args of "model:size" (cifar-quick and wide-deep have one size: no --size).
+train_args() {
+  case "${1%%:*}" in
+    cifar-quick) echo "--model cifar-quick --eval-images 100" ;;  # one evaluation batch (calibrated), not timed
+    wide-deep) echo "--model wide-deep" ;;
+    *) echo "--model ${1%%:*} --size ${1##*:}" ;;
+  esac
+}
 # Median ms/iter from a train results table (5th-from-last row layout: | iters | median | min | ...).
 median_ms() { awk -F'|' '/^\| [0-9]+ \|/ { gsub(/ /, "", $3); print $3 }' | tail -n 1; }
 # "ratio R" of the "last iteration: makespan ... ratio R" line.
@@ -115,20 +136,38 @@ if ((validate)); then
   echo | tee -a "$out"
 fi
 
+if [[ -n "$keep_models" ]]; then
+  mkdir -p "$keep_models"
+  cp "$measured_dir"/codelets/45/corun_* "$keep_models"/
+  echo "Models used (model source (b), measured here): $keep_models" | tee -a "$out"
+  echo | tee -a "$out"
+fi
+
+# The machine files of a core count: "<c>c-<n>numa" for each NUMA layout that exists (2 cores: 2c-1numa).
+machines_of() {
+  local n
+  for n in $numa_list; do [[ -f "$root/machines/${1}c-${n}numa.json" ]] && echo "${1}c-${n}numa"; done
+}
+
 for law in $laws; do
   for m in $models; do
     echo "## $m, $law law${ignore_width2:+ (width-2 times ignored)}: ms/iteration (makespan / lower bound)" | tee -a "$out"
     echo | tee -a "$out"
-    header="| policy |"; rule="|---|"
-    for c in $cores_list; do header+=" $c cores |"; rule+="---:|"; done
+    header="| policy |"; rule="|---|"; columns=()
+    for c in $cores_list; do
+      for mach in $(machines_of "$c"); do
+        columns+=("$mach"); header+=" ${mach%-1numa} |"; rule+="---:|"
+      done
+    done
     echo "$header" | tee -a "$out"; echo "$rule" | tee -a "$out"
     for p in $policies; do
       row="| $p |"
-      for c in $cores_list; do
-        machine="$root/machines/${c}c-1numa.json"
+      for mach in "${columns[@]}"; do
+        c=${mach%%c-*}
         # shellcheck disable=SC2046
-        text=$(env $(policy_env "$c" "$p") "$corun" simulate --machine "$machine" --law "$law" $ignore_width2 \
-               --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") --iters "$iters" 2>&1 || true)
+        text=$(env $(policy_env "$c" "$p") "$corun" simulate --machine "$root/machines/$mach.json" --law "$law" \
+               $ignore_width2 --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") \
+               --iters "$iters" 2>&1 || true)
         ms=$(median_ms <<<"$text"); r=$(ratio <<<"$text")
         row+=" ${ms:-failed}${r:+ ($r)} |"
       done
@@ -136,5 +175,18 @@ for law in $laws; do
     done
     echo | tee -a "$out"
   done
+done
+
+first_law=${laws%% *}
+for m in $gantt; do
+  png="${out%.md}-${m%%:*}-${m##*:}-corun-${gantt_cores}c.png"
+  # shellcheck disable=SC2046
+  if CORUN_SCHED=corun "$corun" simulate --machine "$root/machines/${gantt_cores}c-1numa.json" --law "$first_law" \
+       $ignore_width2 --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") --iters "$iters" \
+       --trace "$work/gantt.json" >/dev/null 2>&1 && "$corun" plot-trace "$work/gantt.json" -o "$png" >/dev/null 2>&1; then
+    echo "Gantt chart, $m, corun, ${gantt_cores} simulated cores, $first_law law: $(basename "$png")" | tee -a "$out"
+  else
+    echo "Gantt chart, $m: failed" | tee -a "$out"
+  fi
 done
 echo "results: $out" >&2

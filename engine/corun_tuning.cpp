@@ -3,6 +3,7 @@
 #include "codelets/starpu/codelets.hpp"
 #include "base/check.hpp"
 #include "engine/schedule_file.hpp"
+#include "sched/planner/corun_planner.hpp"
 #include "sched/planner/corun_simulate.hpp"
 
 #include <algorithm>
@@ -26,8 +27,12 @@ double median(std::vector<double> v) {
 }  // namespace
 
 CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
-                         std::string schedule_file)
-    : cores_(cores), fixed_width_(fixed_width), deterministic_(deterministic), schedule_file_(std::move(schedule_file)) {
+                         std::string schedule_file, bool models_are_measurements)
+    : cores_(cores),
+      fixed_width_(fixed_width),
+      deterministic_(deterministic),
+      models_are_measurements_(models_are_measurements),
+      schedule_file_(std::move(schedule_file)) {
   std::map<std::pair<int, uint32_t>, int> sig_ids;
   graph_hash_ = fnv(14695981039346656037ull, graph.nodes.size());
   sig_of_.reserve(graph.nodes.size());
@@ -38,6 +43,7 @@ CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval
     auto [it, added] = sig_ids.emplace(std::make_pair(kind, fp), static_cast<int>(searches_.size()));
     if (added) {
       kind_of_sig_.push_back(kind);
+      first_node_of_sig_.push_back(sig_of_.size());
       searches_.emplace_back(std::min(cores, codelets::op_info(node.call.kind).max_width), interval);
     }
     sig_of_.push_back(it->second);
@@ -59,6 +65,7 @@ int CorunTuning::stable_width_of(size_t i) const {
 void CorunTuning::apply(GraphPlan& plan) {
   const size_t n = sig_of_.size();
   if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
+  if (models_are_measurements_ && tuning()) replay_from_models(plan);
   if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
   const bool searching = tuning();
   for (size_t i = 0; i < n; ++i) {
@@ -82,6 +89,20 @@ void CorunTuning::apply(GraphPlan& plan) {
       h.stable_width = stable_width_of(i);
     }
   }
+  if (!frozen() && !searching && fixed_width_ == 0) cap_widths_by_parallelism(plan);
+}
+
+void CorunTuning::cap_widths_by_parallelism(GraphPlan& plan) const {
+  if (cores_ < sched::CorunPlanner::kShareFromCores) return;  // the paper's rules, unchanged, below that
+  std::vector<double> t1(plan.hints.size(), 0.0);
+  double work = 0.0;
+  for (size_t i = 0; i < t1.size(); ++i) {
+    const sched::TaskHint& h = plan.hints[i];
+    t1[i] = h.npredicted >= 1 && h.predicted_us[0] >= 0.0 ? h.predicted_us[0] : 0.0;
+    work += t1[i];
+  }
+  const int cap = sched::parallelism_width_cap(work, graphs::levels(plan.deps, t1).critical_path, cores_);
+  for (sched::TaskHint& h : plan.hints) h.max_width = std::min(h.max_width, cap);
 }
 
 void CorunTuning::record(const std::vector<TraceTask>& trace) {
@@ -115,7 +136,30 @@ void CorunTuning::record(const std::vector<TraceTask>& trace) {
       finished_now = true;
     }
   }
-  if (!finished_now || tuning()) return;
+  if (finished_now && !tuning()) settle_stable_widths();
+}
+
+void CorunTuning::replay_from_models(const GraphPlan& plan) {
+  bool finished_now = false;
+  for (size_t sig = 0; sig < searches_.size(); ++sig) {
+    if (searches_[sig].done()) continue;
+    const sched::TaskHint& h = plan.hints[first_node_of_sig_[sig]];
+    sched::WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
+    while (!climb.done()) {
+      const int w = climb.next();
+      const double t = w <= h.npredicted ? h.predicted_us[w - 1] : NAN;
+      if (!(t >= 0.0)) break;  // unknown (NaN) at a width the climb visits
+      climb.record(w, t);
+    }
+    if (!climb.done()) continue;
+    searches_[sig] = climb;
+    curves_[sig] = climb.curve();
+    finished_now = true;
+  }
+  if (finished_now && !tuning()) settle_stable_widths();
+}
+
+void CorunTuning::settle_stable_widths() {
   // Strategy 2: per op kind, the best width of its largest signature (time at width 1 orders them).
   std::vector<std::vector<sched::KindInstance>> per_kind(stable_of_kind_.size());
   for (size_t sig = 0; sig < searches_.size(); ++sig)

@@ -9,6 +9,11 @@
 // all searches stop, an op kind's stable width is the best width of its largest signature (by time at
 // width 1), and the measured curves fill the predictions StarPU's history models do not have yet.
 //
+// Under simulation (`corun simulate`, `models_are_measurements`) a measurement is the model itself: a task
+// at width w sleeps for its width-w model. There a climb is replayed over the predictions as soon as they
+// hold every width it visits, instead of serialising the first runs on cores [0, w) to learn what the
+// models already say (at 64 simulated cores that took 16 runs and made the first tables show tuning runs).
+//
 // Deterministic mode. Once the search is over and every node has a prediction, the graph's schedule is
 // computed once by simulating the corun planner on the predictions (sched::simulate_corun) and every
 // later run pins each node to its simulated block. With CORUN_SCHEDULE=FILE the frozen schedule is read
@@ -29,8 +34,9 @@ class CorunTuning : public PredictionSource {
  public:
   /// `cores`: the policy's cores; `interval` >= 1: the climb's width step; `fixed_width` > 0
   /// (CORUN_FIXED_WIDTH): every op at that width, no search.
+  /// `models_are_measurements`: replay the climbs over the predictions (simulated runs, see above).
   CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
-              std::string schedule_file);
+              std::string schedule_file, bool models_are_measurements = false);
 
   /// Throws corun::Error when `path` exists but is not a schedule file (checked before StarPU starts).
   static void check_schedule_file(const std::string& path);
@@ -51,15 +57,24 @@ class CorunTuning : public PredictionSource {
 
  private:
   void freeze(GraphPlan& plan);
+  // Simulated runs: finishes every climb whose widths the plan's predictions all hold.
+  void replay_from_models(const GraphPlan& plan);
+  // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
+  void settle_stable_widths();
+  // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's
+  // width-1 times (its average parallelism), so the ops that become ready together find cores.
+  void cap_widths_by_parallelism(GraphPlan& plan) const;
   bool load_schedule();
   void save_schedule() const;
 
   int cores_;
   int fixed_width_;
   bool deterministic_;
+  bool models_are_measurements_;
   std::string schedule_file_;
   uint64_t graph_hash_ = 0;
   std::vector<int> sig_of_;                 // node -> signature
+  std::vector<size_t> first_node_of_sig_;   // signature -> its first node
   std::vector<int> kind_of_sig_;            // signature -> op kind
   std::vector<sched::WidthSearch> searches_;
   std::vector<std::vector<double>> curves_; // signature -> measured curve (after the search)

@@ -115,7 +115,7 @@ RunStats Engine::run_solver(Graph& graph) {
     const int cores = im.info.workers;
     const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
     b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width, im.config.deterministic,
-                                                    im.config.schedule);
+                                                    im.config.schedule, /*models_are_measurements=*/im.info.simulated);
   }
   // Create every task first: the models are queried through them, and the levels need the whole graph.
   im.tasks.assign(nodes.size(), nullptr);

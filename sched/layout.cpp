@@ -18,6 +18,13 @@ ExecutorLayout parse_layout(const std::string& text, const std::string& what) {
   return ExecutorLayout{static_cast<int>(*n), static_cast<int>(*k)};
 }
 
+int default_executor_width(int cores) {
+  if (cores <= 8) return 1;
+  int w = 1;
+  while ((2 * w) * (2 * w) <= cores) w *= 2;
+  return w;
+}
+
 namespace {
 std::mutex g_mutex;
 PolicyOptions g_options;

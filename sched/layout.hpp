@@ -11,12 +11,20 @@ namespace corun::sched {
 
 struct ExecutorLayout {
   int count = 0;  ///< executors (0: as many as the workers allow)
-  int width = 1;  ///< cores per executor
+  int width = 1;  ///< cores per executor (0: default_executor_width of the workers the policy gets)
 
   bool operator==(const ExecutorLayout&) const = default;
   /// "2x4"
   std::string str() const { return std::to_string(count) + "x" + std::to_string(width); }
 };
+
+/// The executor width of cpf's default layout on `cores` workers: 1 (one executor per core) up to 8 cores;
+/// beyond, the largest power of two <= sqrt(cores) (16: 4x4, 32: 8x4, 64: 8x8, 128: 16x8). With N x 1, cpf
+/// is bounded by the graph's width-1 critical path however many cores there are (182 ms per LSTM-small
+/// step at 16-128 simulated cores, as lws); square-ish executors run each op about sqrt(cores) wide while
+/// keeping as many executors for the graph's parallel branches. Power-of-two teams never straddle a
+/// power-of-two NUMA domain.
+int default_executor_width(int cores);
 
 /// Parses "NxK" (N executors of K cores, both >= 1) strictly. Throws corun::Error (invalid_config)
 /// naming `what` (e.g. "CORUN_EXECUTORS") for anything else.

@@ -74,7 +74,8 @@ elif [[ "$flavour" == simgrid ]]; then
   prefix=$("$here/build-starpu.sh" simgrid | tail -n 1)
   pkgpath="$prefix/lib/pkgconfig"
   # Every program linked against a SimGrid StarPU runs simulated: benchmarks and examples would measure nothing.
-  cmake_flags=(-DCORUN_BUILD_BENCH=OFF -DCORUN_BUILD_EXAMPLES=OFF)
+  # No MPI: the SimGrid StarPU has no StarPU-MPI, and Debian's starpumpi-1.3 (found beside it) does not match it.
+  cmake_flags=(-DCORUN_BUILD_BENCH=OFF -DCORUN_BUILD_EXAMPLES=OFF -DCORUN_MPI=OFF)
 fi
 
 build="$root/build/$flavour"

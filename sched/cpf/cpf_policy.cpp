@@ -37,9 +37,11 @@
 namespace corun::sched {
 namespace {
 
-// Executors of `layout.width` consecutive workers; count 0 means as many as fit. A layout wider than the
+// Executors of `layout.width` consecutive workers (width 0: default_executor_width); count 0 means as many
+// as fit. A layout wider than the
 // machine is clamped (with a warning), never an error: the profile of a bigger node may be reused.
 ExecutorLayout fit_layout(ExecutorLayout want, int nworkers) {
+  if (want.width == 0) want.width = default_executor_width(nworkers);  // the default layout: sized here
   ExecutorLayout got = want;
   if (got.width > nworkers) got.width = nworkers;
   const int fit = nworkers / got.width;

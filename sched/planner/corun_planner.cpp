@@ -44,6 +44,44 @@ CorunPlanner::CorunPlanner(int cores, int threads_per_core) : threads_per_core_(
   owner_.assign(static_cast<size_t>(cores), kIdle);
   slowdown_.assign(static_cast<size_t>(cores), 1.0);
   siblings_.assign(static_cast<size_t>(cores) * static_cast<size_t>(threads_per_core - 1), kIdle);
+  sharing_ = cores >= kShareFromCores;
+}
+
+std::pair<double, int> CorunPlanner::earliest_finish(const CorunTask& t, double now) const {
+  std::vector<std::pair<double, int>> releases;  // (time from now, cores freed), primary threads only
+  for (const Running& r : running_)
+    if (r.thread == 0) releases.emplace_back(std::isnan(r.end) ? 0.0 : std::max(0.0, r.end - now), r.width);
+  std::sort(releases.begin(), releases.end());
+  double best_end = INFINITY;
+  std::pair<double, int> best{0.0, 0};
+  int idle = idle_cores();
+  for (const auto& [at, freed] : releases) {
+    idle += freed;
+    int w = 0;  // the fastest known width within the cores idle by then
+    for (int k = 1; k <= std::min(cap_of(t, cores()), idle); ++k)
+      if (!std::isnan(time_at(t, k)) && (w == 0 || time_at(t, k) < time_at(t, w))) w = k;
+    if (w > 0 && at + time_at(t, w) < best_end) best_end = at + time_at(t, w), best = {at, w};
+  }
+  return best;
+}
+
+int CorunPlanner::share(const CorunTask& t) const {
+  if (!sharing_) return cores();
+  // In proportion to the width-1 work of the unplaced ready tasks: a long convolution ready beside a hundred
+  // optimizer updates must not get 1 core of 64 (GoogLeNet's backward ran 250 ms convolutions at width 1).
+  int unplaced = 0;
+  double work = 0.0;
+  bool known = true;
+  for (const Ready& r : ready_) {
+    if (r.task.fixed_first >= 0) continue;
+    ++unplaced;
+    const double t1 = time_at(r.task, 1);
+    known = known && t1 > 0.0;
+    if (t1 > 0.0) work += t1;
+  }
+  const int idle = idle_cores();
+  if (!known || !(work > 0.0)) return std::max(1, idle / std::max(1, unplaced));  // by count
+  return std::clamp(static_cast<int>(idle * time_at(t, 1) / work), 1, idle > 0 ? idle : 1);
 }
 
 void CorunPlanner::forbid_corun(int kind_a, int kind_b) {
@@ -181,14 +219,18 @@ void CorunPlanner::finished(uint64_t id) {
 
 bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready,
                              CorunAssignment& a) {
-  const int cap = cap_of(t, cores());
+  const int fair = t.fixed_width > 0 ? cores() : share(t);  // a fixed width is exact: no share applies
+  const int cap = std::min(cap_of(t, cores()), fair);
   const int stable = std::min(t.stable_width, cap);
   Why why(t.explain);
-  why << (fallback ? "fallback" : "co-run") << " limit=" << limit << ":";
+  why << (fallback ? "fallback" : "co-run") << " limit=" << limit;
+  if (fair < cores()) why << " share=" << fair;
+  why << ":";
   int pick = 0;
   double pick_time = NAN;  // its time, busy cores included
   // A fixed width without a block (calibration, CORUN_FIXED_WIDTH): that width is the only candidate.
-  const std::vector<int> widths = t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap)} : candidates(t, cores());
+  const std::vector<int> widths =
+      t.fixed_width > 0 ? std::vector<int>{std::min(t.fixed_width, cap_of(t, cores()))} : candidates(t, cap);
   for (int w : widths) {
     double slow = 1.0;
     const bool fits = best_block(w, &slow) >= 0;
@@ -198,14 +240,17 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     if (!fits) continue;
     if (fallback) {
       // Others waiting: the least core-time (width x time) leaves cores for them, which is what keeps
-      // throughput up; alone: the fastest (candidates come fastest first; busy cores may reorder them).
-      if (pick == 0 || (others_ready ? w * p < pick * pick_time : p < pick_time)) pick = w, pick_time = p;
+      // throughput up; alone, or with core sharing (the share already leaves the others their cores): the
+      // fastest (candidates come fastest first; busy cores may reorder them).
+      if (pick == 0 || (others_ready && !sharing_ ? w * p < pick * pick_time : p < pick_time)) pick = w, pick_time = p;
     } else if (fast && (pick == 0 || w < pick))
       pick = w;                                         // narrowest: leaves cores for another op
   }
   if (pick == 0 && !fallback) return false;
   if (pick > 0) {
-    why << (!fallback ? "; narrowest ok w" : others_ready ? "; least core-time fitting candidate w" : "; fastest fitting candidate w")
+    why << (!fallback                  ? "; narrowest ok w"
+            : others_ready && !sharing_ ? "; least core-time fitting candidate w"
+                                        : "; fastest fitting candidate w")
         << pick;
   } else {
     if (t.fixed_width > 0) return false;  // waits for its width
@@ -214,7 +259,17 @@ bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool 
     if (pick == 0) return false;  // no idle core at all
     why << "; no candidate fits, widest fit w" << pick;
   }
-  if (t.fixed_width <= 0 && std::abs(pick - stable) > 2) {
+  if (sharing_ && t.fixed_width <= 0) {
+    // Earliest finish: with few idle cores, waiting for running tasks to release theirs may end sooner than
+    // starting narrow now (GoogLeNet's 120 ms width-1 gradients at 64 cores). Then the task waits.
+    const double now_end = time_at(t, pick);
+    const auto [at, w] = earliest_finish(t, now);
+    if (w > pick && at + time_at(t, w) < kWaitGain * now_end) {
+      why << "; waits: w" << w << " free in " << at << " ends sooner than w" << pick << "=" << now_end;
+      return false;
+    }
+  }
+  if (t.fixed_width <= 0 && !sharing_ && std::abs(pick - stable) > 2) {
     // Strategy 2 beats packing: a team far from the op's usual width thrashes caches and rebuilds teams.
     if (first_fit(stable) < 0) return false;
     why << "; >2 from stable w" << stable << " -> stable";

@@ -20,6 +20,18 @@
 //  5. Strategy 2 wins over packing: a width more than 2 cores from the task's stable width is replaced by
 //     the stable width if that fits; else the task waits. A waiting co-run task lets the next one be
 //     examined; a waiting fallback task stops the round (nothing jumps the critical path).
+// Many cores (core sharing, on from kShareFromCores cores; set_core_sharing): the paper's rules were made
+// for a 20-core node whose op curves have an interior optimum. On a 64-core machine an op's curve keeps
+// falling to the full width, so its three fastest widths are all near 64 and its stable width is 64: every
+// op runs alone on every core, one after the other (the graph's parallelism is thrown away). With core
+// sharing, a task may use at most its share of the idle cores, in proportion to its width-1 time among the
+// ready tasks not yet placed (idle / their count when a time is unknown), and:
+//  - candidates are the three fastest known widths within that share;
+//  - the fallback task starts at its fastest fitting candidate even when others are ready (the share
+//    already leaves them their cores; least core-time would pick width 1 under any Amdahl curve);
+//  - Strategy 2 does not replace the width: the kind's stable width, measured alone, is the whole machine;
+//  - earliest finish: a task that would start narrow waits when the cores that running tasks release
+//    would let it finish sooner (by kWaitGain) at a wider width.
 // Three additions, each off unless asked for:
 //  - Interference feedback (the paper's "Discussion"): the model predicts ops alone, so a pair of op kinds
 //    that measured slow together (see interference.hpp) is forbidden; a task whose kind is forbidden with
@@ -77,6 +89,11 @@ class CorunPlanner {
   /// Times (predictions, `now`) are in one unit of the caller's choosing. `threads_per_core` > 1 enables
   /// Strategy 4 (sibling slots); 1 (no SMT) keeps every task on primary threads.
   explicit CorunPlanner(int cores, int threads_per_core = 1);
+
+  /// Core sharing is on by default from this many cores (see the header comment).
+  static constexpr int kShareFromCores = 16;
+  void set_core_sharing(bool on) { sharing_ = on; }
+  bool core_sharing() const { return sharing_; }
 
   int cores() const { return static_cast<int>(owner_.size()); }
   int threads_per_core() const { return threads_per_core_; }
@@ -142,6 +159,14 @@ class CorunPlanner {
   bool place_one(double now, CorunAssignment& a);
   // Tries one task; true (and fills `a`) when it starts now. `fallback`: step 4 rather than step 3.
   bool try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready, CorunAssignment& a);
+  // Core sharing: the widest team `t` may take now, its share of the idle cores in proportion to its
+  // width-1 time among the unplaced ready tasks (by count when one is unknown); else cores().
+  int share(const CorunTask& t) const;
+  // Core sharing: (time from `now`, width) of the release of running tasks after which `t` would finish
+  // first, at its fastest known width within the cores idle by then; width 0 when nothing runs.
+  std::pair<double, int> earliest_finish(const CorunTask& t, double now) const;
+  // Core sharing: a task waits for more cores only when that finishes it before this share of its end now.
+  static constexpr double kWaitGain = 0.8;
   // Fixed placement: true (and fills `a`) when the task's whole block is idle.
   bool try_fixed(const CorunTask& t, double now, CorunAssignment& a);
   // Strategy 4: places the first eligible ready task on a sibling slot of a full-width task.
@@ -163,6 +188,7 @@ class CorunPlanner {
   int preferred_ = -1;  // during dispatch: the cache-warm core, until one placement used it
   std::vector<double> slowdown_;  // per core (set_core_slowdowns), all 1 by default
   bool any_slow_ = false;
+  bool sharing_ = false;
 };
 
 }  // namespace corun::sched

@@ -55,3 +55,14 @@ int stable_width_for_kind(const std::vector<KindInstance>& instances) {
 }
 
 }  // namespace corun::sched
+
+namespace corun::sched {
+
+int parallelism_width_cap(double work_us, double critical_path_us, int cores) {
+  CORUN_CHECK(cores >= 1, Status::invalid_argument, "parallelism width cap: " << cores << " cores");
+  if (!(work_us > 0.0) || !(critical_path_us > 0.0)) return cores;
+  const double parallelism = std::max(1.0, work_us / critical_path_us);
+  return std::clamp(static_cast<int>(std::ceil(cores / parallelism)), 1, cores);
+}
+
+}  // namespace corun::sched
