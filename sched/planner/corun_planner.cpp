@@ -219,7 +219,10 @@ void CorunPlanner::finished(uint64_t id) {
 
 bool CorunPlanner::try_place(const CorunTask& t, double now, double limit, bool fallback, bool others_ready,
                              CorunAssignment& a) {
-  const int fair = t.fixed_width > 0 ? cores() : share(t);  // a fixed width is exact: no share applies
+  int fair = t.fixed_width > 0 ? cores() : share(t);  // a fixed width is exact: no share applies
+  // A share holding no width with a known time would start the op at a width nobody measured (the paper's
+  // example: A is known at 48 cores only): then the share does not apply.
+  if (fair < cores() && candidates(t, fair).empty()) fair = cores();
   const int cap = std::min(cap_of(t, cores()), fair);
   const int stable = std::min(t.stable_width, cap);
   Why why(t.explain);
