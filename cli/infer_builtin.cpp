@@ -6,6 +6,7 @@
 // as `corun infer --onnx` writes its outputs. wide-deep without --input / --output keeps cli/infer.cpp's
 // benchmark (--exec inline).
 #include "cli/args.hpp"
+#include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
@@ -134,23 +135,15 @@ double quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int infer_builtin(int argc, char** argv) {
-  // --input repeats, which Args refuses: take them out first (argv[0..1] stay: "corun infer").
-  std::vector<char*> rest(argv, argv + 2);
-  std::vector<std::string> input_specs;
-  std::map<std::string, std::string> input_files;  // graph input name -> .npy
   std::string out_dir, json_path;
   long iters = 20, warmup = 2;
   InferModel im;
+  std::map<std::string, std::string> input_files;  // graph input name -> .npy
   try {
-    for (int i = 2; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--input") != 0) {
-        rest.push_back(argv[i]);
-        continue;
-      }
-      if (i + 1 >= argc) throw UsageError("--input needs NAME=FILE.npy");
-      input_specs.emplace_back(argv[++i]);
-    }
-    const Args args(static_cast<int>(rest.size()), rest.data(), 2, kFlags);
+    // --input repeats, which Args refuses: taken out first.
+    InferInputFlags flags = take_input_flags(argc, argv);
+    input_files = std::move(flags.files);
+    const Args args(static_cast<int>(flags.rest.size()), flags.rest.data(), 2, kFlags);
     if (args.has("--help")) {
       std::fputs(usage().c_str(), stdout);
       return 0;
@@ -161,13 +154,6 @@ int infer_builtin(int argc, char** argv) {
     warmup = args.has("--warmup") ? args.positive("--warmup", warmup) : warmup;
     out_dir = args.str("--output", "");
     json_path = args.str("--json", "");
-    for (const std::string& spec : input_specs) {
-      const size_t eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-        throw UsageError("--input takes NAME=FILE.npy, got '" + spec + "'", "--input");
-      if (!input_files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
-        throw UsageError("--input " + spec.substr(0, eq) + " given twice", "--input");
-    }
     if (!out_dir.empty()) check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
     if (model == "lstm" || model == "phased-lstm")

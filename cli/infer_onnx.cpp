@@ -2,6 +2,7 @@
 // graph once on the given inputs and writes every graph output as DIR/<output name>.npy, so that anyone can
 // compare corun's numbers with another framework's on the same inputs and weights.
 #include "cli/args.hpp"
+#include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 
@@ -46,23 +47,15 @@ std::string usage() {
 }  // namespace
 
 int infer_onnx(int argc, char** argv) {
-  // --input repeats, which Args refuses: take them out first (argv[0..1] stay: "corun infer").
-  std::vector<char*> rest(argv, argv + 2);
-  std::vector<std::string> input_specs;
   OnnxImportOptions options;
   std::string path, out_dir, json_path;
   long iters = 1, warmup = 0;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
-    for (int i = 2; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--input") != 0) {
-        rest.push_back(argv[i]);
-        continue;
-      }
-      if (i + 1 >= argc) throw UsageError("--input needs NAME=FILE.npy");
-      input_specs.emplace_back(argv[++i]);
-    }
-    const Args args(static_cast<int>(rest.size()), rest.data(), 2, kFlags);
+    // --input repeats, which Args refuses: taken out first.
+    InferInputFlags flags = take_input_flags(argc, argv);
+    input_files = std::move(flags.files);
+    const Args args(static_cast<int>(flags.rest.size()), flags.rest.data(), 2, kFlags);
     if (args.has("--help")) {
       std::fputs(usage().c_str(), stdout);
       return 0;
@@ -75,13 +68,6 @@ int infer_onnx(int argc, char** argv) {
     if (args.has("--batch")) options.batch = static_cast<int>(args.positive("--batch", 1));
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
-    for (const std::string& spec : input_specs) {
-      const size_t eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-        throw UsageError("--input takes NAME=FILE.npy, got '" + spec + "'", "--input");
-      if (!input_files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
-        throw UsageError("--input " + spec.substr(0, eq) + " given twice", "--input");
-    }
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
   } catch (const UsageError& e) {
