@@ -1,6 +1,8 @@
 #include "engine/model_files.hpp"
 
 #include <starpu.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -22,13 +24,18 @@ constexpr unsigned kChildSeconds = 20;
 std::atomic<bool> g_checked{false};
 
 // StarPU's own lookup (src/core/perfmodel/perfmodel.c:484-506, src/common/utils.c:488-500).
-std::filesystem::path codelet_model_dir() {
-  if (const char* d = std::getenv("STARPU_PERF_MODEL_DIR")) return std::filesystem::path(d) / "codelets" / "45";
+std::filesystem::path sampling_dir() {
+  if (const char* d = std::getenv("STARPU_PERF_MODEL_DIR")) return std::filesystem::path(d);
   const char* home = std::getenv("XDG_CACHE_HOME");
   if (home == nullptr) home = std::getenv("STARPU_HOME");
   if (home == nullptr) home = std::getenv("HOME");
   if (home == nullptr) return {};
-  return std::filesystem::path(home) / ".starpu" / "sampling" / "codelets" / "45";
+  return std::filesystem::path(home) / ".starpu" / "sampling";
+}
+
+std::filesystem::path codelet_model_dir() {
+  const std::filesystem::path d = sampling_dir();
+  return d.empty() ? d : d / "codelets" / "45";
 }
 
 // Loads the file with StarPU's parser in a child process: the parser asserts (aborts) on malformed input,
@@ -94,6 +101,22 @@ void quarantine_corrupt_models(const char* machine_key, bool quiet) {
                                  : ("moved to " + moved.filename().string()).c_str());
     if (ec) std::filesystem::remove(f, ec);
   }
+}
+
+BusFilesLock::BusFilesLock(const char* machine_key) {
+  const std::filesystem::path dir = sampling_dir();
+  if (dir.empty() || machine_key == nullptr) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "bus", ec);
+  const std::string path = (dir / "bus" / (std::string(machine_key) + ".corun-lock")).string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;  // a read-only home: StarPU will not write the bus files there either
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+BusFilesLock::~BusFilesLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 }  // namespace corun::engine

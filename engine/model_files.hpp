@@ -8,4 +8,20 @@ namespace corun::engine {
 /// so the run recalibrates that op instead of crashing.
 void quarantine_corrupt_models(const char* machine_key, bool quiet);
 
+/// Held around starpu_init: an exclusive lock on this machine key's bus-calibration files (a lock file
+/// beside them). StarPU 1.3.10 writes those files on first use without a lock, and a process reading them
+/// half-written asserts (check_bus_affinity_file, src/core/perfmodel/perfmodel_bus.c:1078): four MPI
+/// ranks starting on a fresh STARPU_HOME did. With the lock, the first process calibrates and the others
+/// read complete files. Without a writable home it locks nothing (StarPU cannot write there either).
+class BusFilesLock {
+ public:
+  explicit BusFilesLock(const char* machine_key);
+  ~BusFilesLock();
+  BusFilesLock(const BusFilesLock&) = delete;
+  BusFilesLock& operator=(const BusFilesLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace corun::engine

@@ -154,7 +154,10 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     // conf.ncpus holds STARPU_NCPU or the allocation's count here; -1 (StarPU's own choice) is every core.
     blas::check_address_space(conf.ncpus > 0 ? static_cast<unsigned>(conf.ncpus)
                                              : std::max(1u, std::thread::hardware_concurrency()));
-    starpu_check(starpu_init(&conf), "starpu_init");
+    {
+      const engine::BusFilesLock bus_files(std::getenv("STARPU_HOSTNAME"));
+      starpu_check(starpu_init(&conf), "starpu_init");
+    }
     // Now, not mid-run: a failed BLAS allocation spins instead of failing.
     blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
     // Several MPI ranks: StarPU-MPI's progress thread and tag matching (engine/cross_ranks.hpp).
