@@ -10,16 +10,7 @@
 set -u
 corun=$1
 src=$2
-py=""
-for cand in python3 /usr/bin/python3; do
-  if command -v "$cand" >/dev/null && "$cand" -c "import torch, onnx, numpy" 2>/dev/null; then py=$cand; break; fi
-done
-if [ -z "$py" ]; then echo "SKIP: no python3 with torch, onnx and numpy (apt-get install python3-torch python3-onnx)"; exit 77; fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export CORUN_QUIET=1 STARPU_SILENT=1
-fails=0
+. "$(dirname "$0")/torch_test_lib.sh"
 for model in dcgan_generator dcgan_discriminator; do
   "$py" "$src/scripts/export-onnx.py" --model "$model" --out "$model.onnx" --batch 5 --seed 3 --reference "ref-$model" \
     >/dev/null || { echo "FAIL: export $model"; fails=$((fails + 1)); continue; }

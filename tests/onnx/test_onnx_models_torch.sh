@@ -14,30 +14,7 @@
 set -u
 corun=$1
 src=$2
-py=""
-for cand in python3 /usr/bin/python3; do
-  if command -v "$cand" >/dev/null && "$cand" -c "import torch, onnx, numpy" 2>/dev/null; then py=$cand; break; fi
-done
-if [ -z "$py" ]; then echo "SKIP: no python3 with torch, onnx and numpy (apt-get install python3-torch python3-onnx)"; exit 77; fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export CORUN_QUIET=1 STARPU_SILENT=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-export_model() { "$py" "$src/scripts/export-onnx.py" "$@" >/dev/null 2>&1 || { echo "export failed: $*"; exit 1; }; }
-compare() {  # name corun-output reference
-  "$py" - "$1" "$2" "$3" <<'PY' || fails=$((fails + 1))
-import sys, numpy as np
-name, got, want = sys.argv[1], np.load(sys.argv[2]), np.load(sys.argv[3])
-if got.shape != want.shape:
-    sys.exit("FAIL: %s: shape %s, PyTorch %s" % (name, got.shape, want.shape))
-rel = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
-print("%s: max relative difference to PyTorch %.2e" % (name, rel))
-if not rel <= 1e-4:
-    sys.exit("FAIL: %s differs from PyTorch by %.2e relative" % (name, rel))
-PY
-}
+. "$(dirname "$0")/torch_test_lib.sh"
 
 # 1. Forward outputs against PyTorch's.
 export_model --model transformer --out transformer.onnx --batch 8 --reference ref-tr

@@ -13,35 +13,12 @@
 set -u
 corun=$1
 src=$2
-py=""
-for cand in python3 /usr/bin/python3; do
-  if command -v "$cand" >/dev/null && "$cand" -c "import torch, onnx, numpy" 2>/dev/null; then py=$cand; break; fi
-done
-if [ -z "$py" ]; then echo "SKIP: no python3 with torch, onnx and numpy (apt-get install python3-torch python3-onnx)"; exit 77; fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export CORUN_QUIET=1 STARPU_SILENT=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-export_model() { "$py" "$src/scripts/export-onnx.py" "$@" >/dev/null || { echo "export failed: $*"; exit 1; }; }
+. "$(dirname "$0")/torch_test_lib.sh"
 
 export_model --model mlp --out mlp.onnx --batch 4 --reference ref-mlp
 export_model --model cnn --out cnn.onnx --batch 3 --dynamic-batch --reference ref-cnn
 
 # 1. Forward outputs against PyTorch's.
-compare() {  # name corun-output reference
-  "$py" - "$1" "$2" "$3" <<'PY' || fails=$((fails + 1))
-import sys, numpy as np
-name, got, want = sys.argv[1], np.load(sys.argv[2]), np.load(sys.argv[3])
-if got.shape != want.shape:
-    sys.exit("FAIL: %s: shape %s, PyTorch %s" % (name, got.shape, want.shape))
-rel = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
-print("%s: max relative difference to PyTorch %.2e" % (name, rel))
-if not rel <= 1e-4:
-    sys.exit("FAIL: %s differs from PyTorch by %.2e relative" % (name, rel))
-PY
-}
 "$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-mlp >/dev/null || fail "infer mlp"
 compare mlp out-mlp/output.npy ref-mlp/output.npy
 "$corun" infer --onnx cnn.onnx --batch 3 --input input=ref-cnn/input.npy --output out-cnn --json cnn.json >/dev/null ||
