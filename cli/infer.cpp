@@ -6,6 +6,7 @@
 // (corun::InlineRunner, corun/inline.hpp), and the clock covers InlineRunner::run.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/quantile.hpp"
 #include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
@@ -43,13 +44,6 @@ std::string usage() {
          "       corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR [--batch N] [--json FILE]\n" +
          describe(kFlags) +
          "environment: CORUN_PARALLEL_OPS=on|off (default on), CORUN_PARALLEL_OPS_MIN=N (default 2), CORUN_SCHED\n";
-}
-
-// The q-quantile (0..1) of sorted samples, nearest rank.
-double quantile(const std::vector<double>& sorted, double q) {
-  const size_t n = sorted.size();
-  const size_t rank = static_cast<size_t>(std::max(1.0, std::ceil(q * static_cast<double>(n))));
-  return sorted[std::min(n, rank) - 1];
 }
 
 }  // namespace

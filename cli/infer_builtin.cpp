@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
+#include "cli/quantile.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
 
@@ -124,12 +125,6 @@ InferModel wide_deep_model(const Args& args) {
     return in;
   };
   return im;
-}
-
-double quantile(const std::vector<double>& sorted, double q) {
-  const size_t n = sorted.size();
-  const size_t rank = static_cast<size_t>(std::max(1.0, std::ceil(q * static_cast<double>(n))));
-  return sorted[std::min(n, rank) - 1];
 }
 
 }  // namespace
