@@ -2,7 +2,8 @@
 // CORUN_CONV_KERNEL=dnnl forced: batches that leave a short last chunk of kDnnlImageChunk images, output
 // channel counts that leave a short last filter tile of kDnnlFilterTile, channel counts below, at and
 // above oneDNN's vector blocks (3: plain-layout source; 8: avx2 block; 24: 16 + 8), stride 2, asymmetric
-// padding with dilation, 1x1, no bias, and the CIFAR-quick conv3 shape on 3 images.
+// padding with dilation, 1x1, no bias, the CIFAR-quick conv3 shape on 3 images, and ResNet-18's stem (7x7
+// stride 2 from 3 channels) and first downsampling convolution without bias, as the ONNX import makes them.
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
@@ -28,6 +29,8 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n9_c24_k40_1x1", 9, 24, 6, 6, 40, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
       {"n1_c16_k16_3x3", 1, 16, 5, 5, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
       {"cifar_quick_conv3_n3", 3, 32, 6, 6, 64, 5, 5, {1, 1, 2, 2, 2, 2, 1, 1, 1}, true},
+      {"resnet18_stem_n5", 5, 3, 16, 16, 64, 7, 7, {2, 2, 3, 3, 3, 3, 1, 1, 1}, false},
+      {"resnet18_layer2_down_n5", 5, 64, 8, 8, 128, 3, 3, {2, 2, 1, 1, 1, 1, 1, 1, 1}, false},
   };
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {

@@ -33,6 +33,9 @@ except ImportError as e:
     sys.exit(77)
 
 FORWARD_TOL, GRAD_TOL = 1e-4, 1e-3
+# ReLU inputs this close to zero (relative to their tensor's largest magnitude) are within float32 rounding of
+# the kink after a few layers: corun's forward differs from PyTorch's float64 by about 1e-6 relative.
+KINK_MARGIN, KINK_CANDIDATES = 1e-5, 8
 
 
 def load_exporter(src):
@@ -53,9 +56,54 @@ def relative(got, want):
     return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
 
 
-def torch_gradients(exporter, a, num_classes, x, targets, dtype):
+class ReluKinks:
+    """F.relu for the reference runs: records every call's input and can flip one element's mask.
+
+    A ReLU's derivative jumps at zero, so a pre-activation within float32 rounding of zero can fall on the other
+    side of it in corun (another summation order) than in float64 PyTorch, and then one mask element differs and
+    with it the gradients of every layer before it, by far more than float32's error (ResNet-18 at 32 px, batch
+    4, AVX2 oneDNN forward: one input of 1.1e-6, 2.3e-7 of its tensor's scale, moved layer2.0.bn1.bias's
+    gradient by 6.8e-2). Such a difference is explained, not excused, by recomputing the reference with that
+    one mask element flipped (check_gradients)."""
+
+    def __init__(self, flip=None):
+        self.inputs, self.flip = [], flip  # flip: (call, flat index)
+
+    def __call__(self, inp, inplace=False):
+        call = len(self.inputs)
+        self.inputs.append(inp.detach().clone())
+        mask = inp.detach() > 0
+        if self.flip is not None and self.flip[0] == call:
+            flat = mask.view(-1)
+            flat[self.flip[1]] = not bool(flat[self.flip[1]])
+        return inp * mask.to(inp.dtype)  # d/d inp = the mask, flipped element included
+
+    def nearest_zero(self, count):
+        """The `count` ReLU inputs nearest zero relative to their tensor's largest magnitude, as
+        (relative distance, call, flat index)."""
+        near = []
+        for call, t in enumerate(self.inputs):
+            scale = float(t.abs().max())
+            if scale == 0.0:
+                continue
+            rel = t.reshape(-1).abs() / scale
+            k = min(count, rel.numel())
+            vals, idx = torch.topk(rel, k, largest=False)
+            near += [(float(v), call, int(i)) for v, i in zip(vals, idx)]
+        return sorted(near)[:count]
+
+
+def torch_gradients(exporter, a, num_classes, x, targets, dtype, relu=None):
     """PyTorch's gradients of mean softmax cross-entropy, the model built as export-onnx.py builds it, computed
-    in `dtype` (float64: the reference; float32: how far PyTorch itself is from it)."""
+    in `dtype` (float64: the reference; float32: how far PyTorch itself is from it). With `relu` (a ReluKinks),
+    every F.relu call goes through it."""
+    if relu is not None:  # nn.ReLU calls F.relu; the exporter's small models call torch.relu
+        saved = torch.nn.functional.relu, torch.relu
+        torch.nn.functional.relu = torch.relu = relu
+        try:
+            return torch_gradients(exporter, a, num_classes, x, targets, dtype)
+        finally:
+            torch.nn.functional.relu, torch.relu = saved
     torch.manual_seed(a.seed)
     ctor = exporter.models(torch, num_classes)[a.model][0]
     model = ctor().eval()
@@ -71,6 +119,17 @@ def torch_gradients(exporter, a, num_classes, x, targets, dtype):
     loss = -(torch.from_numpy(targets) * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
     loss.backward()
     return float(loss), {n: p.grad.numpy().astype(np.float64) for n, p in model.named_parameters() if p.grad is not None}
+
+
+def compare_gradients(got, want):
+    """The worst relative difference over the parameters in `got`, its parameter, and every (rel, name)."""
+    worst, worst_name, diffs = 0.0, "", []
+    for name, g in got.items():
+        rel = relative(g, want[name])
+        diffs.append((rel, name))
+        if rel > worst:
+            worst, worst_name = rel, name
+    return worst, worst_name, diffs
 
 
 def corun_name(onnx_name):
@@ -127,7 +186,8 @@ def main():
     x, t = np.load(os.path.join(inputs, "input.npy")), np.load(os.path.join(inputs, "targets.npy"))
     # The reference is PyTorch in float64: with BatchNorm over few values (small images, small batches) a
     # float32 gradient is itself off by more than the tolerance, in PyTorch as in corun (printed).
-    torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float64)
+    kinks = ReluKinks()
+    torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float64, kinks)
     _, f32_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float32)
     f32_err = {n: relative(f32_grads[n], g) for n, g in torch_grads.items()}
     f32_worst = max(f32_err.values())
@@ -139,7 +199,7 @@ def main():
     # ill-conditioned model does not fail while an error well beyond float32's still does. The limit is the
     # model's, not each parameter's: rounding lands on different parameters in two summation orders (ResNet-50
     # at 64 px, batch 4: corun's worst 7.6e-2, PyTorch float32's 6.5e-2, on different parameters).
-    worst, worst_name, worst_limit, diffs = 0.0, "", GRAD_TOL, []
+    got_grads = {}
     for name, want in torch_grads.items():
         path = os.path.join(grads, corun_name(name) + ".grad.npy")
         if not os.path.exists(path):
@@ -149,18 +209,31 @@ def main():
         if got.shape != want.shape:
             fails.append("gradient of %s has shape %s, PyTorch %s" % (name, got.shape, want.shape))
             continue
-        rel = relative(got, want)
-        limit = max(GRAD_TOL, 2 * f32_worst)
-        diffs.append((rel, name, limit))
-        if rel / limit > worst / worst_limit:
-            worst, worst_name, worst_limit = rel, name, limit
+        got_grads[name] = got
+    limit = max(GRAD_TOL, 2 * f32_worst)
+    worst, worst_name, diffs = compare_gradients(got_grads, torch_grads)
     print("%s gradients: %d parameters, closest to its limit: %s, max relative difference %.2e (limit %.2e)"
-          % (a.model, len(torch_grads), worst_name, worst, worst_limit))
+          % (a.model, len(torch_grads), worst_name, worst, limit))
+    if not worst <= limit:
+        # A ReLU input within float32 rounding of zero may sit on the other side of it in corun (ReluKinks):
+        # recompute the reference with each of the nearest few flipped; one flip that brings every gradient
+        # within the limit explains the difference. Only inputs within KINK_MARGIN of zero qualify.
+        for margin, call, index in kinks.nearest_zero(KINK_CANDIDATES):
+            if margin > KINK_MARGIN:
+                break
+            _, flipped = torch_gradients(exporter, a, num_classes, x, t, torch.float64, ReluKinks((call, index)))
+            w, wn, _ = compare_gradients(got_grads, flipped)
+            if w <= limit:
+                print("%s gradients: explained by a ReLU kink: input %d of ReLU call %d is %.2e of its tensor's "
+                      "scale from zero; with its mask flipped in the float64 reference the worst difference is "
+                      "%.2e (%s)" % (a.model, index, call, margin, w, wn))
+                worst = w
+                break
     if a.verbose:
-        for rel, name, limit in sorted(diffs, reverse=True)[:8]:
+        for rel, name in sorted(diffs, reverse=True)[:8]:
             print("  %-40s %.2e (PyTorch float32: %.2e)" % (name, rel, f32_err[name]))
-    if not worst <= worst_limit:
-        fails.append("gradient of %s differs by %.2e relative (limit %.2e)" % (worst_name, worst, worst_limit))
+    if not worst <= limit:
+        fails.append("gradient of %s differs by %.2e relative (limit %.2e)" % (worst_name, worst, limit))
 
     # 3. The loss falls over 20 steps under lws and the co-run policies.
     for policy in () if a.no_train else ("lws", "cpf", "corun"):
