@@ -16,6 +16,7 @@ Exit 0 passed, 1 a check failed, 77 no Python with torch, torchvision, onnx and 
 """
 import argparse
 import atexit
+import contextlib
 import importlib.util
 import json
 import os
@@ -57,53 +58,52 @@ def relative(got, want):
 
 
 class ReluKinks:
-    """F.relu for the reference runs: records every call's input and can flip one element's mask.
+    """F.relu for the reference runs: keeps each call's inputs nearest zero, or flips one element's mask.
 
     A ReLU's derivative jumps at zero, so a pre-activation within float32 rounding of zero can fall on the other
     side of it in corun (another summation order) than in float64 PyTorch, and then one mask element differs and
     with it the gradients of every layer before it, by far more than float32's error (ResNet-18 at 32 px, batch
     4, AVX2 oneDNN forward: one input of 1.1e-6, 2.3e-7 of its tensor's scale, moved layer2.0.bn1.bias's
     gradient by 6.8e-2). Such a difference is explained, not excused, by recomputing the reference with that
-    one mask element flipped (check_gradients)."""
+    one mask element flipped (main's gradient check)."""
 
     def __init__(self, flip=None):
-        self.inputs, self.flip = [], flip  # flip: (call, flat index)
+        self.calls, self.flip = 0, flip  # flip: (call, flat index); without one, the candidates are kept
+        self.near = []  # (distance to zero relative to the tensor's largest magnitude, call, flat index)
 
     def __call__(self, inp, inplace=False):
-        call = len(self.inputs)
-        self.inputs.append(inp.detach().clone())
+        call, self.calls = self.calls, self.calls + 1
         mask = inp.detach() > 0
-        if self.flip is not None and self.flip[0] == call:
+        if self.flip is None:
+            self._keep_nearest(call, inp.detach())
+        elif self.flip[0] == call:
             flat = mask.view(-1)
             flat[self.flip[1]] = not bool(flat[self.flip[1]])
         return inp * mask.to(inp.dtype)  # d/d inp = the mask, flipped element included
 
-    def nearest_zero(self, count):
-        """The `count` ReLU inputs nearest zero relative to their tensor's largest magnitude, as
-        (relative distance, call, flat index)."""
-        near = []
-        for call, t in enumerate(self.inputs):
-            scale = float(t.abs().max())
-            if scale == 0.0:
-                continue
-            rel = t.reshape(-1).abs() / scale
-            k = min(count, rel.numel())
-            vals, idx = torch.topk(rel, k, largest=False)
-            near += [(float(v), call, int(i)) for v, i in zip(vals, idx)]
-        return sorted(near)[:count]
+    def _keep_nearest(self, call, t):
+        scale = float(t.abs().max())
+        if scale == 0.0:
+            return
+        rel = t.reshape(-1).abs() / scale
+        vals, idx = torch.topk(rel, min(KINK_CANDIDATES, rel.numel()), largest=False)
+        self.near = sorted(self.near + [(float(v), call, int(i)) for v, i in zip(vals, idx)])[:KINK_CANDIDATES]
 
 
-def torch_gradients(exporter, a, num_classes, x, targets, dtype, relu=None):
+@contextlib.contextmanager
+def relu_through(relu):
+    """Every ReLU of the exporter's models goes through `relu`: nn.ReLU calls F.relu, the small models torch.relu."""
+    saved = torch.nn.functional.relu, torch.relu
+    torch.nn.functional.relu = torch.relu = relu
+    try:
+        yield
+    finally:
+        torch.nn.functional.relu, torch.relu = saved
+
+
+def torch_gradients(exporter, a, num_classes, x, targets, dtype):
     """PyTorch's gradients of mean softmax cross-entropy, the model built as export-onnx.py builds it, computed
-    in `dtype` (float64: the reference; float32: how far PyTorch itself is from it). With `relu` (a ReluKinks),
-    every F.relu call goes through it."""
-    if relu is not None:  # nn.ReLU calls F.relu; the exporter's small models call torch.relu
-        saved = torch.nn.functional.relu, torch.relu
-        torch.nn.functional.relu = torch.relu = relu
-        try:
-            return torch_gradients(exporter, a, num_classes, x, targets, dtype)
-        finally:
-            torch.nn.functional.relu, torch.relu = saved
+    in `dtype` (float64: the reference; float32: how far PyTorch itself is from it)."""
     torch.manual_seed(a.seed)
     ctor = exporter.models(torch, num_classes)[a.model][0]
     model = ctor().eval()
@@ -187,7 +187,8 @@ def main():
     # The reference is PyTorch in float64: with BatchNorm over few values (small images, small batches) a
     # float32 gradient is itself off by more than the tolerance, in PyTorch as in corun (printed).
     kinks = ReluKinks()
-    torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float64, kinks)
+    with relu_through(kinks):
+        torch_loss, torch_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float64)
     _, f32_grads = torch_gradients(exporter, a, num_classes, x, t, torch.float32)
     f32_err = {n: relative(f32_grads[n], g) for n, g in torch_grads.items()}
     f32_worst = max(f32_err.values())
@@ -218,10 +219,11 @@ def main():
         # A ReLU input within float32 rounding of zero may sit on the other side of it in corun (ReluKinks):
         # recompute the reference with each of the nearest few flipped; one flip that brings every gradient
         # within the limit explains the difference. Only inputs within KINK_MARGIN of zero qualify.
-        for margin, call, index in kinks.nearest_zero(KINK_CANDIDATES):
+        for margin, call, index in kinks.near:
             if margin > KINK_MARGIN:
                 break
-            _, flipped = torch_gradients(exporter, a, num_classes, x, t, torch.float64, ReluKinks((call, index)))
+            with relu_through(ReluKinks((call, index))):
+                _, flipped = torch_gradients(exporter, a, num_classes, x, t, torch.float64)
             w, wn, _ = compare_gradients(got_grads, flipped)
             if w <= limit:
                 print("%s gradients: explained by a ReLU kink: input %d of ReLU call %d is %.2e of its tensor's "
