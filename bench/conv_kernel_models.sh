@@ -43,6 +43,7 @@ model_args() {  # $1 = model: the `corun train` arguments
   esac
 }
 
+load_start=$(bench_load)
 for r in $(seq 1 "$repeats"); do
   for m in $models; do
     for k in $kernels; do
@@ -61,7 +62,7 @@ done
   echo "- git: $(bench_git_sha)"
   echo "- oneDNN: $(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo unknown) (Debian libdnnl-dev); vector ISA: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
   echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), $cores workers"
-  echo "- measured under load (the shared VM runs other engineers' builds and tests): read the ratios, not the ms"
+  echo "- load average (1/5/15 min) at the start: $load_start; at the end: $(bench_load) (the VM is shared: above 2, read the ratios, not the ms)"
   echo
   echo "| model | kernel | ms/iter (median of $repeats) | vs im2col |"
   echo "|---|---|---:|---:|"
@@ -82,6 +83,12 @@ for m in models:
         ratio = f"{v / base:.2f}" if v and base else "-"
         print(f"| {m} | {k} | {v:.1f} | {ratio} |" if v else f"| {m} | {k} | failed | - |")
 PY
+  echo
+  echo '## Machine'
+  echo
+  echo '```'
+  bench_corun_info "$corun"
+  echo '```'
 } > "$out"
 cat "$out"
 echo "[bench] wrote $out" >&2

@@ -5,9 +5,19 @@ bench_build_dir() {
   if [[ -n "${1:-}" ]]; then echo "$1"; else "$root/scripts/setup.sh" | tail -n 1; fi
 }
 
-# Short git revision of the tree, or "unknown".
+# Short git revision of the tree, or "unknown"; "+dirty" when tracked files differ from it (the table then
+# measured code no commit holds).
 bench_git_sha() {
-  git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown
+  local sha
+  sha=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo unknown; return; }
+  git -C "$root" diff --quiet HEAD 2>/dev/null || sha="$sha+dirty"
+  echo "$sha"
+}
+
+# The 1-, 5- and 15-minute load averages, for a results header: on the shared 2-core VM a load near 0 at
+# the start means nobody else was running, above 2 that every ms is inflated (read the ratios only).
+bench_load() {
+  cut -d' ' -f1-3 /proc/loadavg
 }
 
 # `corun info` (topology, workers, StarPU caps, BLAS, git) for the details block of a results file.

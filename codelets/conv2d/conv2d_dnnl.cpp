@@ -35,12 +35,11 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   // already 1.4-4.5x faster. Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and
   // fewer than 8 output channels were not measured: both stay on im2col.
   if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
-  // The forward pass stays on im2col under auto for now. It had moved there when onnx.model.resnet18's gradients
-  // with the oneDNN forward (AVX2) differed from PyTorch's by 7e-2; the cause turned out to be one ReLU input
-  // within float32 rounding of zero, rounded to the other side (docs/models.md, "Convolution kernels"), not
-  // this kernel. Moving the forward back waits for a full suite run and the bench tables.
-  if (pass == OpKind::conv2d) return false;
-  return g.cg() >= 3;
+  // The forward pass is on oneDNN even with 1 or 3 input channels. (It had moved to im2col for a while when
+  // onnx.model.resnet18's gradients with the AVX2 oneDNN forward differed from PyTorch's by 7e-2; the cause was
+  // one ReLU input within float32 rounding of zero, rounded to the other side: docs/models.md, "Convolution
+  // kernels". Either kernel can land on either side; the check now recognises such a kink.)
+  return pass == OpKind::conv2d || g.cg() >= 3;
 }
 
 bool call_uses_dnnl_conv(const OpCall& call) {
