@@ -28,18 +28,18 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   const ConvKernel choice = conv_kernel();
   if (choice == ConvKernel::im2col || !dnnl_conv_supported(g)) return false;
   if (choice == ConvKernel::dnnl) return true;
-  // auto, the rule measured by bench/conv_kernels.sh (bench/results/conv-kernels-dnnl-*.md, CIFAR-quick and
-  // PathNet shapes, AVX2): oneDNN's direct kernels were 2-10x faster than im2col + OpenBLAS on every pass
-  // with >= 8 input and output channels, and in the forward pass even with 1 or 3 input channels; with one
-  // input channel its backward passes were 1.3-2.3x slower (the channel is padded to a block of 8), with 3
-  // already 1.4-4.5x faster. Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and
-  // fewer than 8 output channels were not measured: both stay on im2col.
+  // auto, the rule measured by bench/conv_kernels.sh on a quiet machine (bench/results/conv-kernels-*.md,
+  // CIFAR-quick and PathNet shapes, one thread, AVX-512): oneDNN's direct kernels were 1.5-9x faster than
+  // im2col + OpenBLAS in the forward and backward-filter passes at every input channel count (1, 3, 16, 32),
+  // and in backward-data with 16 and 32 input channels; backward-data with 1 or 3 input channels was
+  // 2.7x and 1.2x slower on oneDNN (the channel is padded to a block of 8), so it stays on im2col below 8.
+  // Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and fewer than 8 output
+  // channels were not measured: both stay on im2col.
+  // (The forward pass sat on im2col for a while: onnx.model.resnet18's gradients with the AVX2 oneDNN
+  // forward differed from PyTorch's by 7e-2. The cause was one ReLU input within float32 rounding of zero,
+  // rounded to the other side: docs/models.md, "Convolution kernels". The check now recognises such a kink.)
   if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
-  // The forward pass is on oneDNN even with 1 or 3 input channels. (It had moved to im2col for a while when
-  // onnx.model.resnet18's gradients with the AVX2 oneDNN forward differed from PyTorch's by 7e-2; the cause was
-  // one ReLU input within float32 rounding of zero, rounded to the other side: docs/models.md, "Convolution
-  // kernels". Either kernel can land on either side; the check now recognises such a kink.)
-  return pass == OpKind::conv2d || g.cg() >= 3;
+  return pass != OpKind::conv2d_grad_data || g.cg() >= 8;
 }
 
 bool call_uses_dnnl_conv(const OpCall& call) {

@@ -84,5 +84,38 @@ TEST_F(DnnlConvCache, EveryCallComputesFromItsOwnInputs) {
     }
 }
 
+// CORUN_CONV_KERNEL=auto's choice per pass (use_dnnl_conv, the rule bench/conv_kernels.sh measured): oneDNN
+// for forward and backward-filter from 8 output channels at any input channel count, backward-data only from
+// 8 input channels; dilated windows and fewer than 8 output channels stay on im2col. The choice never reads
+// the width, so every team width runs the same kernel.
+TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
+  const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
+  if (!dnnl_conv_supported(probe))
+    GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
+  set_conv_kernel(ConvKernel::auto_);
+  // n, c, h, w, k, r, s, oh, ow, sh, sw, pt, pl, dh, dw, groups
+  const ConvGeometry cifar_conv1{64, 1, 28, 28, 32, 5, 5, 28, 28, 1, 1, 2, 2, 1, 1, 1};
+  const ConvGeometry pathnet_l0{64, 3, 32, 32, 16, 3, 3, 32, 32, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry pathnet_l1{64, 16, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry few_filters{64, 16, 16, 16, 4, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry dilated{64, 16, 16, 16, 16, 3, 3, 12, 12, 1, 1, 0, 0, 2, 2, 1};
+  const OpKind fwd = OpKind::conv2d, data = OpKind::conv2d_grad_data, filt = OpKind::conv2d_grad_filter;
+  for (const ConvGeometry& g : {cifar_conv1, pathnet_l0}) {
+    EXPECT_TRUE(use_dnnl_conv(g, fwd));
+    EXPECT_FALSE(use_dnnl_conv(g, data));
+    EXPECT_TRUE(use_dnnl_conv(g, filt));
+  }
+  for (OpKind pass : {fwd, data, filt}) {
+    EXPECT_TRUE(use_dnnl_conv(pathnet_l1, pass));
+    EXPECT_FALSE(use_dnnl_conv(few_filters, pass));
+    EXPECT_FALSE(use_dnnl_conv(dilated, pass));
+  }
+  set_conv_kernel(ConvKernel::im2col);
+  EXPECT_FALSE(use_dnnl_conv(pathnet_l1, fwd));
+  set_conv_kernel(ConvKernel::dnnl);
+  EXPECT_TRUE(use_dnnl_conv(cifar_conv1, data));
+  set_conv_kernel(ConvKernel::auto_);
+}
+
 }  // namespace
 }  // namespace corun::codelets
