@@ -37,7 +37,7 @@ namespace {
 
 const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "training iterations (default 20; cifar-quick: --epochs worth of batches)"},
-    {"--lr", true, "SGD learning rate (default per model: lstm 0.5, phased-lstm 2, cifar-quick, pathnet, googlenet 0.01, wide-deep 1)"},
+    {"--lr", true, "SGD learning rate (default per model: lstm 0.5, phased-lstm 2, cifar-quick, pathnet, googlenet 0.01, wide-deep 1, --onnx 0.001)"},
     {"--seed", true, "seed of parameters and data (default 42)"},
     {"--cell", true, "fused (one lstm_cell task per step, default) | unfused (split, sigmoid, tanh, mul, add)"},
     {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},

@@ -25,7 +25,10 @@ namespace {
 struct OnnxTrainConfig {
   std::string path;
   int batch = 0;  // 0: the file's
-  float learning_rate = 0.01f;
+  // 0.001, not the built-in CNNs' 0.01: an imported network can be deep, and randomly initialised ResNet-50
+  // at batch 16 diverges at lr 0.01 with momentum 0.9 in PyTorch as in corun (docs/onnx.md, "ResNet-50"),
+  // while 0.001 trains every exported model; it is also Adam's usual rate (--optimizer adam).
+  float learning_rate = 0.001f;
   float momentum = 0.9f;  // the default optimizer: SGD with momentum, as the built-in CNNs
   uint64_t seed = 42;
   OptimizerChoice optimizer;  // --optimizer, --lr-schedule, ... (cli/optimizer_flags.hpp)
