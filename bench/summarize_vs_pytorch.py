@@ -35,6 +35,8 @@ def main():
     ap.add_argument("--sgemm", action="append", default=[])
     ap.add_argument("--torch", default="")
     ap.add_argument("--cifar-iters", type=int, required=True)
+    ap.add_argument("--allocators", default="default", help="PyTorch's allocators run: 'default' and/or 'tcmalloc'")
+    ap.add_argument("--load", action="append", default=[], help="load averages at the start and at the end")
     a = ap.parse_args()
     runs = defaultdict(list)
     order = []
@@ -56,12 +58,19 @@ def main():
             passes.append(ps)
 
     m = json.load(open(a.machine))
-    notes = [f"PyTorch {a.torch} (Debian python3-torch), torch.set_num_threads 1 and 2; no tcmalloc",
+    tcm = "tcmalloc" in a.allocators.split()
+    notes = [f"PyTorch {a.torch} (Debian python3-torch), torch.set_num_threads 1 and 2, "
+             + ("each with glibc malloc and with tcmalloc (LD_PRELOAD libtcmalloc.so.4); a PyTorch cell is the faster "
+                "of the two, marked t when tcmalloc's" if tcm else "glibc malloc only (tcmalloc not installed)"),
              f"medians of {rounds} interleaved round(s), each run's own median"]
     for s in a.sgemm:
         j = json.loads(s)
         notes.append(f"OpenBLAS sgemm {j['n']}^3 at {j['threads']} thread(s): {j['gflops_median']} GF/s median, "
                      f"{j['gflops_best']} best (bench/sgemm_rate)")
+    if a.load:
+        notes.append("load average (1/5/15 min) at the start: " + a.load[0]
+                     + (f"; at the end: {a.load[-1]}" if len(a.load) > 1 else "")
+                     + " (the VM is shared: above 2, read the ratios, not the ms)")
     if a.cifar_iters < CIFAR_STEPS_PER_EPOCH:
         notes.append(f"CIFAR-quick epoch shortened: {a.cifar_iters} steps timed, an epoch ({CIFAR_STEPS_PER_EPOCH} "
                      "steps) estimated as median step x steps")
@@ -75,7 +84,12 @@ def main():
     print("|" + "---|" * 2 + "---:|" * (len(head) - 2))
     epoch = {}
     for w in order:
-        torch1, torch2 = med.get((w, "pytorch", "-", "-", 1)), med.get((w, "pytorch", "-", "-", 2))
+        def torch_at(t):  # the faster allocator at t threads: (value, "t" when tcmalloc's)
+            plain, tc = med.get((w, "pytorch", "-", "-", t)), med.get((w, "pytorch-tcmalloc", "-", "-", t))
+            if tc is not None and (plain is None or tc < plain):
+                return tc, " t"
+            return plain, ""
+        (torch1, mark1), (torch2, mark2) = torch_at(1), torch_at(2)
         tbest = min(v for v in (torch1, torch2) if v is not None)
         rows = passes if any(k[0] == w and k[2] != "-" for k in med) else ["-"]
         for ps in rows:
@@ -89,7 +103,7 @@ def main():
             if w == "cifar-quick":
                 epoch[ps] = (best * CIFAR_STEPS_PER_EPOCH / 1e3, tbest * CIFAR_STEPS_PER_EPOCH / 1e3)
             print(f"| {LABELS.get(w, w)} | {ps} | " + " | ".join(cells) +
-                  f" | {fmt(best)} | {fmt(torch1)} | {fmt(torch2)} | {tbest / best:.2f}x |")
+                  f" | {fmt(best)} | {fmt(torch1)}{mark1} | {fmt(torch2)}{mark2} | {tbest / best:.2f}x |")
     for ps, (c, t) in epoch.items():
         print(f"\nCIFAR-quick epoch (pass {ps}): corun {c:.1f} s, PyTorch {t:.1f} s (median step x {CIFAR_STEPS_PER_EPOCH}).")
 

@@ -12,7 +12,7 @@
 # 256, 1024, seq 100), wide&deep batch-1 inference (inline). Training rows run corun under every policy
 # of --policies, once per parallel-op pass setting of --passes (CORUN_PARALLEL_OPS: off, auto = corun
 # train's default, on = every group), and PyTorch (Debian's python3-torch, bench/vs_pytorch_ref.py) at 1
-# and 2 threads. Each round runs every configuration once, in turn (interleaved, so a noisy period hits
+# and 2 threads, each with and without tcmalloc (LD_PRELOAD). Each round runs every configuration once, in turn (interleaved, so a noisy period hits
 # all of them); the table gives the median over rounds of each run's own median. The serving and
 # inference rows do not depend on the policy (planned serving runtime, inline runner).
 #
@@ -70,6 +70,33 @@ if ! "$torch_py" -c 'import torch' 2>/dev/null; then
   "$torch_py" -c 'import torch' || { echo "error: $torch_py cannot import torch after the install" >&2; exit 1; }
 fi
 
+# tcmalloc (Debian's libgoogle-perftools4) for the PyTorch runs with LD_PRELOAD, as PyTorch's own CPU tuning
+# guide recommends; each PyTorch configuration runs with and without it and the table quotes the best.
+tcmalloc=$(ls /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 2>/dev/null || true)
+if [[ -z "$tcmalloc" ]]; then
+  echo "vs_pytorch: installing libgoogle-perftools4 (tcmalloc, for the PyTorch runs)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgoogle-perftools4 >&2 ||
+    echo "vs_pytorch: warning: apt-get could not install libgoogle-perftools4; PyTorch runs without tcmalloc only" >&2
+  tcmalloc=$(ls /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 2>/dev/null || true)
+fi
+allocators="default${tcmalloc:+ tcmalloc}"
+
+# PyTorch once per thread count and allocator: torch_run ARGS... prints "ALLOCATOR THREADS JSON-LINE" lines.
+torch_run() {
+  local t alloc line
+  for t in 1 2; do
+    for alloc in $allocators; do
+      if [[ "$alloc" == tcmalloc ]]; then
+        line=$(LD_PRELOAD="$tcmalloc" "$torch_py" "$ref" "$@" --threads "$t") || return 1
+      else
+        line=$("$torch_py" "$ref" "$@" --threads "$t") || return 1
+      fi
+      echo "$alloc $t $line"
+    done
+  done
+}
+torch_impl() { [[ "$1" == tcmalloc ]] && echo pytorch-tcmalloc || echo pytorch; }
+
 build=$(bench_build_dir "$build")
 corun="$build/cli/corun"
 sgemm="$build/bench/sgemm_rate"
@@ -101,6 +128,7 @@ record() {  # workload impl policy pass threads round value unit
     "$@" >>"$results"
 }
 
+load_start=$(bench_load)
 echo "vs_pytorch: calibrating the perfmodels (untimed)" >&2
 for row in "${train_rows[@]}"; do
   IFS='|' read -r name args _ n <<<"$row"
@@ -126,11 +154,11 @@ for ((r = 1; r <= rounds; ++r)); do
           "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["tasks_per_iter"])' "$json")" tasks
       done
     done
-    for t in 1 2; do
-      line=$("$torch_py" "$ref" "$torch_name" --threads "$t" --iters "$n" --warmup 1) || exit 1
-      record "$name" pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")" ms
-      [[ "$name" == cifar-quick ]] && echo "$line" >"$work/cifar-torch-$t.json"
-    done
+    torch_run "$torch_name" --iters "$n" --warmup 1 >"$work/torch.out" || exit 1
+    while read -r alloc t line; do
+      record "$name" "$(torch_impl "$alloc")" - - "$t" "$r" \
+        "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")" ms
+    done <"$work/torch.out"
   done
   for cfg in "${serve_rows[@]}"; do
     IFS=',' read -r e h b s <<<"$cfg"
@@ -139,19 +167,21 @@ for ((r = 1; r <= rounds; ++r)); do
       --requests "$requests" 2>&1 | awk '/^latency:/ { print $3 }')
     [[ -n "$lat" ]] || { echo "error: corun serve-bench printed no latency for $cfg" >&2; exit 1; }
     record "$name" corun - - 2 "$r" "$(python3 -c "print($lat * 1000)")" us
-    for t in 1 2; do
-      line=$("$torch_py" "$ref" "$name" --threads "$t" --iters "$requests" --warmup 2) || exit 1
-      record "$name" pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
-    done
+    torch_run "$name" --iters "$requests" --warmup 2 >"$work/torch.out" || exit 1
+    while read -r alloc t line; do
+      record "$name" "$(torch_impl "$alloc")" - - "$t" "$r" \
+        "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
+    done <"$work/torch.out"
   done
   lat=$(env CORUN_QUIET=1 "$corun" infer --model wide-deep --exec inline --iters 2000 --warmup 100 2>/dev/null |
     awk -F'|' '$2 ~ /wide-deep/ { gsub(/ /, "", $5); print $5 }')
   [[ -n "$lat" ]] || { echo "error: corun infer printed no latency" >&2; exit 1; }
   record wide-deep corun - - 1 "$r" "$lat" us
-  for t in 1 2; do
-    line=$("$torch_py" "$ref" wide-deep --threads "$t" --iters 2000 --warmup 100) || exit 1
-    record wide-deep pytorch - - "$t" "$r" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
-  done
+  torch_run wide-deep --iters 2000 --warmup 100 >"$work/torch.out" || exit 1
+  while read -r alloc t line; do
+    record wide-deep "$(torch_impl "$alloc")" - - "$t" "$r" \
+      "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
+  done <"$work/torch.out"
 done
 
 sgemm1=$("$sgemm" 2048 1 10)
@@ -160,5 +190,5 @@ cmd="bench/vs_pytorch.sh --rounds $rounds --policies \"$policies\" --passes \"$p
 python3 "$here/summarize_vs_pytorch.py" --results "$results" --machine "$work/machine.json" --command "$cmd" \
   --git "$(bench_git_sha)" --info "$(bench_corun_info "$corun")" --sgemm "$sgemm1" --sgemm "$sgemm2" \
   --torch "$("$torch_py" -c 'import torch; print(torch.__version__, "with oneDNN" if torch.backends.mkldnn.is_available() else "without oneDNN")')" \
-  --cifar-iters "$cifar_iters" >"$out"
+  --cifar-iters "$cifar_iters" --allocators "$allocators" --load "$load_start" --load "$(bench_load)" >"$out"
 echo "vs_pytorch: wrote $out" >&2
