@@ -100,9 +100,14 @@ policy_env() {
 {
   echo "# Simulated scaling ($(date -u +%Y-%m-%dT%H:%MZ), git $(bench_git_sha))"
   echo
-  echo "Models measured on this machine ($(nproc) cores; loaded by other jobs while measuring), scaled by the"
-  echo "named law of docs/simulation.md (model source (b)); machines/<c>c-1numa.json. $iters iterations,"
-  echo "median ms/iteration (simulated) and makespan / lower bound of the last iteration."
+  echo "Models measured on this machine ($(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); load average"
+  echo "(1/5/15 min) at the start $(bench_load): on the shared VM above 2 means other jobs ran while measuring),"
+  echo "scaled by the named law of docs/simulation.md (model source (b)); machines/<c>c-1numa.json. $iters"
+  echo "iterations, median ms/iteration (simulated) and makespan / lower bound of the last iteration."
+  echo
+  echo '```'
+  bench_corun_info "$corun"
+  echo '```'
   echo
 } | tee "$out"
 
