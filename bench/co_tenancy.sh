@@ -65,9 +65,12 @@ run_one() {
       mkdir -p "$work/bg"
       # shellcheck disable=SC2046
       (cd "$work/bg" && exec env CORUN_QUIET=1 CORUN_SCHED="$c" "$corun" train $(model_args "$m") \
-        --iters 100000 >/dev/null 2>&1) &
+        --iters 100000 >/dev/null 2>"$work/bg.err") &
       bg+=($!)
-      sleep 2 ;;  # past its start-up, into its iterations
+      sleep 2  # past its start-up, into its iterations
+      # A co-tenant that died at start would make "pair" a second "alone" run without a word.
+      kill -0 "${bg[-1]}" 2>/dev/null ||
+        { echo "error: the second training ($m, $c) did not keep running: $(tail -1 "$work/bg.err")" >&2; exit 1; } ;;
     busy)
       taskset -c "$first_cpu" sh -c 'while :; do :; done' &
       bg+=($!) ;;

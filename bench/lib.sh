@@ -1,8 +1,14 @@
 # bench/lib.sh — helpers shared by the benchmark scripts (source it; needs $root = the repository root).
 
 # The build directory: $1 if given, otherwise the one scripts/setup.sh builds (and prints last).
+# Always absolute: some benchmarks start corun from another directory (co_tenancy.sh's second training).
 bench_build_dir() {
-  if [[ -n "${1:-}" ]]; then echo "$1"; else "$root/scripts/setup.sh" | tail -n 1; fi
+  if [[ -n "${1:-}" ]]; then
+    [[ -d "$1" ]] || { echo "error: build directory $1 does not exist" >&2; return 1; }
+    (cd "$1" && pwd)
+  else
+    "$root/scripts/setup.sh" | tail -n 1
+  fi
 }
 
 # Short git revision of the tree, or "unknown"; "+dirty" when tracked files differ from it (the table then
