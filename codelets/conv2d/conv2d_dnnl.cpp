@@ -31,15 +31,15 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   // auto, the rule measured by bench/conv_kernels.sh on a quiet machine (bench/results/conv-kernels-*.md,
   // CIFAR-quick and PathNet shapes, one thread, AVX-512): oneDNN's direct kernels were 1.5-9x faster than
   // im2col + OpenBLAS in the forward and backward-filter passes at every input channel count (1, 3, 16, 32),
-  // and in backward-data with 16 and 32 input channels; backward-data with 1 or 3 input channels was
-  // 2.7x and 1.2x slower on oneDNN (the channel is padded to a block of 8), so it stays on im2col below 8.
+  // and in backward-data from 3 input channels (with 3 about even: 0.8-1.3x over three runs); backward-data
+  // with one input channel was 2.7x slower on oneDNN (the channel is padded to a block of 8): im2col.
   // Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and fewer than 8 output
   // channels were not measured: both stay on im2col.
   // (The forward pass sat on im2col for a while: onnx.model.resnet18's gradients with the AVX2 oneDNN
   // forward differed from PyTorch's by 7e-2. The cause was one ReLU input within float32 rounding of zero,
   // rounded to the other side: docs/models.md, "Convolution kernels". The check now recognises such a kink.)
   if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
-  return pass != OpKind::conv2d_grad_data || g.cg() >= 8;
+  return pass != OpKind::conv2d_grad_data || g.cg() >= 3;
 }
 
 bool call_uses_dnnl_conv(const OpCall& call) {

@@ -85,8 +85,8 @@ TEST_F(DnnlConvCache, EveryCallComputesFromItsOwnInputs) {
 }
 
 // CORUN_CONV_KERNEL=auto's choice per pass (use_dnnl_conv, the rule bench/conv_kernels.sh measured): oneDNN
-// for forward and backward-filter from 8 output channels at any input channel count, backward-data only from
-// 8 input channels; dilated windows and fewer than 8 output channels stay on im2col. The choice never reads
+// for forward and backward-filter from 8 output channels at any input channel count, backward-data from 3
+// input channels; dilated windows and fewer than 8 output channels stay on im2col. The choice never reads
 // the width, so every team width runs the same kernel.
 TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
   const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
@@ -102,9 +102,10 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
   const OpKind fwd = OpKind::conv2d, data = OpKind::conv2d_grad_data, filt = OpKind::conv2d_grad_filter;
   for (const ConvGeometry& g : {cifar_conv1, pathnet_l0}) {
     EXPECT_TRUE(use_dnnl_conv(g, fwd));
-    EXPECT_FALSE(use_dnnl_conv(g, data));
     EXPECT_TRUE(use_dnnl_conv(g, filt));
   }
+  EXPECT_FALSE(use_dnnl_conv(cifar_conv1, data));  // one input channel
+  EXPECT_TRUE(use_dnnl_conv(pathnet_l0, data));    // three
   for (OpKind pass : {fwd, data, filt}) {
     EXPECT_TRUE(use_dnnl_conv(pathnet_l1, pass));
     EXPECT_FALSE(use_dnnl_conv(few_filters, pass));
