@@ -32,7 +32,7 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   // CIFAR-quick and PathNet shapes, one thread, AVX-512): oneDNN's direct kernels were 1.5-9x faster than
   // im2col + OpenBLAS in the forward and backward-filter passes at every input channel count (1, 3, 16, 32),
   // and in backward-data from 3 input channels (with 3 about even: 0.8-1.3x over three runs); backward-data
-  // with one input channel was 2.7x slower on oneDNN (the channel is padded to a block of 8): im2col.
+  // with one input channel was 2.5-2.8x slower on oneDNN (the channel is padded to a block of 8): im2col.
   // Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and fewer than 8 output
   // channels were not measured: both stay on im2col.
   // (The forward pass sat on im2col for a while: onnx.model.resnet18's gradients with the AVX2 oneDNN
