@@ -129,11 +129,12 @@ if ((validate)); then
   for m in $models; do
     for p in $policies; do
       # shellcheck disable=SC2046
-      meas=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms)
+      # `|| true`: one failed run is a "failed" cell, not the end of the table (set -e, pipefail).
+      meas=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms || true)
       # shellcheck disable=SC2046
       sim=$(env $(policy_env "$cores_here" "$p") "$corun" simulate --machine "$root/machines/2c-1numa.json" \
             --law optimistic --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") \
-            --iters "$iters" 2>/dev/null | median_ms)
+            --iters "$iters" 2>/dev/null | median_ms || true)
       err=$(awk -v a="${meas:-0}" -v b="${sim:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%+.1f%%", 100 * (b - a) / a; else print "n/a" }')
       echo "| $m | $p | ${meas:-failed} | ${sim:-failed} | $err |" | tee -a "$out"
     done

@@ -144,7 +144,8 @@ class CorunPolicy final : public TeamPolicy {
   // Late binding (issue 21 item 7, with CORUN_COTENANCY=auto): a width-1 task for another core than the
   // calling worker's is not pushed there, where it would wait while the OS runs another process on that
   // core (a time slice: milliseconds); it is offered, taken by that worker's next pop (idle workers poll,
-  // so it starts as soon as the worker has its core: on a quiet machine at once) or by a core at least as
+  // so it starts as soon as the worker has its core: on a quiet machine at once; it is also woken, for
+  // drivers that block when idle, as under SimGrid) or by a core at least as
   // fast that frees first (steal_offer). On the loaded 2-core VM with a spin loop on cpu 0 the LSTM step
   // went from about 1.45x to 1.3x lws. Pinned tasks (tuning runs, frozen schedules) are always pushed.
   bool may_pop(int core) const override { return offered_[static_cast<size_t>(core)].load(std::memory_order_acquire); }
@@ -233,6 +234,7 @@ class CorunPolicy final : public TeamPolicy {
       if (a.width == 1 && a.thread == 0 && a.first_core != preferred && !pinned && policy_options().cotenancy) {
         offers_[c] = Offer{task, a.predicted, a.reason};  // see may_pop()
         offered_[c].store(true, std::memory_order_release);
+        wake(a.first_core);  // a sleeping worker (blocking drivers: SimGrid) would never pop it
         continue;
       }
       place(Placement{task, 0, a.first_core, a.width, a.predicted, &a.reason});

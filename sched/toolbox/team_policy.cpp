@@ -88,6 +88,10 @@ starpu_task* TeamPolicy::hand_to_caller(const Placement& p) {
   return p.task;
 }
 
+void TeamPolicy::wake(int core) {
+  starpu_wake_worker_relax_light(workers_[static_cast<size_t>(core)]);
+}
+
 void TeamPolicy::push(starpu_task* task) {
   lock();
   pushed_locked(task, core_of(starpu_worker_get_id()));

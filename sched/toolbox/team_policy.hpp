@@ -111,6 +111,11 @@ class TeamPolicy {
   /// The pop variant of place() for width 1: records `p` and returns its task for the calling worker,
   /// which runs it on `p.first_core` (pop_task must not push to its own queue). With the mutex held.
   starpu_task* hand_to_caller(const Placement& p);
+  /// Wakes the worker of `core` so that it calls pop_task again: after a policy left work for it that only
+  /// its pop takes (corun's offers). Natively StarPU 1.3's workers poll and this is only a hint; with
+  /// blocking drivers (the SimGrid build) a worker whose pop returned nothing sleeps until woken, and
+  /// without it an offer would never be taken. With the mutex held.
+  void wake(int core);
 
  private:
   void lock();
