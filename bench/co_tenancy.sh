@@ -105,7 +105,7 @@ done
     --command "bench/co_tenancy.sh --models \"$models\" --configs \"$configs\" --conditions \"$conditions\" --iters $iters --repeats $repeats" \
     --note "alone: nothing else started by the benchmark; pair: a second identical training (same model and policy) runs at the same time; busy: a spin loop pinned to cpu $first_cpu (taskset -c)" \
     --note "corun's policies narrow their teams while they measure teams waiting on busy cores (CORUN_COTENANCY=auto, the default: docs/testing.md#bad-inputs)" \
-    --note "load average (1/5/15 min) before the first run: $load_start; at the end: $(bench_load) (the VM is shared: above 2 before the first run, other work was running)" \
+    --note "$(bench_load_note "$load_start" "$(bench_load)")" \
     "${notes[@]}"
 } > "$out"
 cat "$out"

@@ -62,7 +62,7 @@ done
   echo "- git: $(bench_git_sha)"
   echo "- oneDNN: $(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo unknown) (Debian libdnnl-dev); vector ISA: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
   echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), $cores workers"
-  echo "- load average (1/5/15 min) at the start: $load_start; at the end: $(bench_load) (the VM is shared: above 2, read the ratios, not the ms)"
+  echo "- $(bench_load_note "$load_start" "$(bench_load)")"
   echo
   echo "| model | kernel | ms/iter (median of $repeats) | vs im2col |"
   echo "|---|---|---:|---:|"

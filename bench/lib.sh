@@ -26,6 +26,16 @@ bench_load() {
   cut -d' ' -f1-3 /proc/loadavg
 }
 
+# The results-header phrase for load averages: $1 at the start, $2 (optional) at the end.
+bench_load_note() {
+  echo "load average (1/5/15 min) at the start: $1${2:+; at the end: $2} (the VM is shared: above 2, read the ratios, not the ms)"
+}
+
+# The path of shared library $1 (e.g. libtcmalloc.so.4) in the system's multiarch directories, or nothing.
+bench_find_lib() {
+  ls /usr/lib/*/"$1" 2>/dev/null | head -n 1 || true
+}
+
 # `corun info` (topology, workers, StarPU caps, BLAS, git) for the details block of a results file.
 # $1 = the corun executable.
 bench_corun_info() {

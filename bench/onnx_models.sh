@@ -65,7 +65,7 @@ fi
 for m in $models; do
   bench_in_list "$available" "$m" || { echo "error: unknown model '$m' (export-onnx.py --list: $(echo $available))" >&2; exit 2; }
 done
-tcmalloc=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 2>/dev/null | head -n 1 || true)
+tcmalloc=$(bench_find_lib libtcmalloc_minimal.so.4)
 
 build=$(bench_build_dir "$build")
 corun="$build/cli/corun"

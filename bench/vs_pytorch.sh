@@ -72,30 +72,30 @@ fi
 
 # tcmalloc (Debian's libgoogle-perftools4) for the PyTorch runs with LD_PRELOAD, as PyTorch's own CPU tuning
 # guide recommends; each PyTorch configuration runs with and without it and the table quotes the best.
-tcmalloc=$(ls /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 2>/dev/null || true)
+tcmalloc=$(bench_find_lib libtcmalloc.so.4)
 if [[ -z "$tcmalloc" ]]; then
   echo "vs_pytorch: installing libgoogle-perftools4 (tcmalloc, for the PyTorch runs)" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgoogle-perftools4 >&2 ||
     echo "vs_pytorch: warning: apt-get could not install libgoogle-perftools4; PyTorch runs without tcmalloc only" >&2
-  tcmalloc=$(ls /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 2>/dev/null || true)
+  tcmalloc=$(bench_find_lib libtcmalloc.so.4)
 fi
 allocators="default${tcmalloc:+ tcmalloc}"
 
-# PyTorch once per thread count and allocator: torch_run ARGS... prints "ALLOCATOR THREADS JSON-LINE" lines.
-torch_run() {
-  local t alloc line
+# PyTorch once per thread count and allocator, each result recorded:
+#   torch_record RECORD-NAME ROUND JSON-KEY UNIT -- bench/vs_pytorch_ref.py ARGS...
+torch_record() {
+  local name=$1 round=$2 key=$3 unit=$4 t alloc impl line pre
+  shift 5
   for t in 1 2; do
     for alloc in $allocators; do
-      if [[ "$alloc" == tcmalloc ]]; then
-        line=$(LD_PRELOAD="$tcmalloc" "$torch_py" "$ref" "$@" --threads "$t") || return 1
-      else
-        line=$("$torch_py" "$ref" "$@" --threads "$t") || return 1
-      fi
-      echo "$alloc $t $line"
+      impl=pytorch pre=()
+      [[ "$alloc" == tcmalloc ]] && impl=pytorch-tcmalloc pre=(env LD_PRELOAD="$tcmalloc")
+      line=$("${pre[@]}" "$torch_py" "$ref" "$@" --threads "$t") || return 1
+      record "$name" "$impl" - - "$t" "$round" \
+        "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$line" "$key")" "$unit"
     done
   done
 }
-torch_impl() { [[ "$1" == tcmalloc ]] && echo pytorch-tcmalloc || echo pytorch; }
 
 build=$(bench_build_dir "$build")
 corun="$build/cli/corun"
@@ -154,11 +154,7 @@ for ((r = 1; r <= rounds; ++r)); do
           "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["tasks_per_iter"])' "$json")" tasks
       done
     done
-    torch_run "$torch_name" --iters "$n" --warmup 1 >"$work/torch.out" || exit 1
-    while read -r alloc t line; do
-      record "$name" "$(torch_impl "$alloc")" - - "$t" "$r" \
-        "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")" ms
-    done <"$work/torch.out"
+    torch_record "$name" "$r" ms_per_iter ms -- "$torch_name" --iters "$n" --warmup 1 || exit 1
   done
   for cfg in "${serve_rows[@]}"; do
     IFS=',' read -r e h b s <<<"$cfg"
@@ -167,21 +163,13 @@ for ((r = 1; r <= rounds; ++r)); do
       --requests "$requests" 2>&1 | awk '/^latency:/ { print $3 }')
     [[ -n "$lat" ]] || { echo "error: corun serve-bench printed no latency for $cfg" >&2; exit 1; }
     record "$name" corun - - 2 "$r" "$(python3 -c "print($lat * 1000)")" us
-    torch_run "$name" --iters "$requests" --warmup 2 >"$work/torch.out" || exit 1
-    while read -r alloc t line; do
-      record "$name" "$(torch_impl "$alloc")" - - "$t" "$r" \
-        "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
-    done <"$work/torch.out"
+    torch_record "$name" "$r" us us -- "$name" --iters "$requests" --warmup 2 || exit 1
   done
   lat=$(env CORUN_QUIET=1 "$corun" infer --model wide-deep --exec inline --iters 2000 --warmup 100 2>/dev/null |
     awk -F'|' '$2 ~ /wide-deep/ { gsub(/ /, "", $5); print $5 }')
   [[ -n "$lat" ]] || { echo "error: corun infer printed no latency" >&2; exit 1; }
   record wide-deep corun - - 1 "$r" "$lat" us
-  torch_run wide-deep --iters 2000 --warmup 100 >"$work/torch.out" || exit 1
-  while read -r alloc t line; do
-    record wide-deep "$(torch_impl "$alloc")" - - "$t" "$r" \
-      "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us"])' "$line")" us
-  done <"$work/torch.out"
+  torch_record wide-deep "$r" us us -- wide-deep --iters 2000 --warmup 100 || exit 1
 done
 
 sgemm1=$("$sgemm" 2048 1 10)
