@@ -4,7 +4,7 @@
 #
 #   bench/simulate_scaling.sh [--build DIR] [--models "lstm:small pathnet:small ..."] [--policies "..."]
 #                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
-#                             [--validate] [--measured-dir DIR] [--ignore-width2] [--numa "1 2 4"]
+#                             [--validate] [--repeats N] [--measured-dir DIR] [--ignore-width2] [--numa "1 2 4"]
 #                             [--gantt "lstm:small pathnet:small ..."] [--gantt-cores 64] [--keep-models DIR]
 #                             [-o FILE]
 #
@@ -12,7 +12,10 @@
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
 #    --measured-dir DIR skips this and uses models calibrated before (a STARPU_PERF_MODEL_DIR).
 # 2. --validate: measured vs simulated (2c-1numa, optimistic law: it reproduces the measured widths)
-#    median ms/iteration per model and policy on this machine.
+#    median ms/iteration per model and policy on this machine. The measured side is the median of
+#    --repeats native runs (default 3; one run is noisier than the error sought), with their spread
+#    ((max - min) / median); the simulated side is one run (deterministic for given models). The table ends
+#    with the median and worst |error| over the cells that ran.
 # 3. Per law, core count, model and policy: `corun simulate --machine machines/<c>c-1numa.json` (2 cores:
 #    2c-1numa), median ms/iteration and makespan / lower bound of the last iteration. "sequential" is one
 #    op at a time at full width: cpf with one executor of all cores (CORUN_EXECUTORS=1x<c>).
@@ -34,6 +37,7 @@ cores_list="2 8 16 32 64 128"
 laws="optimistic pessimistic"
 iters=6
 validate=0
+repeats=3
 measured_dir=
 ignore_width2=
 numa_list="1"
@@ -50,6 +54,7 @@ while (($#)); do
     --laws) laws=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --validate) validate=1; shift ;;
+    --repeats) repeats=$2; shift 2 ;;
     --measured-dir) measured_dir=$2; shift 2 ;;
     --ignore-width2) ignore_width2=--ignore-width2; shift ;;
     --numa) numa_list=$2; shift 2 ;;
@@ -80,7 +85,7 @@ fi
 # `corun train` args of "model:size" (cifar-quick and wide-deep have one size: no --size).
 train_args() {
   case "${1%%:*}" in
-    cifar-quick) echo "--model cifar-quick --eval-images 100" ;;  # one evaluation batch (calibrated), not timed
+    cifar-quick) echo "--model cifar-quick --eval-images 0" ;;  # no evaluation: it runs once per run, never calibrated
     wide-deep) echo "--model wide-deep" ;;
     *) echo "--model ${1%%:*} --size ${1##*:}" ;;
   esac
@@ -124,22 +129,42 @@ done
 if ((validate)); then
   echo "## Validation on this machine: measured vs simulated (2c-1numa, optimistic law)" | tee -a "$out"
   echo | tee -a "$out"
-  echo "| model | policy | measured ms/iter | simulated ms/iter | error |" | tee -a "$out"
-  echo "|---|---|---:|---:|---:|" | tee -a "$out"
+  echo "Measured: median of $repeats native runs (spread = (max - min) / median of the runs); simulated: one run." | tee -a "$out"
+  echo | tee -a "$out"
+  echo "| model | policy | measured ms/iter | spread | simulated ms/iter | error |" | tee -a "$out"
+  echo "|---|---|---:|---:|---:|---:|" | tee -a "$out"
+  errors=()
   for m in $models; do
     for p in $policies; do
-      # shellcheck disable=SC2046
-      # `|| true`: one failed run is a "failed" cell, not the end of the table (set -e, pipefail).
-      meas=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms || true)
+      runs=()
+      for ((r = 0; r < repeats; ++r)); do
+        # shellcheck disable=SC2046
+        # `|| true`: one failed run is a "failed" cell, not the end of the table (set -e, pipefail).
+        v=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms || true)
+        [[ -n "$v" ]] && runs+=("$v")
+      done
+      meas=; spread=
+      if ((${#runs[@]})); then
+        read -r meas spread < <(printf '%s\n' "${runs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+          med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+          printf "%.2f %.0f%%\n", med, 100 * (v[NR] - v[1]) / med }')
+      fi
       # shellcheck disable=SC2046
       sim=$(env $(policy_env "$cores_here" "$p") "$corun" simulate --machine "$root/machines/2c-1numa.json" \
             --law optimistic --measured-dir "$measured_dir" --dir "$work/sim" -- train $(train_args "$m") \
             --iters "$iters" 2>/dev/null | median_ms || true)
       err=$(awk -v a="${meas:-0}" -v b="${sim:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%+.1f%%", 100 * (b - a) / a; else print "n/a" }')
-      echo "| $m | $p | ${meas:-failed} | ${sim:-failed} | $err |" | tee -a "$out"
+      [[ "$err" != n/a ]] && errors+=("${err%\%}")
+      echo "| $m | $p | ${meas:-failed} | ${spread:-} | ${sim:-failed} | $err |" | tee -a "$out"
     done
   done
   echo | tee -a "$out"
+  if ((${#errors[@]})); then
+    printf '%s\n' "${errors[@]#[+-]}" | sort -g | awk '{ v[NR] = $1; if ($1 <= 5) ok++ } END {
+      n = NR; med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      printf "Median |error| %.1f%% over %d cells (%d within 5%%), worst %.1f%%.\n", med, n, ok, v[n] }' | tee -a "$out"
+    echo | tee -a "$out"
+  fi
 fi
 
 if [[ -n "$keep_models" ]]; then

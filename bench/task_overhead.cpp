@@ -1,6 +1,6 @@
 // bench/task_overhead: per-task overhead of the scheduling policy in CORUN_SCHED, with empty SPMD codelets.
 //
-//   task_overhead [--tasks 100000] [--width 1|2] [--runs 5] [--no-model] [--json FILE]
+//   task_overhead [--tasks 100000] [--width 1|2] [--runs 5] [--no-model] [--chain] [--alternate] [--json FILE]
 //
 // One process per policy (StarPU initialises once per process; bench/task_overhead.sh runs them all).
 // After a warm-up run (tasks/10, at least 1000; it also calibrates the history model), each run submits
@@ -10,6 +10,10 @@
 // a TaskHint with fixed_width = --width in sched_data; built-ins choose the team width themselves (pheft,
 // peager) or never form teams. The kernel counts the team width each task actually ran at
 // (starpu_combined_worker_get_size), and the result reports it.
+// --chain: every task reads and writes one registered variable, so each waits for the one before: the value is
+// then the latency from one task's end to the next one's start (what a graph's critical path pays per task),
+// not the throughput of independent tasks. --alternate (corun's policies, with --chain): the hints alternate
+// width 1 and --width, as an LSTM step alternates elementwise ops on one core with team GEMMs.
 #include <corun/engine.hpp>
 #include <corun/error.hpp>
 #include <corun/machine.hpp>
@@ -56,7 +60,7 @@ void init_codelet(int width, bool model) {
   g_codelet.max_parallelism = width;
   g_codelet.cpu_funcs[0] = empty_kernel;
   g_codelet.cpu_funcs_name[0] = "empty_kernel";
-  g_codelet.nbuffers = 0;
+  g_codelet.nbuffers = STARPU_VARIABLE_NBUFFERS;  // 0, or 1 with --chain (set per task)
   g_codelet.model = model ? &g_model : nullptr;
   g_codelet.name = "corun_task_overhead";
 }
@@ -66,17 +70,24 @@ struct RunResult {
   double submit_us_per_task = 0.0;  // first submit to the last submit's return
 };
 
-RunResult run(int ntasks, int width, bool hints) {
+starpu_data_handle_t g_chain = nullptr;  // --chain: the variable every task reads and writes
+
+RunResult run(int ntasks, int width, bool hints, bool alternate) {
   std::vector<corun::sched::TaskHint> h(hints ? static_cast<size_t>(ntasks) : 0);
-  for (auto& x : h) {
-    x.level_us = 0.0;
-    x.fixed_width = width;
+  for (size_t i = 0; i < h.size(); ++i) {
+    h[i].level_us = 0.0;
+    h[i].fixed_width = alternate && i % 2 == 0 ? 1 : width;
   }
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < ntasks; ++i) {
     starpu_task* t = starpu_task_create();
     t->cl = &g_codelet;
     if (hints) t->sched_data = &h[static_cast<size_t>(i)];
+    if (g_chain != nullptr) {
+      t->handles[0] = g_chain;
+      t->modes[0] = STARPU_RW;
+      t->nbuffers = 1;
+    }
     const int ret = starpu_task_submit(t);
     if (ret != 0) {
       std::fprintf(stderr, "task_overhead: starpu_task_submit failed (%d%s)\n", ret,
@@ -101,7 +112,9 @@ double median(std::vector<double> v) {
 
 int usage(const char* msg) {
   if (msg) std::fprintf(stderr, "task_overhead: %s\n", msg);
-  std::fprintf(stderr, "usage: task_overhead [--tasks N] [--width 1|2] [--runs R] [--no-model] [--json FILE]\n");
+  std::fprintf(stderr,
+               "usage: task_overhead [--tasks N] [--width 1|2] [--runs R] [--no-model] [--chain] [--alternate] "
+               "[--json FILE]\n");
   return 2;
 }
 
@@ -109,7 +122,7 @@ int usage(const char* msg) {
 
 int main(int argc, char** argv) {
   int ntasks = 100000, width = 1, runs = 5;
-  bool model = true;
+  bool model = true, chain = false, alternate = false;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -128,6 +141,10 @@ int main(int argc, char** argv) {
       if (!int_arg(runs, 1, 1000)) return usage("--runs needs an integer >= 1");
     } else if (a == "--no-model") {
       model = false;
+    } else if (a == "--chain") {
+      chain = true;
+    } else if (a == "--alternate") {
+      alternate = true;
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {
@@ -149,16 +166,21 @@ int main(int argc, char** argv) {
       return 1;
     }
     const bool hints = info.own_policy;
+    if (alternate && (!chain || !info.own_policy))
+      return usage("--alternate needs --chain and one of corun's policies (it sets the hints' widths)");
     init_codelet(width, model);
+    float chain_value = 0.0f;
+    if (chain) starpu_variable_data_register(&g_chain, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(&chain_value), sizeof(float));
 
-    run(std::max(1000, ntasks / 10), width, hints);  // warm-up: allocations, lazy init, model calibration
+    run(std::max(1000, ntasks / 10), width, hints, alternate);  // warm-up: allocations, lazy init, model calibration
     for (auto& s : g_sizes) s = 0;
     std::vector<double> us, submit_us;
     for (int r = 0; r < runs; ++r) {
-      const RunResult res = run(ntasks, width, hints);
+      const RunResult res = run(ntasks, width, hints, alternate);
       us.push_back(res.us_per_task);
       submit_us.push_back(res.submit_us_per_task);
     }
+    if (g_chain != nullptr) starpu_data_unregister(g_chain);
     const corun::sched::ExecutorLayout layout = corun::sched::effective_layout();
 
     std::string widths;
@@ -180,6 +202,8 @@ int main(int argc, char** argv) {
             {"width", width},
             {"runs", runs},
             {"model", model},
+            {"chain", chain},
+            {"alternate", alternate},
             {"hints", hints},
             {"executors", layout.count > 0 ? layout.str() : std::string()}}},
           {"machine",

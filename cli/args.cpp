@@ -53,6 +53,15 @@ long Args::positive(const std::string& flag, long fallback) const {
   return *v;
 }
 
+long Args::non_negative(const std::string& flag, long fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  const auto v = parse::integer(it->second);
+  if (!v || *v < 0 || *v > kMaxCount)
+    throw UsageError(flag + " needs an integer from 0 to " + std::to_string(kMaxCount) + ", got '" + it->second + "'");
+  return *v;
+}
+
 double Args::positive_real(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;

@@ -42,6 +42,8 @@ class Args {
   std::string str(const std::string& flag, const std::string& fallback) const;
   /// A positive integer up to kMaxCount (or the fallback when absent); anything else is a UsageError.
   long positive(const std::string& flag, long fallback) const;
+  /// The same from 0 on (a count where 0 means "none": --eval-images 0 skips the evaluation).
+  long non_negative(const std::string& flag, long fallback) const;
   double positive_real(const std::string& flag, double fallback) const;
 
  private:

@@ -90,7 +90,7 @@ std::vector<FlagSpec> model_flags() {
       {"--image", true, "pathnet, googlenet: override the image height and width"},
       {"--epochs", true, "cifar-quick: epochs over the 60000 training images (default 1) unless --iters is given"},
       {"--data", true, std::string("cifar-quick: Fashion-MNIST directory (default ") + kFashionMnistDir + ")"},
-      {"--eval-images", true, "cifar-quick: test images for the final accuracy (default 10000, all)"},
+      {"--eval-images", true, "cifar-quick: test images for the final accuracy (default 10000, all; 0: none)"},
       {"--onnx", true, "train this ONNX model instead of --model (docs/onnx.md): softmax cross-entropy on its one "
                        "output, generated data; --batch pins a dynamic batch dimension"},
       {"--dump-inputs", true, "save the last iteration's inputs and targets as <name>.npy into this directory"},

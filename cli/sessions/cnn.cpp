@@ -243,7 +243,7 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
                            (model == "pathnet" ? " layers=" + std::to_string(cfg.layers) : ""),
                        "lower --batch, --image or --layers");
   const long epochs = args.positive("--epochs", 1);
-  const long eval_images = args.positive("--eval-images", 10000);
+  const long eval_images = args.non_negative("--eval-images", 10000);
   return std::make_unique<CnnTrain>(cfg, choice, share, model == "cifar-quick" ? "fixed" : size,
                                     args.str("--data", kFashionMnistDir), epochs, eval_images);
 }

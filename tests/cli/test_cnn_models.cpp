@@ -89,6 +89,18 @@ TEST_F(CnnModels, CifarQuickLearnsFashionMnist) {
   EXPECT_LE(field(json, "test_accuracy"), 1.0);
 }
 
+// --eval-images 0: no evaluation (and no test_accuracy in --json); a negative count is a usage error.
+TEST_F(CnnModels, EvalImagesZeroSkipsTheEvaluation) {
+  if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " missing (Debian package dataset-fashion-mnist)";
+  const Result r = run("train --model cifar-quick --batch 8 --iters 2 --eval-images 0 --json r.json");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(r.out.find("test accuracy"), std::string::npos) << r;
+  EXPECT_EQ(read_file(path("r.json")).find("test_accuracy"), std::string::npos);
+  const Result bad = run("train --model cifar-quick --iters 2 --eval-images -1");
+  EXPECT_EQ(bad.code, 2) << bad;
+  EXPECT_HAS(bad.err, "--eval-images needs an integer from 0 to");
+}
+
 // PathNet's and GoogLeNet's losses falling: test_model_defaults.cpp, at their default sizes (their tiny
 // sizes here start at chance since the initialisation was fixed, and learn too slowly to test in seconds).
 
