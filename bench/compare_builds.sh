@@ -11,7 +11,8 @@
 # load hits both alike. Each run's value is its median ms/iter (first iteration excluded); the table gives
 # the median over repeats, the min-max of the run medians and after/before. Both builds start every run
 # from one private STARPU_HOME calibrated by a warm-up run of each, so neither inherits the other's models
-# in a different state. Not a test.
+# in a different state. A policy may name an executor layout for corun's policies: "cpf:1x2" runs
+# CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 (one team of both cores: "sequential"). Not a test.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -59,7 +60,9 @@ unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORU
 run() {  # build-label exe workload policy repeat
   local label=$1 exe=$2 workload=$3 policy=$4 r=$5
   local model=${workload%%:*} size=${workload#*:}
-  env CORUN_QUIET=1 CORUN_SCHED="$policy" "$exe" train --model "$model" --size "$size" --iters "$iters" \
+  local executors=
+  [[ "$policy" == *:* ]] && executors=${policy#*:}
+  env CORUN_QUIET=1 CORUN_SCHED="${policy%%:*}" CORUN_EXECUTORS="$executors" "$exe" train --model "$model" --size "$size" --iters "$iters" \
     --json "$work/$model-$size.$policy.$label.$r.json" >/dev/null
 }
 for w in $workloads; do  # warm-up: calibrate the perf models of every policy once per build

@@ -9,12 +9,14 @@
 #
 # source (default): the native build, with StarPU-MPI (libstarpumpi-1.3, Open MPI from Debian), which
 # `mpirun -np N corun train` uses (docs/batch-jobs.md#several-nodes); the "-mpi" in the cache key makes
-# machines that cached the earlier build without MPI build this one. simgrid: the same StarPU with
+# machines that cached the earlier build without MPI build this one. The source flavour carries corun's
+# patches (scripts/starpu-patches/*.patch, each says why; "-p<N>" in the cache key counts them, so a machine
+# with an older cache builds again). simgrid: the same StarPU with
 # --enable-simgrid against Debian's libsimgrid-dev (3.32), for `corun simulate`: kernels become simulated
 # sleeps taken from the perf models (docs/simulation.md). SimGrid forces hwloc off, and MPI off (below).
 #
 # Result: a prefix outside the repository, reused when present:
-#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16-mpi                (source)
+#   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-cpus256-numa16-mpi-p1             (source)
 #   ${CORUN_CACHE:-$HOME/.cache/corun}/starpu-1.3.10-simgrid-cpus256-numa16-workers400 (simgrid)
 # Prints that prefix on its last line of stdout. Everything else goes to stderr.
 set -euo pipefail
@@ -24,8 +26,10 @@ MAXCPUS=256
 MAXNUMANODES=16
 cache=${CORUN_CACHE:-$HOME/.cache/corun}
 variant=${1:-source}
+patches=()
+[[ "$variant" == source ]] && patches=("$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"/starpu-patches/*.patch)
 case "$variant" in
-  source) prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES-mpi" ;;
+  source) prefix="$cache/starpu-$STARPU_VERSION-cpus$MAXCPUS-numa$MAXNUMANODES-mpi-p${#patches[@]}" ;;
   # 128 simulated cores need 128 worker ids plus 127 for the aligned power-of-two teams: maxcpus 256.
   # "-workers400": see --enable-maxmpidev below (a build without it, STARPU_NMAXWORKERS 144, is not reused).
   simgrid) prefix="$cache/starpu-$STARPU_VERSION-simgrid-cpus$MAXCPUS-numa$MAXNUMANODES-workers400" ;;
@@ -63,7 +67,7 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 # Build dependencies for a CPU-only build with MPI (configure is shipped, no autotools needed).
-apt-get install -y -q --no-install-recommends dpkg-dev build-essential pkg-config libhwloc-dev \
+apt-get install -y -q --no-install-recommends dpkg-dev build-essential patch pkg-config libhwloc-dev \
   openmpi-bin libopenmpi-dev >&2
 simgrid_flags=()
 if [[ "$variant" == simgrid ]]; then
@@ -89,6 +93,10 @@ orig=$(ls starpu_"$STARPU_VERSION"*.orig.tar.* | head -n 1)
 tar xf "$orig"
 srcdir=$(find . -maxdepth 1 -type d -name "starpu-$STARPU_VERSION*" | head -n 1)
 cd "$srcdir"
+for p in "${patches[@]}"; do
+  log "patch: $(basename "$p")"
+  patch -p1 --forward --quiet <"$p" >&2 || { log "error: $(basename "$p") does not apply to $srcdir"; exit 1; }
+done
 
 log "configure ($variant, maxcpus=$MAXCPUS, maxnumanodes=$MAXNUMANODES) into $prefix"
 ./configure --prefix="$prefix" \
