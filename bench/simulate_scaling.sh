@@ -12,7 +12,8 @@
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
 #    --measured-dir DIR skips this and uses models calibrated before (a STARPU_PERF_MODEL_DIR).
 # 2. --validate: measured vs simulated (2c-1numa, optimistic law: it reproduces the measured widths)
-#    median ms/iteration per model and policy on this machine. The measured side is the median of
+#    median ms/iteration per model and policy on this machine (each model calibrated just before its
+#    rows, so both sides see the machine in the same minutes). The measured side is the median of
 #    --repeats native runs (default 3; one run is noisier than the error sought), with their spread
 #    ((max - min) / median); the simulated side is one run (deterministic for given models). The table ends
 #    with the median and worst |error| over the cells that ran.
@@ -117,14 +118,18 @@ policy_env() {
 } | tee "$out"
 
 cores_here=$(nproc)
-for m in $models; do
-  ((calibrate)) || break
+calibrate_model() {
   # shellcheck disable=SC2046
-  STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=lws "$corun" train $(train_args "$m") --iters 12 >/dev/null 2>&1
+  STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=lws "$corun" train $(train_args "$1") --iters 12 >/dev/null 2>&1
   # shellcheck disable=SC2046
   STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=cpf CORUN_EXECUTORS=1x"$cores_here" \
-    "$corun" train $(train_args "$m") --iters 12 >/dev/null 2>&1
-done
+    "$corun" train $(train_args "$1") --iters 12 >/dev/null 2>&1
+}
+# --validate calibrates each model just before its rows instead: the shared VM's speed drifts over minutes,
+# and models calibrated long before the measured runs compare two different machines.
+if ((calibrate && !validate)); then
+  for m in $models; do calibrate_model "$m"; done
+fi
 
 if ((validate)); then
   echo "## Validation on this machine: measured vs simulated (2c-1numa, optimistic law)" | tee -a "$out"
@@ -135,6 +140,7 @@ if ((validate)); then
   echo "|---|---|---:|---:|---:|---:|" | tee -a "$out"
   errors=()
   for m in $models; do
+    ((calibrate)) && calibrate_model "$m"
     for p in $policies; do
       runs=()
       for ((r = 0; r < repeats; ++r)); do

@@ -41,6 +41,7 @@ done
 [[ -n "$out" ]] || out="$root/bench/results/team-latency-$(date -u +%Y%m%d-%H%M%S).md"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+load_start=$(bench_load)
 cases=("width1:2x1:--width 1" "width2:1x2:--width 2" "alternate:1x2:--width 2 --alternate")
 
 for r in $(seq 1 "$repeats"); do
@@ -61,9 +62,10 @@ done
 {
   echo "# Dependent team-task latency ($(date -u +%Y-%m-%dT%H:%MZ), git $(bench_git_sha))"
   echo
-  echo "\`bench/team_latency.sh --builds \"$builds\" --tasks $tasks --repeats $repeats\`; $(bench_load_note)."
-  echo "Empty SPMD tasks in one dependency chain under cpf, µs from one task's end to the next one's end"
-  echo "(median of $repeats interleaved repeats, each the median of 3 runs of $tasks tasks)."
+  echo "\`bench/team_latency.sh --builds \"$builds\" --tasks $tasks --repeats $repeats\`; $(bench_load_note "$load_start" "$(bench_load)")."
+  echo "Empty SPMD tasks in one dependency chain under cpf: µs per task, i.e. from one task's end to the next"
+  echo "one's end, as the kernels are empty (median of $repeats interleaved repeats, each the median of 3 runs of"
+  echo "$tasks tasks)."
   echo
   for i in "${!dirs[@]}"; do
     echo "Build $i: ${dirs[$i]}"
