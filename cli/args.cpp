@@ -43,23 +43,20 @@ std::string Args::str(const std::string& flag, const std::string& fallback) cons
   return it == values_.end() ? fallback : it->second;
 }
 
-long Args::positive(const std::string& flag, long fallback) const {
+long Args::count_from(const std::string& flag, long fallback, long lowest, const std::string& needs) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   const auto v = parse::integer(it->second);
-  if (!v || *v <= 0 || *v > kMaxCount)
-    throw UsageError(flag + " needs a positive integer (1 to " + std::to_string(kMaxCount) + "), got '" + it->second +
-                     "'");
+  if (!v || *v < lowest || *v > kMaxCount) throw UsageError(flag + " needs " + needs + ", got '" + it->second + "'");
   return *v;
 }
 
+long Args::positive(const std::string& flag, long fallback) const {
+  return count_from(flag, fallback, 1, "a positive integer (1 to " + std::to_string(kMaxCount) + ")");
+}
+
 long Args::non_negative(const std::string& flag, long fallback) const {
-  auto it = values_.find(flag);
-  if (it == values_.end()) return fallback;
-  const auto v = parse::integer(it->second);
-  if (!v || *v < 0 || *v > kMaxCount)
-    throw UsageError(flag + " needs an integer from 0 to " + std::to_string(kMaxCount) + ", got '" + it->second + "'");
-  return *v;
+  return count_from(flag, fallback, 0, "an integer from 0 to " + std::to_string(kMaxCount));
 }
 
 double Args::positive_real(const std::string& flag, double fallback) const {

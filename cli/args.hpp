@@ -47,6 +47,9 @@ class Args {
   double positive_real(const std::string& flag, double fallback) const;
 
  private:
+  /// An integer from `lowest` to kMaxCount, or the fallback; else "<flag> needs <needs>, got '<value>'".
+  long count_from(const std::string& flag, long fallback, long lowest, const std::string& needs) const;
+
   std::map<std::string, std::string> values_;
 };
 

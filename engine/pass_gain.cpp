@@ -1,6 +1,7 @@
 // The grouping decision of the plan step (the cost model in pass_gain.hpp).
 #include "engine/pass_gain.hpp"
 
+#include "codelets/group/group.hpp"
 #include "sched/widthmodel/interpolate.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace corun::engine {
 namespace {
@@ -43,6 +45,8 @@ GroupDecision decide_group(const std::vector<std::vector<double>>& times, const 
     return d;
   }
   d.separate_us = d.grouped_us = kInf;
+  std::vector<double> width1;
+  for (const auto& row : t) width1.push_back(at_width(row, 1));
   for (int w : shape.widths) {
     if (w < 1 || w > shape.cores) continue;
     // Separate tasks at width w: skipped when a member has no prediction there.
@@ -54,13 +58,7 @@ GroupDecision decide_group(const std::vector<std::vector<double>>& times, const 
     }
     // One group task at width w: its members at width 1, team member r running split_range(m, r, w).
     if (w > m) continue;
-    double slowest = 0.0;
-    for (int r = 0; r < w; ++r) {
-      const codelets::Range share = codelets::split_range(m, r, w);
-      double sum = 0.0;
-      for (int64_t i = share.begin; i < share.end; ++i) sum += at_width(t[static_cast<size_t>(i)], 1);
-      slowest = std::max(slowest, sum);
-    }
+    const double slowest = codelets::group_time_us(width1, w);
     if (slowest + task_overhead_us < d.grouped_us) d.grouped_us = slowest + task_overhead_us, d.grouped_width = w;
   }
   std::ostringstream why;

@@ -3,6 +3,7 @@
 
 #include "base/check.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace corun::codelets {
@@ -28,6 +29,18 @@ void run_members(const OpCall& call, float* const* buf, int rank, int width, boo
 }
 
 }  // namespace
+
+double group_time_us(const std::vector<double>& member_us, int width) {
+  const int64_t count = static_cast<int64_t>(member_us.size());
+  double slowest = 0.0;
+  for (int r = 0; r < width; ++r) {
+    const Range share = split_range(count, r, width);
+    double sum = 0.0;
+    for (int64_t m = share.begin; m < share.end; ++m) sum += member_us[static_cast<size_t>(m)];
+    slowest = std::max(slowest, sum);
+  }
+  return slowest;
+}
 
 void group_ref(const OpCall& call, float* const* buf, int rank, int width) { run_members(call, buf, rank, width, true); }
 void group_fast(const OpCall& call, float* const* buf, int rank, int width) { run_members(call, buf, rank, width, false); }

@@ -8,10 +8,18 @@
 
 #include "codelets/op.hpp"
 
+#include <vector>
+
 namespace corun::codelets {
 
 /// Most buffers one member may have (the group kernel gathers a member's pointers on the stack).
 inline constexpr int kMaxGroupMemberBuffers = 16;
+
+/// How long a group runs on a team of `width` given each member's time at width 1 (µs, in member order):
+/// team member r runs split_range(members, r, width) one after another, so the group lasts as long as the
+/// slowest member's share. The one estimate of the grouping pass (engine/pass_gain.cpp) and of a group's
+/// model in simulated runs (codelets/starpu/codelets.cpp).
+double group_time_us(const std::vector<double>& member_us, int width);
 
 void group_ref(const OpCall& call, float* const* buf, int rank, int width);
 void group_fast(const OpCall& call, float* const* buf, int rank, int width);

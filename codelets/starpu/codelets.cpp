@@ -1,6 +1,7 @@
 #include "codelets/starpu/codelets.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/group/group.hpp"
 
 #include "base/check.hpp"
 
@@ -14,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace corun::codelets {
 
@@ -60,37 +62,29 @@ uint32_t footprint_of_task(starpu_task* task) { return footprint(*static_cast<co
 // In simulated time every task sleeps for its model's prediction, and StarPU aborts on a task without one.
 // A group the parallel-op pass forms in a simulated run was never run natively at that width (on the 2-core
 // machine a group only ever runs at width 2, so no law has a width-1 time to scale), so its history is empty.
-// Its model is then what the pass itself assumes (engine/pass_gain.cpp): team member r runs the members
-// split_range(members, r, width) one after another at width 1, and the group lasts as long as its slowest
-// member of the team. The members' width-1 models are the (scaled) history of the simulated machine.
+// Its model is then what the pass itself assumes (group_time_us, group.hpp) from the members' width-1
+// models, which are the (scaled) history of the simulated machine.
 double group_cost(starpu_task* task, starpu_perfmodel_arch* arch, unsigned nimpl) {
   const auto* call = static_cast<const OpCall*>(task->cl_arg);
-  const int width = std::max(1, arch->devices[0].ncores);
   starpu_perfmodel_device dev{};
   dev.type = STARPU_CPU_WORKER;
   dev.ncores = 1;
   starpu_perfmodel_arch one{};
   one.ndevices = 1;
   one.devices = &dev;
-  const int64_t count = static_cast<int64_t>(call->members.size());
-  double slowest = 0;
-  for (int r = 0; r < width; ++r) {
-    const Range range = split_range(count, r, width);
-    double sum = 0;
-    for (int64_t m = range.begin; m < range.end; ++m) {
-      starpu_task probe;
-      starpu_task_init(&probe);
-      probe.cl = codelet(call->members[static_cast<size_t>(m)].kind);
-      probe.cl_arg = const_cast<OpCall*>(&call->members[static_cast<size_t>(m)]);
-      const double us = starpu_task_expected_length(&probe, &one, nimpl);
-      probe.cl_arg = nullptr;
-      starpu_task_clean(&probe);
-      if (!(us > 0)) return NAN;  // a member without a model: StarPU's own message names the codelet
-      sum += us;
-    }
-    slowest = std::max(slowest, sum);
+  std::vector<double> member_us;
+  for (const OpCall& member : call->members) {
+    starpu_task probe;
+    starpu_task_init(&probe);
+    probe.cl = codelet(member.kind);
+    probe.cl_arg = const_cast<OpCall*>(&member);
+    const double us = starpu_task_expected_length(&probe, &one, nimpl);
+    probe.cl_arg = nullptr;
+    starpu_task_clean(&probe);
+    if (!(us > 0)) return NAN;  // a member without a model: StarPU's own message names the codelet
+    member_us.push_back(us);
   }
-  return slowest;
+  return group_time_us(member_us, std::max(1, arch->devices[0].ncores));
 }
 #endif
 
