@@ -36,6 +36,21 @@ bench_find_lib() {
   ls /usr/lib/*/"$1" 2>/dev/null | head -n 1 || true
 }
 
+# tcmalloc (Debian's libgoogle-perftools4) for PyTorch runs with LD_PRELOAD, as PyTorch's own CPU tuning
+# guide recommends: prints the library's path, installing the package when it is missing (as root), or
+# nothing (with a warning on stderr naming $1, the calling script) when it cannot.
+bench_tcmalloc() {
+  local lib
+  lib=$(bench_find_lib libtcmalloc.so.4)
+  if [[ -z "$lib" ]]; then
+    echo "$1: installing libgoogle-perftools4 (tcmalloc, for the PyTorch runs)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgoogle-perftools4 >&2 ||
+      echo "$1: warning: apt-get could not install libgoogle-perftools4; PyTorch runs without tcmalloc only" >&2
+    lib=$(bench_find_lib libtcmalloc.so.4)
+  fi
+  echo "$lib"
+}
+
 # `corun info` (topology, workers, StarPU caps, BLAS, git) for the details block of a results file.
 # $1 = the corun executable.
 bench_corun_info() {

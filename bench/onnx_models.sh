@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Benchmark (issue 19): every model scripts/export-onnx.py --list offers, imported with `--onnx`, against
+# Benchmark (issue 19): the classifiers of scripts/export-onnx.py --list (below), imported with `--onnx`, against
 # PyTorch running the same network (the exporter's own table, bench/vs_pytorch_ref.py onnx-MODEL) in the
 # same run:
 #   - ms per training step (`corun train --onnx`, softmax cross-entropy, SGD with momentum) at --train-batch;
 #   - batch-1 and batch-32 inference latency (`corun infer --onnx --iters N`);
 # under every policy of --policies, and PyTorch at 1 and 2 threads, each also with tcmalloc (LD_PRELOAD)
-# when libtcmalloc-minimal4 is installed; the best PyTorch configuration is quoted. Each round runs every
+# (Debian's libgoogle-perftools4, installed when missing); the best PyTorch configuration is quoted. Each round runs every
 # configuration once, in turn; the table gives the median over rounds of each run's own median. The last
 # round traces one training iteration per policy: the mean number of co-running ops (the co-run paper's
 # Figure 4, bench/corun_concurrency.py).
@@ -59,13 +59,20 @@ torch_py=/usr/bin/python3
   { echo "error: $torch_py cannot import torch, torchvision and onnx: apt-get install python3-torch python3-torchvision python3-onnx" >&2; exit 1; }
 exporter="$root/scripts/export-onnx.py"
 available=$("$torch_py" "$exporter" --list | awk '{ print $1 }')
+# The models this benchmark measures: one float input with a dynamic batch, and class scores out (the
+# training step is softmax cross-entropy on them, on both sides). The exporter's other models take token ids
+# (transformer, text_similarity: no --dynamic-batch) or are a GAN's halves (dcgan_*: `corun train --model
+# dcgan` trains them together).
+classifiers="mlp cnn resnet18 resnet50 mobilenet_v2 googlenet inception_v3"
 if [[ -z "$models" ]]; then
-  if ((quick)); then models="mlp cnn resnet18"; else models=$(echo $available); fi
+  if ((quick)); then models="mlp cnn resnet18"; else models=$classifiers; fi
 fi
 for m in $models; do
   bench_in_list "$available" "$m" || { echo "error: unknown model '$m' (export-onnx.py --list: $(echo $available))" >&2; exit 2; }
+  bench_in_list "$(tr " " "\n" <<<"$classifiers")" "$m" ||
+    { echo "error: model '$m' is not one this benchmark measures (one float input, class scores out): $classifiers" >&2; exit 2; }
 done
-tcmalloc=$(bench_find_lib libtcmalloc_minimal.so.4)
+tcmalloc=$(bench_tcmalloc onnx_models)
 
 build=$(bench_build_dir "$build")
 corun="$build/cli/corun"
@@ -86,9 +93,8 @@ record() {  # model kind impl config ms
 }
 image_args() {  # the --image-size a model runs at: none for mlp and cnn (fixed inputs), Inception-v3 128 px at least
   case "$1" in
-    mlp | cnn) ;;
     inception_v3) echo "--image-size $((image_size < 128 ? 128 : image_size))" ;;
-    *) echo "--image-size $image_size" ;;
+    resnet18 | resnet50 | mobilenet_v2 | googlenet) echo "--image-size $image_size" ;;
   esac
 }
 
@@ -160,7 +166,7 @@ done
 
 cmd="bench/onnx_models.sh --rounds $rounds --policies \"$policies\" --models \"$(echo $models)\" --iters $iters --train-batch $train_batch --image-size $image_size"
 notes=("training at batch $train_batch; image models at ${image_size} px (Inception-v3 at 128 px at least), random weights, 1000 classes")
-[[ -n "$tcmalloc" ]] || notes+=("libtcmalloc-minimal4 is not installed: PyTorch ran with glibc's malloc only")
+[[ -n "$tcmalloc" ]] || notes+=("tcmalloc (libgoogle-perftools4) could not be installed: PyTorch ran with glibc's malloc only")
 [[ -n "$note" ]] && notes+=("$note")
 note_args=()
 for n in "${notes[@]}"; do note_args+=(--note "$n"); done

@@ -12,11 +12,12 @@
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
 #    --measured-dir DIR skips this and uses models calibrated before (a STARPU_PERF_MODEL_DIR).
 # 2. --validate: measured vs simulated (2c-1numa, optimistic law: it reproduces the measured widths)
-#    median ms/iteration per model and policy on this machine (each model calibrated just before its
-#    rows, so both sides see the machine in the same minutes). The measured side is the median of
+#    median ms/iteration per model and policy on this machine. The measured side is the median of
 #    --repeats native runs (default 3; one run is noisier than the error sought), with their spread
-#    ((max - min) / median); the simulated side is one run (deterministic for given models). The table ends
-#    with the median and worst |error| over the cells that ran.
+#    ((max - min) / median); the simulated side is one run (deterministic for given models). Each of the
+#    --repeats rounds calibrates the model once more (appending to its history) and then measures every
+#    policy once, so the models average over the same minutes as the measured runs. The table ends with
+#    the median and worst |error| over the cells that ran.
 # 3. Per law, core count, model and policy: `corun simulate --machine machines/<c>c-1numa.json` (2 cores:
 #    2c-1numa), median ms/iteration and makespan / lower bound of the last iteration. "sequential" is one
 #    op at a time at full width: cpf with one executor of all cores (CORUN_EXECUTORS=1x<c>).
@@ -125,8 +126,7 @@ calibrate_model() {
   STARPU_CALIBRATE=1 STARPU_HISTORY_MAX_ERROR=100000 CORUN_SCHED=cpf CORUN_EXECUTORS=1x"$cores_here" \
     "$corun" train $(train_args "$1") --iters 12 >/dev/null 2>&1
 }
-# --validate calibrates each model just before its rows instead: the shared VM's speed drifts over minutes,
-# and models calibrated long before the measured runs compare two different machines.
+# --validate calibrates inside its rounds instead (below): the shared VM's speed drifts over minutes.
 if ((calibrate && !validate)); then
   for m in $models; do calibrate_model "$m"; done
 fi
@@ -134,24 +134,31 @@ fi
 if ((validate)); then
   echo "## Validation on this machine: measured vs simulated (2c-1numa, optimistic law)" | tee -a "$out"
   echo | tee -a "$out"
-  echo "Measured: median of $repeats native runs (spread = (max - min) / median of the runs); simulated: one run." | tee -a "$out"
+  echo "Measured: median of $repeats native runs (spread = (max - min) / median of the runs), each after one more calibration run of the model; simulated: one run of the models calibrated over those rounds." | tee -a "$out"
   echo | tee -a "$out"
   echo "| model | policy | measured ms/iter | spread | simulated ms/iter | error |" | tee -a "$out"
   echo "|---|---|---:|---:|---:|---:|" | tee -a "$out"
   errors=()
   for m in $models; do
-    ((calibrate)) && calibrate_model "$m"
-    for p in $policies; do
-      runs=()
-      for ((r = 0; r < repeats; ++r)); do
+    # Round r: one calibration run (appended to the model's history), then one measured run per policy. The
+    # models are then the mean over the same minutes as the measured medians: on the shared VM one op's time
+    # drifts by 2x between runs minutes apart (wide&deep's sgd 42-77 µs, its concat 65-237 µs, width 1 alone),
+    # and a single calibration run of wide&deep (36 ms of tasks) caught one phase of that drift for every op.
+    declare -A runs=()
+    for ((r = 0; r < repeats; ++r)); do
+      ((calibrate)) && calibrate_model "$m"
+      for p in $policies; do
         # shellcheck disable=SC2046
         # `|| true`: one failed run is a "failed" cell, not the end of the table (set -e, pipefail).
         v=$(env $(policy_env "$cores_here" "$p") "$corun" train $(train_args "$m") --iters "$iters" 2>/dev/null | median_ms || true)
-        [[ -n "$v" ]] && runs+=("$v")
+        [[ -n "$v" ]] && runs[$p]+="$v "
       done
+    done
+    for p in $policies; do
       meas=; spread=
-      if ((${#runs[@]})); then
-        read -r meas spread < <(printf '%s\n' "${runs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+      if [[ -n "${runs[$p]:-}" ]]; then
+        # shellcheck disable=SC2086
+        read -r meas spread < <(printf '%s\n' ${runs[$p]} | sort -g | awk '{ v[NR] = $1 } END {
           med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
           printf "%.2f %.0f%%\n", med, 100 * (v[NR] - v[1]) / med }')
       fi
@@ -163,6 +170,7 @@ if ((validate)); then
       [[ "$err" != n/a ]] && errors+=("${err%\%}")
       echo "| $m | $p | ${meas:-failed} | ${spread:-} | ${sim:-failed} | $err |" | tee -a "$out"
     done
+    unset runs
   done
   echo | tee -a "$out"
   if ((${#errors[@]})); then

@@ -72,13 +72,7 @@ fi
 
 # tcmalloc (Debian's libgoogle-perftools4) for the PyTorch runs with LD_PRELOAD, as PyTorch's own CPU tuning
 # guide recommends; each PyTorch configuration runs with and without it and the table quotes the best.
-tcmalloc=$(bench_find_lib libtcmalloc.so.4)
-if [[ -z "$tcmalloc" ]]; then
-  echo "vs_pytorch: installing libgoogle-perftools4 (tcmalloc, for the PyTorch runs)" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgoogle-perftools4 >&2 ||
-    echo "vs_pytorch: warning: apt-get could not install libgoogle-perftools4; PyTorch runs without tcmalloc only" >&2
-  tcmalloc=$(bench_find_lib libtcmalloc.so.4)
-fi
+tcmalloc=$(bench_tcmalloc vs_pytorch)
 allocators="default${tcmalloc:+ tcmalloc}"
 
 # PyTorch once per thread count and allocator, each result recorded:

@@ -1,7 +1,7 @@
 // Fast conv2d kernels: im2col + one single-threaded OpenBLAS sgemm per image and group (forward,
-// backward-data) or per image and filter tile (backward-filter; tiles never straddle groups). A forward
-// convolution with one input channel per group (depthwise) runs a direct loop instead. docs/models.md has the measurements behind this choice
-// against oneDNN.
+// backward-data) or per image and filter tile (backward-filter; tiles never straddle groups). A convolution
+// with one input channel per group (depthwise) runs direct loops instead, in all three passes.
+// docs/models.md has the measurements behind these choices against oneDNN.
 //
 // Width independence by construction: forward and backward-data give each member whole images, and every
 // image is the same sgemm call whoever runs it. Backward-filter gives each member whole tiles of
@@ -81,30 +81,6 @@ void col2im(const ConvGeometry& g, const float* col, float* image) {
 
 blasint bi(int64_t v) { return static_cast<blasint>(v); }
 
-// dX of whole images (the transposed convolution's Y), plus bias[c] on every channel when there is one.
-void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const float* bias, float* dx, int rank,
-               int width) {
-  const Range images = split_range(g.n, rank, width);
-  if (images.size() <= 0) return;
-  const bool identity = identity_cols(g);
-  float* col = identity ? nullptr : scratch(g.crs() * g.p());
-  for (int64_t n = images.begin; n < images.end; ++n)
-    for (int64_t gi = 0; gi < g.groups; ++gi) {
-      float* image = dx + (n * g.c + gi * g.cg()) * g.h * g.w;
-      // dcol[CRS, P] = W_g^T [CRS, Kg] * dY[n, group] [Kg, P], then scattered back onto the image.
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bi(g.crs()), bi(g.p()), bi(g.kg()), 1.0f,
-                  wt + gi * g.kg() * g.crs(), bi(g.crs()), dy + (n * g.k + gi * g.kg()) * g.p(), bi(g.p()), 0.0f,
-                  identity ? image : col, bi(g.p()));
-      if (!identity) col2im(g, col, image);
-      if (!bias) continue;
-      for (int64_t c = 0; c < g.cg(); ++c) {
-        float* plane = image + c * g.h * g.w;
-        const float b = bias[gi * g.cg() + c];
-        for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] += b;
-      }
-    }
-}
-
 // The output columns [lo, hi) whose tap at column offset `off` (s * dilation - pad) lands inside the
 // image of width `w`: 0 <= ow * stride + off < w.
 void valid_columns(int64_t off, int64_t stride, int64_t w, int64_t ow, int64_t& lo, int64_t& hi) {
@@ -139,6 +115,111 @@ void depthwise_image(const ConvGeometry& g, const float* image, const float* wt,
   }
 }
 
+// A convolution with one input channel per group (depthwise) runs the direct loops below in all three
+// passes: im2col would copy each plane R*S times to feed sgemms of one row (forward, backward-filter) or one
+// column (backward-data). Not for the 1x1 stride-1 unpadded case, whose columns are the image itself.
+bool direct_depthwise(const ConvGeometry& g) { return g.cg() == 1 && g.groups > 1 && !identity_cols(g); }
+
+// dX of one image of a depthwise convolution: the adjoint of depthwise_image. Every output channel k adds
+// its taps onto its input plane k / kg, in (k, oh, r, s, ow) order.
+void depthwise_grad_data_image(const ConvGeometry& g, const float* dy, const float* wt, float* dx) {
+  std::fill_n(dx, g.c * g.h * g.w, 0.0f);
+  for (int64_t k = 0; k < g.k; ++k) {
+    float* plane = dx + k / g.kg() * g.h * g.w;
+    const float* taps = wt + k * g.r * g.s;
+    const float* grad = dy + k * g.p();
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const float* row = grad + oh * g.ow;
+      for (int64_t r = 0; r < g.r; ++r) {
+        const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        float* in = plane + ih * g.w;
+        for (int64_t s = 0; s < g.s; ++s) {
+          const float tap = taps[r * g.s + s];
+          const int64_t off = s * g.dw - g.pl;
+          int64_t lo, hi;
+          valid_columns(off, g.sw, g.w, g.ow, lo, hi);
+          for (int64_t ow = lo; ow < hi; ++ow) in[ow * g.sw + off] += tap * row[ow];
+        }
+      }
+    }
+  }
+}
+
+// dW[k] of a depthwise convolution for output channels [k0, k1): tap (r, s) is the sum over images, rows
+// and columns of dY[n,k] times the input it saw. Each tap sums into kLanes partial sums (column j goes to
+// lane j mod kLanes from the row's first valid column), added in lane order at the end: the compiler can
+// vectorise the columns without reassociating, and the order depends on the shapes only, never the width.
+void depthwise_grad_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw, int64_t k0,
+                           int64_t k1) {
+  constexpr int64_t kLanes = 8;
+  const int64_t taps = g.r * g.s;
+  float* lanes = scratch(taps * kLanes);
+  for (int64_t k = k0; k < k1; ++k) {
+    std::fill_n(lanes, taps * kLanes, 0.0f);
+    for (int64_t n = 0; n < g.n; ++n) {
+      const float* plane = x + (n * g.c + k / g.kg()) * g.h * g.w;  // stays in cache over the R*S taps
+      const float* grad = dy + (n * g.k + k) * g.p();
+      for (int64_t r = 0; r < g.r; ++r)
+        for (int64_t s = 0; s < g.s; ++s) {
+          float* lane = lanes + (r * g.s + s) * kLanes;
+          const int64_t off = s * g.dw - g.pl;
+          int64_t lo, hi;
+          valid_columns(off, g.sw, g.w, g.ow, lo, hi);
+          for (int64_t oh = 0; oh < g.oh; ++oh) {
+            const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+            if (ih < 0 || ih >= g.h) continue;
+            const float* in = plane + ih * g.w + off;
+            const float* row = grad + oh * g.ow;
+            int64_t ow = lo;
+            for (; ow + kLanes <= hi; ow += kLanes)
+              for (int64_t j = 0; j < kLanes; ++j) lane[j] += row[ow + j] * in[(ow + j) * g.sw];
+            for (int64_t j = 0; ow < hi; ++ow, ++j) lane[j] += row[ow] * in[ow * g.sw];
+          }
+        }
+    }
+    for (int64_t t = 0; t < taps; ++t) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < kLanes; ++j) sum += lanes[t * kLanes + j];
+      dw[k * taps + t] = sum;
+    }
+  }
+}
+
+// dX of whole images (the transposed convolution's Y), plus bias[c] on every channel when there is one.
+void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const float* bias, float* dx, int rank,
+               int width) {
+  const Range images = split_range(g.n, rank, width);
+  if (images.size() <= 0) return;
+  if (direct_depthwise(g)) {
+    for (int64_t n = images.begin; n < images.end; ++n) {
+      float* image = dx + n * g.c * g.h * g.w;
+      depthwise_grad_data_image(g, dy + n * g.k * g.p(), wt, image);
+      if (!bias) continue;
+      for (int64_t c = 0; c < g.c; ++c)
+        for (int64_t e = 0; e < g.h * g.w; ++e) image[c * g.h * g.w + e] += bias[c];
+    }
+    return;
+  }
+  const bool identity = identity_cols(g);
+  float* col = identity ? nullptr : scratch(g.crs() * g.p());
+  for (int64_t n = images.begin; n < images.end; ++n)
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      float* image = dx + (n * g.c + gi * g.cg()) * g.h * g.w;
+      // dcol[CRS, P] = W_g^T [CRS, Kg] * dY[n, group] [Kg, P], then scattered back onto the image.
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bi(g.crs()), bi(g.p()), bi(g.kg()), 1.0f,
+                  wt + gi * g.kg() * g.crs(), bi(g.crs()), dy + (n * g.k + gi * g.kg()) * g.p(), bi(g.p()), 0.0f,
+                  identity ? image : col, bi(g.p()));
+      if (!identity) col2im(g, col, image);
+      if (!bias) continue;
+      for (int64_t c = 0; c < g.cg(); ++c) {
+        float* plane = image + c * g.h * g.w;
+        const float b = bias[gi * g.cg() + c];
+        for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] += b;
+      }
+    }
+}
+
 }  // namespace
 
 void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
@@ -151,12 +232,12 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
-  const bool identity = identity_cols(g);
-  if (g.cg() == 1 && g.groups > 1 && !identity) {
+  if (direct_depthwise(g)) {
     for (int64_t n = images.begin; n < images.end; ++n)
       depthwise_image(g, x + n * g.c * g.h * g.w, wt, b, y + n * g.k * g.p());
     return;
   }
+  const bool identity = identity_cols(g);
   float* col = identity ? nullptr : scratch(g.crs() * g.p());
   for (int64_t n = images.begin; n < images.end; ++n)
     for (int64_t gi = 0; gi < g.groups; ++gi) {
@@ -198,9 +279,12 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   const auto first_channel = [&](int64_t t) { return t / per_group * g.kg() + t % per_group * kConvFilterTile; };
   const auto tile_rows = [&](int64_t t) { return std::min(kConvFilterTile, g.kg() - t % per_group * kConvFilterTile); };
   const bool identity = identity_cols(g);
-  float* col = identity ? nullptr : scratch(g.crs() * g.p());
+  const bool depthwise = direct_depthwise(g);
+  float* col = identity || depthwise ? nullptr : scratch(g.crs() * g.p());
   const int64_t g0 = mine.begin / per_group, g1 = (mine.end - 1) / per_group + 1;  // groups with my tiles
-  for (int64_t n = 0; n < g.n; ++n)
+  if (depthwise) depthwise_grad_filter(g, x, dy, dw, first_channel(mine.begin),
+                                       first_channel(mine.end - 1) + tile_rows(mine.end - 1));
+  for (int64_t n = 0; n < g.n && !depthwise; ++n)
     for (int64_t gi = g0; gi < g1; ++gi) {
       const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
       if (!identity) im2col(g, image, col);

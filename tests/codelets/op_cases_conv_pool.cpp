@@ -33,6 +33,9 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       {"groups_3_tiles", 2, 6, 5, 5, 27, 3, 1, {2, 1, 1, 0, 1, 0, 1, 1, 3}, true},  // 9 filters per group
       {"depthwise", 3, 5, 8, 7, 5, 3, 3, {2, 2, 1, 1, 1, 1, 1, 1, 5}, true},
       {"depthwise_mult2_nobias", 2, 4, 6, 6, 8, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 4}, false},
+      // Rows of 21 and 20 output columns: the direct depthwise kernels' 8-lane blocks and their tails.
+      {"depthwise_wide_rows", 2, 6, 5, 21, 6, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 6}, true},
+      {"depthwise_s2_dilated", 2, 4, 9, 40, 4, 3, 3, {2, 2, 2, 2, 2, 2, 2, 2, 4}, false},
       {"1x1_groups_nobias", 2, 6, 4, 5, 4, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 2}, false},
       {"nonsquare_1x7", 1, 3, 5, 9, 2, 1, 7, {1, 1, 0, 3, 0, 3, 1, 1, 1}, true},
   };
