@@ -170,7 +170,6 @@ if ((validate)); then
       [[ "$err" != n/a ]] && errors+=("${err%\%}")
       echo "| $m | $p | ${meas:-failed} | ${spread:-} | ${sim:-failed} | $err |" | tee -a "$out"
     done
-    unset runs
   done
   echo | tee -a "$out"
   if ((${#errors[@]})); then

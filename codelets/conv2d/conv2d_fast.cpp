@@ -186,6 +186,12 @@ void depthwise_grad_filter(const ConvGeometry& g, const float* x, const float* d
   }
 }
 
+// bias[c] added to every element of `channels` planes of `plane` floats each.
+void add_channel_bias(float* planes, const float* bias, int64_t channels, int64_t plane) {
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t e = 0; e < plane; ++e) planes[c * plane + e] += bias[c];
+}
+
 // dX of whole images (the transposed convolution's Y), plus bias[c] on every channel when there is one.
 void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const float* bias, float* dx, int rank,
                int width) {
@@ -195,9 +201,7 @@ void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const fl
     for (int64_t n = images.begin; n < images.end; ++n) {
       float* image = dx + n * g.c * g.h * g.w;
       depthwise_grad_data_image(g, dy + n * g.k * g.p(), wt, image);
-      if (!bias) continue;
-      for (int64_t c = 0; c < g.c; ++c)
-        for (int64_t e = 0; e < g.h * g.w; ++e) image[c * g.h * g.w + e] += bias[c];
+      if (bias) add_channel_bias(image, bias, g.c, g.h * g.w);
     }
     return;
   }
@@ -211,12 +215,7 @@ void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const fl
                   wt + gi * g.kg() * g.crs(), bi(g.crs()), dy + (n * g.k + gi * g.kg()) * g.p(), bi(g.p()), 0.0f,
                   identity ? image : col, bi(g.p()));
       if (!identity) col2im(g, col, image);
-      if (!bias) continue;
-      for (int64_t c = 0; c < g.cg(); ++c) {
-        float* plane = image + c * g.h * g.w;
-        const float b = bias[gi * g.cg() + c];
-        for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] += b;
-      }
+      if (bias) add_channel_bias(image, bias + gi * g.cg(), g.cg(), g.h * g.w);
     }
 }
 
@@ -278,26 +277,27 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   if (mine.size() <= 0) return;
   const auto first_channel = [&](int64_t t) { return t / per_group * g.kg() + t % per_group * kConvFilterTile; };
   const auto tile_rows = [&](int64_t t) { return std::min(kConvFilterTile, g.kg() - t % per_group * kConvFilterTile); };
-  const bool identity = identity_cols(g);
-  const bool depthwise = direct_depthwise(g);
-  float* col = identity || depthwise ? nullptr : scratch(g.crs() * g.p());
-  const int64_t g0 = mine.begin / per_group, g1 = (mine.end - 1) / per_group + 1;  // groups with my tiles
-  if (depthwise) depthwise_grad_filter(g, x, dy, dw, first_channel(mine.begin),
-                                       first_channel(mine.end - 1) + tile_rows(mine.end - 1));
-  for (int64_t n = 0; n < g.n && !depthwise; ++n)
-    for (int64_t gi = g0; gi < g1; ++gi) {
-      const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
-      if (!identity) im2col(g, image, col);
-      const float* cols = identity ? image : col;
-      const float* dyn = dy + n * g.k * g.p();
-      // dW[tile] (+)= dY[n][tile rows] * col^T, one call per fixed tile.
-      for (int64_t t = std::max(mine.begin, gi * per_group); t < std::min(mine.end, (gi + 1) * per_group); ++t) {
-        const int64_t first = first_channel(t);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(tile_rows(t)), bi(g.crs()), bi(g.p()), 1.0f,
-                    dyn + first * g.p(), bi(g.p()), cols, bi(g.p()), n == 0 ? 0.0f : 1.0f, dw + first * g.crs(),
-                    bi(g.crs()));
+  if (direct_depthwise(g)) {
+    depthwise_grad_filter(g, x, dy, dw, first_channel(mine.begin), first_channel(mine.end - 1) + tile_rows(mine.end - 1));
+  } else {
+    const bool identity = identity_cols(g);
+    float* col = identity ? nullptr : scratch(g.crs() * g.p());
+    const int64_t g0 = mine.begin / per_group, g1 = (mine.end - 1) / per_group + 1;  // groups with my tiles
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
+        if (!identity) im2col(g, image, col);
+        const float* cols = identity ? image : col;
+        const float* dyn = dy + n * g.k * g.p();
+        // dW[tile] (+)= dY[n][tile rows] * col^T, one call per fixed tile.
+        for (int64_t t = std::max(mine.begin, gi * per_group); t < std::min(mine.end, (gi + 1) * per_group); ++t) {
+          const int64_t first = first_channel(t);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(tile_rows(t)), bi(g.crs()), bi(g.p()), 1.0f,
+                      dyn + first * g.p(), bi(g.p()), cols, bi(g.p()), n == 0 ? 0.0f : 1.0f, dw + first * g.crs(),
+                      bi(g.crs()));
+        }
       }
-    }
+  }
   if (!db) return;
   for (int64_t t = mine.begin; t < mine.end; ++t)
     for (int64_t k = first_channel(t); k < first_channel(t) + tile_rows(t); ++k) {
