@@ -358,7 +358,7 @@ bool CorunPlanner::place_one(double now, CorunAssignment& a) {
   if (top == ready_.end()) return false;
   const bool others = std::any_of(ready_.begin(), ready_.end(),
                                   [&](const Ready& r) { return &r != &*top && r.task.fixed_first < 0; });
-  if ( conflicts(top->task) || !try_place(top->task, now, limit, /*fallback=*/true, others, a))
+  if (conflicts(top->task) || !try_place(top->task, now, limit, /*fallback=*/true, others, a))
     return false;
   ready_.erase(top);
   return true;
