@@ -11,6 +11,8 @@
 #           programs run in simulated time; `corun simulate` of a native build runs this build's corun
 #           (docs/simulation.md). Only the tests labelled simgrid are built here; no benchmarks or examples.
 #   auto    system when the machine's cores plus the teams we create fit in its caps, source otherwise
+# CORUN_SETUP_TARGETS: the CMake targets to build, space-separated (default: all of them). scripts/test.sh builds
+# only the tests_<label> targets a pass runs (tests/CMakeLists.txt).
 # Idempotent: packages already installed and a StarPU build already cached are reused.
 set -euo pipefail
 
@@ -84,7 +86,9 @@ log "configuring and building corun in $build (StarPU: $flavour)"
 PKG_CONFIG_PATH="$pkgpath${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_flags[@]}" >"$build.configure.log" 2>&1 \
   || { cat "$build.configure.log" >&2; log "error: cmake configure failed"; exit 1; }
-cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 \
+targets=()
+for t in ${CORUN_SETUP_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$(nproc)" "${targets[@]}" >"$build.build.log" 2>&1 \
   || { tail -n 60 "$build.build.log" >&2; log "error: build failed (full log: $build.build.log)"; exit 1; }
 log "built $build"
 echo "$build"
