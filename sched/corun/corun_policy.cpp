@@ -52,6 +52,9 @@ constexpr int kBaselineWindow = 64;
 constexpr unsigned long kSpeedEvery = 8;
 // Below this predicted time, wake-up latency and clock noise dominate the measurement: no verdict.
 constexpr double kMinObservedUs = 100.0;
+// An offer to a core not popped within this time: its worker does not have its core (a quiet core's worker
+// polls and pops an offer within microseconds), and an idle worker takes the task (late binding, below).
+constexpr double kStaleOfferUs = 100.0;
 
 struct Running {
   uint64_t id = 0;
@@ -118,14 +121,23 @@ class CorunPolicy final : public TeamPolicy {
   CorunPolicy() : TeamPolicy("corun", "the corun policy supports one scheduling context with a fixed worker set") {}
 
  private:
+  struct Offer {  // a width-1 task offered to a core (late binding, may_pop())
+    starpu_task* task = nullptr;
+    double predicted = NAN;
+    std::string reason;
+  };
+
   ExecutorLayout start(int ncores) override {
     planner_ = std::make_unique<CorunPlanner>(ncores);
     speed_ = std::make_unique<CoreSpeed>(ncores);
     offers_.assign(static_cast<size_t>(ncores), Offer{});
     offered_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(ncores));
+    offered_since_ = std::make_unique<std::atomic<double>[]>(static_cast<size_t>(ncores));
     for (int c = 0; c < ncores; ++c) offered_[static_cast<size_t>(c)].store(false);
+    offers_out_.store(0);
     block_of_.assign(static_cast<size_t>(ncores), -1);
     running_.assign(static_cast<size_t>(ncores), Running{});
+    cpu_end_.assign(static_cast<size_t>(ncores), NAN);
     return ExecutorLayout{1, ncores};
   }
 
@@ -148,14 +160,68 @@ class CorunPolicy final : public TeamPolicy {
   // drivers that block when idle, as under SimGrid) or by a core at least as
   // fast that frees first (steal_offer). On the loaded 2-core VM with a spin loop on cpu 0 the LSTM step
   // went from about 1.45x to 1.3x lws. Pinned tasks (tuning runs, frozen schedules) are always pushed.
-  bool may_pop(int core) const override { return offered_[static_cast<size_t>(core)].load(std::memory_order_acquire); }
+  // An idle worker also takes an offer to another core that was not popped within kStaleOfferUs: that core's
+  // worker does not have its core (the OS runs another process there for a time slice, milliseconds), and
+  // the task may be on the critical path. Before this, both cores idled for whole time slices: the quiet core
+  // had nothing (its successors waited for the offered task), the busy core's worker was descheduled (a
+  // trace of the LSTM step beside a spin loop: the quiet core idle 61% of the step under corun, 22% under cpf).
+  bool may_pop(int core) const override {
+    if (offered_[static_cast<size_t>(core)].load(std::memory_order_acquire)) return true;
+    if (offers_out_.load(std::memory_order_relaxed) == 0) return false;
+    return stale_offer(core, starpu_timing_now()) >= 0;
+  }
 
   starpu_task* pop_locked(int core) override {
-    if (!offered_[static_cast<size_t>(core)].load(std::memory_order_relaxed)) return nullptr;  // stolen meanwhile
-    Offer o = std::move(offers_[static_cast<size_t>(core)]);
-    offered_[static_cast<size_t>(core)].store(false, std::memory_order_release);
-    running_[static_cast<size_t>(core)].start = starpu_timing_now();
+    const double now = starpu_timing_now();
+    if (!offered_[static_cast<size_t>(core)].load(std::memory_order_relaxed)) {
+      const int b = planner_->idle(core) ? stale_offer(core, now) : -1;
+      if (b < 0) return nullptr;  // popped or stolen meanwhile, or this core holds a task already
+      Offer o = move_offer(b, core, now, "takes the task offered to core %d, not popped for %.0f us");
+      return hand_to_caller(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+    }
+    Offer o = take_offer(core);
+    running_[static_cast<size_t>(core)].start = now;
     return hand_to_caller(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
+  }
+
+  // The core, other than `core`, whose offer has waited longest, at least kStaleOfferUs; -1 when none.
+  // Reads the atomics only, so may_pop() can call it without the mutex.
+  int stale_offer(int core, double now) const {
+    int oldest = -1;
+    double since = now - kStaleOfferUs;
+    for (int b = 0; b < cores(); ++b) {
+      if (b == core || !offered_[static_cast<size_t>(b)].load(std::memory_order_acquire)) continue;
+      const double t = offered_since_[static_cast<size_t>(b)].load(std::memory_order_relaxed);
+      if (t <= since) oldest = b, since = t;
+    }
+    return oldest;
+  }
+
+  Offer take_offer(int b) {
+    Offer o = std::move(offers_[static_cast<size_t>(b)]);
+    offered_[static_cast<size_t>(b)].store(false, std::memory_order_release);
+    offers_out_.fetch_sub(1, std::memory_order_relaxed);
+    return o;
+  }
+
+  // The task offered to core `b` runs on `core` instead: the planner moves it, its Running record moves along.
+  // `why`: the verbose line (printf format of b and how long it waited, µs). Called with the mutex held.
+  Offer move_offer(int b, int core, double now, const char* why) {
+    const double waited = now - offered_since_[static_cast<size_t>(b)].load(std::memory_order_relaxed);
+    Offer o = take_offer(b);
+    Running moved = std::move(running_[static_cast<size_t>(b)]);
+    running_[static_cast<size_t>(b)] = Running{};
+    planner_->finished(moved.id);
+    planner_->place(moved.id, core, 1, o.predicted, now);
+    moved.start = moved.placed = now;
+    running_[static_cast<size_t>(core)] = std::move(moved);
+    block_of_[static_cast<size_t>(core)] = core;
+    if (policy_options().verbose_sched) {
+      std::fprintf(stderr, "corun sched: core %d ", core);
+      std::fprintf(stderr, why, b, waited);
+      std::fprintf(stderr, "\n");
+    }
+    return o;
   }
 
   void pushed_locked(starpu_task* task, int caller_core) override {
@@ -172,9 +238,19 @@ class CorunPolicy final : public TeamPolicy {
     running_[static_cast<size_t>(core)].cpu_start = thread_cpu_us();
   }
 
+  // The CPU clock is read here, before the mutex: CLOCK_THREAD_CPUTIME_ID is a system call, and the return
+  // from one is where the kernel preempts a thread for another process waiting for its core. Read under the
+  // mutex, beside a spin loop on one core, the worker there was preempted holding it every few tasks and the
+  // other core waited for it for a whole time slice (the mutex held 1.2 s in all over 10 LSTM steps, 40 ms
+  // under cpf).
+  bool finished_unlocked(int core) override {
+    cpu_end_[static_cast<size_t>(core)] = thread_cpu_us();
+    return false;
+  }
+
   void finished_locked(int core) override {
     Running& r = running_[static_cast<size_t>(block_of_[static_cast<size_t>(core)])];
-    if (block_of_[static_cast<size_t>(core)] == core) r.cpu_us = thread_cpu_us() - r.cpu_start;
+    if (block_of_[static_cast<size_t>(core)] == core) r.cpu_us = cpu_end_[static_cast<size_t>(core)] - r.cpu_start;
     if (--r.members_left == 0) {
       const double now = starpu_timing_now();
       planner_->finished(r.id);
@@ -190,19 +266,11 @@ class CorunPolicy final : public TeamPolicy {
   // it; its Running record moves along). Called with the mutex held, on `core`'s own worker.
   void steal_offer(int core, double now) {
     const std::vector<double>& slow = planner_->core_slowdowns();
-    for (size_t b = 0; b < offers_.size(); ++b) {
-      if (!offered_[b].load(std::memory_order_relaxed) || !(slow[static_cast<size_t>(core)] <= slow[b])) continue;
-      Offer o = std::move(offers_[b]);
-      offered_[b].store(false, std::memory_order_release);
-      Running moved = std::move(running_[b]);
-      running_[b] = Running{};
-      planner_->finished(moved.id);
-      planner_->place(moved.id, core, 1, o.predicted, now);
-      moved.start = moved.placed = now;
-      running_[static_cast<size_t>(core)] = std::move(moved);
-      block_of_[static_cast<size_t>(core)] = core;
-      if (policy_options().verbose_sched)
-        std::fprintf(stderr, "corun sched: core %d takes the task offered to busy core %zu\n", core, b);
+    for (int b = 0; b < cores(); ++b) {
+      if (!offered_[static_cast<size_t>(b)].load(std::memory_order_relaxed) ||
+          !(slow[static_cast<size_t>(core)] <= slow[static_cast<size_t>(b)]))
+        continue;
+      Offer o = move_offer(b, core, now, "takes the task offered to busy core %d (offered %.0f us ago)");
       place(Placement{o.task, 0, core, 1, o.predicted, &o.reason});
       return;
     }
@@ -233,6 +301,8 @@ class CorunPolicy final : public TeamPolicy {
       const bool pinned = h != nullptr && h->fixed_first >= 0;  // a tuning run or a frozen schedule: never moved
       if (a.width == 1 && a.thread == 0 && a.first_core != preferred && !pinned && policy_options().cotenancy) {
         offers_[c] = Offer{task, a.predicted, a.reason};  // see may_pop()
+        offered_since_[c].store(now, std::memory_order_relaxed);
+        offers_out_.fetch_add(1, std::memory_order_relaxed);
         offered_[c].store(true, std::memory_order_release);
         wake(a.first_core);  // a sleeping worker (blocking drivers: SimGrid) would never pop it
         continue;
@@ -288,13 +358,12 @@ class CorunPolicy final : public TeamPolicy {
 
   std::unique_ptr<CorunPlanner> planner_;  // created in start(), once the workers are known
   std::unique_ptr<CoreSpeed> speed_;       // per-core slowdowns of width-1 tasks (co-tenancy)
-  struct Offer {
-    starpu_task* task = nullptr;
-    double predicted = NAN;
-    std::string reason;
-  };
   std::vector<Offer> offers_;                     // per core: a task offered to it (late binding), under the mutex
   std::unique_ptr<std::atomic<bool>[]> offered_;  // per core: offers_ holds a task (may_pop reads it unlocked)
+  std::unique_ptr<std::atomic<double>[]> offered_since_;  // per core: when that task was offered (µs)
+  std::vector<double> cpu_end_;                   // per core: its thread's CPU time at its last task's end (µs);
+                                                  // written and read by that core's worker only
+  std::atomic<int> offers_out_{0};                // offers not yet popped or stolen (may_pop's fast path)
   unsigned long measured_ = 0;             // width-1 tasks fed to speed_
   bool shared_teams_ = false;              // one team per width (see the header comment)
   std::vector<int> block_of_;              // per core: first core of the block it runs for

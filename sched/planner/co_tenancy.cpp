@@ -34,17 +34,32 @@ int TeamWidthGovernor::bad_count(const std::deque<TeamMeasure>& w) {
   return static_cast<int>(std::count_if(w.begin(), w.end(), [](const TeamMeasure& m) { return stalled(m); }));
 }
 
+bool TeamWidthGovernor::waits_cost_more_than_the_work(const std::deque<TeamMeasure>& w) {
+  if (w.size() < static_cast<size_t>(kMinCostlyWindow)) return false;
+  int stalls = 0;
+  double waited = 0.0, work = 0.0;
+  for (const TeamMeasure& m : w) {
+    if (!(m.predicted_us > 0) || !std::isfinite(m.predicted_us)) return false;  // nothing to weigh the waits against
+    work += m.predicted_us;
+    if (stalled(m)) ++stalls, waited += m.skew_us;
+  }
+  return stalls >= kMinCostlyStalls && waited > work;
+}
+
 std::string TeamWidthGovernor::describe(const std::deque<TeamMeasure>& w, int width) const {
   std::vector<double> skews, ratios;
+  double waited = 0.0;
   for (const TeamMeasure& m : w) {
     skews.push_back(m.skew_us);
+    if (stalled(m)) waited += m.skew_us;
     if (m.predicted_us > 0 && std::isfinite(m.predicted_us)) ratios.push_back(m.duration_us / m.predicted_us);
   }
   char buf[256];
   const double ratio = median(ratios);
   std::snprintf(buf, sizeof(buf),
-                "%d of the last %zu team tasks of width up to %d waited on a busy core (median wait for the last member %.2f ms%s)",
-                bad_count(w), w.size(), width, median(skews) / 1000.0,
+                "%d of the last %zu team tasks of width up to %d waited on a busy core (%.2f ms in all, median wait "
+                "for the last member %.2f ms%s)",
+                bad_count(w), w.size(), width, waited / 1000.0, median(skews) / 1000.0,
                 std::isnan(ratio) ? "" : (", median time " + std::to_string(ratio).substr(0, 4) + "x the model").c_str());
   return buf;
 }
@@ -71,7 +86,7 @@ bool TeamWidthGovernor::observe(const TeamMeasure& m) {
   }
   window_.push_back(m);
   if (window_.size() > static_cast<size_t>(kWindow)) window_.pop_front();
-  if (bad_count(window_) < kDegradeBad) return false;
+  if (bad_count(window_) < kDegradeBad && !waits_cost_more_than_the_work(window_)) return false;
   int widest = 2;
   for (const TeamMeasure& w : window_) widest = std::max(widest, w.width);
   const int narrower = std::max(1, std::min(current, widest) / 2);

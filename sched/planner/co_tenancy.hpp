@@ -9,7 +9,11 @@
 //   * a team task is "stalled" when it waited for a member more than max(kSkewFloorUs, kSkewShare x predicted)
 //     to arrive, or when it took more than kSlowFactor x its predicted time (and at least kSkewFloorUs more);
 //   * when kDegradeBad of the last kWindow team tasks at the allowed widths stalled, the cap halves
-//     (4 -> 2 -> 1: narrower teams first, then width 1);
+//     (4 -> 2 -> 1: narrower teams first, then width 1); it also halves when at least kMinCostlyStalls of
+//     them stalled and the stalled ones waited longer in all than the window's tasks were predicted to run
+//     (the teams lose more to waiting than any width could gain: a member's core lent to a spin loop for a
+//     5 ms time slice stalls a 20-400 µs team now and then, too rarely for the count, and an LSTM step spent
+//     most of its extra time there);
 //   * reversible: while capped, every kProbeEvery-th task may use the previous cap again (a probe); when
 //     kWidenGood of the last kProbeWindow probe team tasks ran without a stall, the previous cap returns.
 //     The two thresholds differ (hysteresis), so a machine near the limit does not flip every few tasks.
@@ -51,6 +55,8 @@ class TeamWidthGovernor {
   static constexpr double kSlowFactor = 3.0;     // far above the model: noise on a quiet machine stays < 2x
   static constexpr int kWindow = 16;
   static constexpr int kDegradeBad = 6;          // >= 6 of 16 (37%) stalled: narrow
+  static constexpr int kMinCostlyStalls = 2;     // the waiting-time rule needs two stalls (one is a hiccup)
+  static constexpr int kMinCostlyWindow = 8;     // ... among at least this many team tasks
   static constexpr int kProbeEvery = 32;         // one task in 32 may use the previous cap while capped
   static constexpr int kProbeWindow = 8;
   static constexpr int kWidenGood = 7;           // >= 7 of 8 probes clean (12% stalled at most): widen
@@ -74,6 +80,9 @@ class TeamWidthGovernor {
 
  private:
   static int bad_count(const std::deque<TeamMeasure>& w);
+  /// The waiting-time rule: kMinCostlyStalls stalls or more whose waits add up to more than the predicted
+  /// times of all of `w`.
+  static bool waits_cost_more_than_the_work(const std::deque<TeamMeasure>& w);
   std::string describe(const std::deque<TeamMeasure>& w, int width) const;
 
   bool enabled_;

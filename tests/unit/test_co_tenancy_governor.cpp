@@ -42,13 +42,43 @@ TEST(TeamWidthGovernor, WhatCountsAsAStall) {
 
 TEST(TeamWidthGovernor, AQuietMachineKeepsEveryWidth) {
   G g;
-  // Occasional stalls (5 of 16: a neighbour's build step) stay under the threshold.
+  // Occasional stalls (5 of 16: a neighbour's build step) that cost less than the teams' work stay under both
+  // thresholds: 5 x 1 ms of waiting against 16 x 400 µs of predicted work.
   for (int round = 0; round < 20; ++round) {
     EXPECT_EQ(feed(g, 11, team(4, 50)), 0);
-    EXPECT_EQ(feed(g, 5, team(4, 5000)), 0);
+    EXPECT_EQ(feed(g, 5, team(4, 1000)), 0);
+  }
+  // One long stall now and then (a 5 ms hiccup) is one stall: never two in a window of 16.
+  for (int round = 0; round < 20; ++round) {
+    EXPECT_EQ(feed(g, 15, team(4, 50)), 0);
+    EXPECT_EQ(feed(g, 1, team(4, 5000)), 0);
   }
   EXPECT_EQ(g.cap(), G::kNoCap);
   EXPECT_EQ(allowed(g, 100, 1 << 20), 100);
+}
+
+TEST(TeamWidthGovernor, RareStallsThatCostMoreThanTheTeamsWorkNarrow) {
+  // Beside a spin loop pinned to one core, a team whose member is on that core waits for the loop's time
+  // slice (about 5 ms) now and then: 2 of 8 team tasks of 100-400 µs are too few for kDegradeBad, but their
+  // 10 ms of waiting is more than the 8 tasks' predicted work.
+  G g;
+  EXPECT_EQ(feed(g, 3, team(2, 50, 100, 100)), 0);
+  EXPECT_EQ(feed(g, 1, team(2, 5000, 400, 400)), 0);
+  EXPECT_EQ(feed(g, 3, team(2, 50, 400, 400)), 0);
+  EXPECT_TRUE(g.observe(team(2, 5000, 100, 100)));  // the 8th task: 10 ms waited > 1.5 ms of work
+  EXPECT_EQ(g.cap(), 1);
+  EXPECT_NE(g.last_change().cause.find("2 of the last 8 team tasks of width up to 2 waited on a busy core (10.00 ms in all"),
+            std::string::npos)
+      << g.last_change().cause;
+  // Under the window's minimum size, or without a model to weigh the waits against, it does not apply.
+  G h;
+  EXPECT_EQ(feed(h, 2, team(2, 5000)), 0);
+  EXPECT_EQ(feed(h, 4, team(2, 50)), 0);
+  EXPECT_EQ(h.cap(), G::kNoCap);
+  G unknown;
+  EXPECT_EQ(feed(unknown, 2, team(2, 5000, 400, NAN)), 0);
+  EXPECT_EQ(feed(unknown, 14, team(2, 50, 400, NAN)), 0);
+  EXPECT_EQ(unknown.cap(), G::kNoCap);
 }
 
 TEST(TeamWidthGovernor, NarrowsByHalvesThenWidth1) {
