@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark (issue 21 item 7): training under co-tenancy. PathNet small and LSTM small under lws, cpf, corun
-# and dmdas in three conditions: alone; with a second identical training (same model and policy) running at
-# the same time on the same cores; with a busy process pinned to the first CPU (taskset -c of a spin loop).
+# and dmdas in up to four conditions: alone; with a second identical training (same model and policy) running at
+# the same time on the same cores (pair); with two more (trio); with a busy process pinned to the first CPU
+# (busy: taskset -c of a spin loop).
 # Ratios are against lws in the same condition; the goal is every policy within 1.1x of lws.
 #
 #   bench/co_tenancy.sh [--models "pathnet lstm"] [--configs "lws cpf corun dmdas"] [--iters 8] [--repeats 3]
-#                       [--conditions "alone pair busy"] [--note TEXT] [--build DIR] [--out FILE]
+#                       [--conditions "alone pair trio busy"] [--note TEXT] [--build DIR] [--out FILE]
 #
 # Runs are interleaved (repeat r of every cell before repeat r+1); each (model, policy) first runs once alone,
 # unrecorded, so that its StarPU history models are calibrated before anything is timed. Not a test.
@@ -16,7 +17,7 @@ source "$here/lib.sh"
 
 models="pathnet lstm"
 configs="lws cpf corun dmdas"
-conditions="alone pair busy"
+conditions="alone pair trio busy"
 iters=8
 repeats=3
 build=
@@ -35,6 +36,9 @@ while (($#)); do
     *) echo "usage: $0 [--models M] [--configs C] [--conditions C] [--iters N] [--repeats R] [--note T] [--build DIR] [--out FILE]" >&2
        exit 2 ;;
   esac
+done
+for cond in $conditions; do
+  case "$cond" in alone|pair|trio|busy) ;; *) echo "error: unknown condition '$cond' (alone, pair, trio, busy)" >&2; exit 2 ;; esac
 done
 command -v taskset >/dev/null || { echo "error: taskset is needed for the busy condition (util-linux)" >&2; exit 1; }
 bench_lstm_prepare co-tenancy
@@ -60,17 +64,25 @@ trap 'stop_bg; rm -rf "$work"' EXIT
 # $1 model, $2 policy, $3 condition, $4 json path (empty: not recorded)
 run_one() {
   local m=$1 c=$2 cond=$3 json=$4
+  local others=0
+  case "$cond" in pair) others=1 ;; trio) others=2 ;; esac
+  for k in $(seq 1 "$others"); do
+    # The same training, long enough to cover the timed one, in its own directory.
+    mkdir -p "$work/bg$k"
+    # shellcheck disable=SC2046
+    (cd "$work/bg$k" && exec env CORUN_QUIET=1 CORUN_SCHED="$c" "$corun" train $(model_args "$m") \
+      --iters 100000 >/dev/null 2>"$work/bg$k.err") &
+    bg+=($!)
+  done
+  if ((others > 0)); then
+    sleep 2  # past their start-up, into their iterations
+    # A co-tenant that died at start would make "pair" a second "alone" run without a word.
+    for k in $(seq 1 "$others"); do
+      kill -0 "${bg[k - 1]}" 2>/dev/null ||
+        { echo "error: co-tenant training $k ($m, $c) did not keep running: $(tail -1 "$work/bg$k.err")" >&2; exit 1; }
+    done
+  fi
   case "$cond" in
-    pair)  # the same training, long enough to cover the timed one, in its own directory
-      mkdir -p "$work/bg"
-      # shellcheck disable=SC2046
-      (cd "$work/bg" && exec env CORUN_QUIET=1 CORUN_SCHED="$c" "$corun" train $(model_args "$m") \
-        --iters 100000 >/dev/null 2>"$work/bg.err") &
-      bg+=($!)
-      sleep 2  # past its start-up, into its iterations
-      # A co-tenant that died at start would make "pair" a second "alone" run without a word.
-      kill -0 "${bg[-1]}" 2>/dev/null ||
-        { echo "error: the second training ($m, $c) did not keep running: $(tail -1 "$work/bg.err")" >&2; exit 1; } ;;
     busy)
       taskset -c "$first_cpu" sh -c 'while :; do :; done' &
       bg+=($!) ;;
@@ -103,7 +115,7 @@ done
   python3 "$here/summarize_co_tenancy.py" --dir "$work" --models "$models" --configs "$configs" \
     --conditions "$conditions" --repeats "$repeats" --info "$(bench_corun_info "$corun")" --git "$(bench_git_sha)" \
     --command "bench/co_tenancy.sh --models \"$models\" --configs \"$configs\" --conditions \"$conditions\" --iters $iters --repeats $repeats" \
-    --note "alone: nothing else started by the benchmark; pair: a second identical training (same model and policy) runs at the same time; busy: a spin loop pinned to cpu $first_cpu (taskset -c)" \
+    --note "alone: nothing else started by the benchmark; pair: a second identical training (same model and policy) runs at the same time; trio: two more; busy: a spin loop pinned to cpu $first_cpu (taskset -c)" \
     --note "corun's policies narrow their teams while they measure teams waiting on busy cores (CORUN_COTENANCY=auto, the default: docs/testing.md#bad-inputs)" \
     --note "$(bench_load_note "$load_start" "$(bench_load)")" \
     "${notes[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns the JSON files of bench/co_tenancy.sh (MODEL.CONFIG.CONDITION.REPEAT.json) into markdown tables headed by
-machine info: per model, median ms/iter of each policy in each condition (alone, pair, busy), its ratio to lws
+machine info: per model, median ms/iter of each policy in each condition (alone, pair, trio, busy), its ratio to lws
 in the same condition (the goal: 1.1x at most) and its slowdown against running alone."""
 import statistics
 
@@ -14,7 +14,7 @@ def main():
     runs = load_runs(a.dir)
     any_json = next(iter(runs.values()))[0]
     print(machine_header(
-        "Training under co-tenancy: lws, cpf, corun and dmdas alone, beside a second training, beside a busy core",
+        "Training under co-tenancy: lws, cpf, corun and dmdas alone, beside one or two other trainings, beside a busy core",
         a.command, a.git, any_json["machine"], any_json["engine"],
         notes=[interleaved_runs_note(a.repeats, f"the median of the runs, its ratio to lws in the same condition "
                                                 f"(goal <= {GOAL}x; over it in bold) and to the same policy alone")]
