@@ -48,8 +48,20 @@ void TeamPolicy::lock() {
   starpu_worker_relax_off();
 }
 
+// The wakes wake() asked for happen here, after the mutex is released (StarPU's rule: wake another worker
+// outside your own lock). Inside it, the wake waits for that worker's sched mutex, which a polling worker
+// holds in every pop_task, and a thread that waits in the kernel there may be preempted for another
+// process while it holds our mutex, stalling every core for a time slice.
 void TeamPolicy::unlock() {
+  if (pending_wakes_.empty()) {
+    STARPU_PTHREAD_MUTEX_UNLOCK(&mutex_);
+    return;
+  }
+  thread_local std::vector<int> wakes;  // reused: no allocation once warm
+  wakes.assign(pending_wakes_.begin(), pending_wakes_.end());
+  pending_wakes_.clear();
   STARPU_PTHREAD_MUTEX_UNLOCK(&mutex_);
+  for (int w : wakes) starpu_wake_worker_relax_light(w);
 }
 
 void TeamPolicy::record(const Placement& p) const {
@@ -89,7 +101,7 @@ starpu_task* TeamPolicy::hand_to_caller(const Placement& p) {
 }
 
 void TeamPolicy::wake(int core) {
-  starpu_wake_worker_relax_light(workers_[static_cast<size_t>(core)]);
+  pending_wakes_.push_back(workers_[static_cast<size_t>(core)]);
 }
 
 void TeamPolicy::push(starpu_task* task) {

@@ -114,7 +114,7 @@ class TeamPolicy {
   /// Wakes the worker of `core` so that it calls pop_task again: after a policy left work for it that only
   /// its pop takes (corun's offers). Natively StarPU 1.3's workers poll and this is only a hint; with
   /// blocking drivers (the SimGrid build) a worker whose pop returned nothing sleeps until woken, and
-  /// without it an offer would never be taken. With the mutex held.
+  /// without it an offer would never be taken. With the mutex held; the wake happens once it is released.
   void wake(int core);
 
  private:
@@ -129,6 +129,7 @@ class TeamPolicy {
   const char* one_context_error_;
   bool started_ = false;
   starpu_pthread_mutex_t mutex_;
+  std::vector<int> pending_wakes_;  // workers wake() asked for, woken by unlock() after the mutex (under it)
   std::vector<int> workers_;                    // basic worker ids, in core order
   std::vector<int> worker_core_;                // worker id -> core index (-1: not ours)
   std::map<std::pair<int, int>, int> team_id_;  // (first core, width) -> combined worker id
