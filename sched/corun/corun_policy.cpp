@@ -243,8 +243,9 @@ class CorunPolicy final : public TeamPolicy {
   // mutex, beside a spin loop on one core, the worker there was preempted holding it every few tasks and the
   // other core waited for it for a whole time slice (the mutex held 1.2 s in all over 10 LSTM steps, 40 ms
   // under cpf).
+  // Only the block's first core reads it (as in started()): a team's other members make no system call.
   bool finished_unlocked(int core) override {
-    cpu_end_[static_cast<size_t>(core)] = thread_cpu_us();
+    if (block_of_[static_cast<size_t>(core)] == core) cpu_end_[static_cast<size_t>(core)] = thread_cpu_us();
     return false;
   }
 
