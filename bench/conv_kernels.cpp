@@ -38,6 +38,7 @@ using dt = dnnl::memory::data_type;
 struct ConvShape {
   const char* name;
   int64_t n, c, h, w, k, r, stride, pad;
+  int64_t groups = 1;
 };
 
 double median_ms(int reps, const std::function<void()>& f) {
@@ -69,25 +70,38 @@ int main(int argc, char** argv) {
       {"cifar-quick conv1", 64, 1, 28, 28, 32, 5, 1, 2},  {"cifar-quick conv2", 64, 32, 13, 13, 32, 5, 1, 2},
       {"cifar-quick conv3", 64, 32, 6, 6, 64, 5, 1, 2},   {"pathnet small l0", 64, 3, 32, 32, 16, 3, 1, 1},
       {"pathnet small l1", 64, 16, 16, 16, 16, 3, 1, 1},  {"pathnet small l2", 64, 16, 8, 8, 16, 3, 1, 1},
+      // MobileNetV2 at 64 px, batch 16 (bench/onnx_models.sh's training step): its depthwise 3x3 layers and two
+      // of its 1x1 ones.
+      {"mobilenet_v2 dw1", 16, 32, 32, 32, 32, 3, 1, 1, 32},
+      {"mobilenet_v2 dw2", 16, 96, 32, 32, 96, 3, 2, 1, 96},
+      {"mobilenet_v2 dw3", 16, 144, 16, 16, 144, 3, 1, 1, 144},
+      {"mobilenet_v2 dw6", 16, 192, 8, 8, 192, 3, 1, 1, 192},
+      {"mobilenet_v2 dw8", 16, 384, 4, 4, 384, 3, 1, 1, 384},
+      {"mobilenet_v2 dw14", 16, 576, 4, 4, 576, 3, 2, 1, 576},
+      {"mobilenet_v2 dw16", 16, 960, 2, 2, 960, 3, 1, 1, 960},
+      {"mobilenet_v2 1x1 expand", 16, 24, 16, 16, 144, 1, 1, 0},
+      {"mobilenet_v2 1x1 project", 16, 144, 16, 16, 24, 1, 1, 0},
   };
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   std::mt19937 rng(7);
-  std::printf("| shape (N,C,H,W -> K, RxS/stride/pad) | pass | corun im2col+OpenBLAS ms | oneDNN batch ms | "
+  std::printf("| shape (N,C,H,W -> K, RxS/stride/pad[/groups]) | pass | corun im2col+OpenBLAS ms (depthwise: "
+              "direct loops) | oneDNN batch ms | "
               "oneDNN per-image ms | oneDNN impl | corun oneDNN blocked ms | auto picks |\n"
               "|---|---|---:|---:|---:|---|---:|---|\n");
   for (const ConvShape& q : shapes) {
     const int64_t oh = window_out_extent(q.h, q.r, q.stride, q.pad), ow = window_out_extent(q.w, q.r, q.stride, q.pad);
-    std::vector<float> x = random_vec(q.n * q.c * q.h * q.w, rng), wt = random_vec(q.k * q.c * q.r * q.r, rng),
+    const int64_t cg = q.c / q.groups;
+    std::vector<float> x = random_vec(q.n * q.c * q.h * q.w, rng), wt = random_vec(q.k * cg * q.r * q.r, rng),
                        b = random_vec(q.k, rng), y(static_cast<size_t>(q.n * q.k * oh * ow)),
                        dy = random_vec(q.n * q.k * oh * ow, rng), dx(x.size()), dw(wt.size()), db(b.size());
-    const Shape sx{q.n, q.c, q.h, q.w}, sw{q.k, q.c, q.r, q.r}, sb{q.k}, sy{q.n, q.k, oh, ow};
+    const Shape sx{q.n, q.c, q.h, q.w}, sw{q.k, cg, q.r, q.r}, sb{q.k}, sy{q.n, q.k, oh, ow};
     auto call = [&](OpKind kind, std::vector<Shape> bufs) {
       OpCall c;
       c.kind = kind;
       c.shapes = std::move(bufs);
       c.modes.assign(c.shapes.size(), Access::read);
-      c.i = {q.stride, q.pad, 0, 0};
+      c.i = ConvParams{q.stride, q.stride, q.pad, q.pad, q.pad, q.pad, 1, 1, q.groups}.attrs();
       return c;
     };
     const OpCall fwd = call(OpKind::conv2d, {sx, sw, sb, sy});
@@ -118,8 +132,10 @@ int main(int argc, char** argv) {
     const dnnl::memory::dims strides{q.stride, q.stride}, pad{q.pad, q.pad};
     auto md = [](dnnl::memory::dims d, tag t) { return dnnl::memory::desc(d, dt::f32, t); };
     auto make = [&](int64_t n) {
-      return std::vector<dnnl::memory::desc>{md({n, q.c, q.h, q.w}, tag::nchw), md({q.k, q.c, q.r, q.r}, tag::oihw),
-                                             md({q.k}, tag::x), md({n, q.k, oh, ow}, tag::nchw)};
+      const dnnl::memory::desc wd = q.groups == 1 ? md({q.k, q.c, q.r, q.r}, tag::oihw)
+                                                  : md({q.groups, q.k / q.groups, cg, q.r, q.r}, tag::goihw);
+      return std::vector<dnnl::memory::desc>{md({n, q.c, q.h, q.w}, tag::nchw), wd, md({q.k}, tag::x),
+                                             md({n, q.k, oh, ow}, tag::nchw)};
     };
     const auto m = make(q.n), m1 = make(1);
     dnnl::convolution_forward::primitive_desc fpd(
@@ -165,9 +181,10 @@ int main(int argc, char** argv) {
                   {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, mdy}, {DNNL_ARG_DIFF_WEIGHTS, mdw}, {DNNL_ARG_DIFF_BIAS, mdb}});
       strm.wait();
     });
-    char geom[96];
-    std::snprintf(geom, sizeof(geom), "%s (%ld,%ld,%ld,%ld -> %ld, %ldx%ld/%ld/%ld)", q.name, long(q.n), long(q.c),
-                  long(q.h), long(q.w), long(q.k), long(q.r), long(q.r), long(q.stride), long(q.pad));
+    const std::string groups = q.groups == 1 ? "" : "/g" + std::to_string(q.groups);
+    char geom[128];
+    std::snprintf(geom, sizeof(geom), "%s (%ld,%ld,%ld,%ld -> %ld, %ldx%ld/%ld/%ld%s)", q.name, long(q.n), long(q.c),
+                  long(q.h), long(q.w), long(q.k), long(q.r), long(q.r), long(q.stride), long(q.pad), groups.c_str());
     std::printf("| %s | forward | %.3f | %.3f | %.3f | %s | %.3f | %s |\n", geom, c_fwd, d_fwd, d_fwd1,
                 fpd.impl_info_str(), k_fwd, pick[0]);
     std::printf("| %s | backward-data | %.3f | %.3f | - | %s | %.3f | %s |\n", geom, c_bd, d_bd, bdpd.impl_info_str(),

@@ -13,6 +13,7 @@
 #include "base/check.hpp"
 #include "base/files.hpp"
 #include "base/json.hpp"
+#include "trace/trace.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,12 +35,15 @@ const std::vector<FlagSpec> kFlags = {
     {"--iters", true, "run the inference N times on the same inputs (default 1); the outputs are the last run's"},
     {"--warmup", true, "untimed runs before those (default 0)"},
     {"--json", true, "write the model, inputs, outputs, time and engine to this file"},
+    {"--trace", true, "write the last run's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
+    {"--keep-batch-norm", false,
+     "run each BatchNormalization as its own op instead of folding it into the convolution before it"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
   return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
-         "                   [--warmup N] [--json FILE]\n" +
+         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
 }
@@ -48,8 +52,9 @@ std::string usage() {
 
 int infer_onnx(int argc, char** argv) {
   OnnxImportOptions options;
-  std::string path, out_dir, json_path;
+  std::string path, out_dir, json_path, trace_path;
   long iters = 1, warmup = 0;
+  bool fold = true;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     // --input repeats, which Args refuses: taken out first.
@@ -63,13 +68,16 @@ int infer_onnx(int argc, char** argv) {
     path = args.str("--onnx", "");
     out_dir = args.str("--output", "");
     json_path = args.str("--json", "");
+    trace_path = args.str("--trace", "");
     if (path.empty()) throw UsageError("--onnx needs a file");
     if (out_dir.empty()) throw UsageError("--output DIR is required (where the outputs are written)");
     if (args.has("--batch")) options.batch = static_cast<int>(args.positive("--batch", 1));
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
+    fold = !args.has("--keep-batch-norm");
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
+    check_output_file("--trace", trace_path);
   } catch (const UsageError& e) {
     return usage_error("infer", e, kFlags, usage());
   }
@@ -79,6 +87,10 @@ int infer_onnx(int argc, char** argv) {
 
   // Everything is read and checked before the engine starts and before anything is written.
   OnnxModel m = import_onnx_model(path, options);
+  // An inference graph: every BatchNormalization right after a Conv becomes part of its weights and bias
+  // (Graph::fold_batch_norm), one task and one pass over the activations fewer each, as ONNX Runtime's
+  // graph optimizations do. The outputs differ from the unfolded graph's by rounding only.
+  const int folded = fold ? m.graph.fold_batch_norm() : 0;
   std::vector<NpyArray> arrays;
   std::string names;
   for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
@@ -107,6 +119,7 @@ int infer_onnx(int argc, char** argv) {
   // --iters: the latency of repeated inferences (bench/onnx_models.sh); the median is reported.
   std::vector<double> ms;
   for (long i = 0; i < warmup + iters; ++i) {
+    if (!trace_path.empty() && i == warmup + iters - 1) engine.set_tracing(true);
     const RunStats run = engine.run(m.graph);
     if (i >= warmup) ms.push_back(run.wall_ms);
   }
@@ -129,10 +142,20 @@ int infer_onnx(int argc, char** argv) {
   }
   std::printf("%s: %.3f ms (%s, %d workers)\n", iters == 1 ? "one inference" : "median inference", stats.wall_ms,
               engine.info().policy.c_str(), engine.info().workers);
+  if (!trace_path.empty()) {
+    write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
+    std::printf("trace of the last run: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
+                trace_path.c_str(), trace_path.c_str());
+  }
   if (!json_path.empty()) {
     json::Value inputs = json::Value::object();
     for (const auto& [name, file] : input_files) inputs[name] = file;
-    const json::Value result = {{"config", {{"model", "onnx"}, {"onnx", path}, {"opset", m.opset}, {"inputs", inputs}}},
+    const json::Value result = {{"config",
+                                 {{"model", "onnx"},
+                                  {"onnx", path},
+                                  {"opset", m.opset},
+                                  {"inputs", inputs},
+                                  {"folded_batch_norms", folded}}},
                                 {"outputs", outputs},
                                 {"wall_ms", stats.wall_ms},
                                 {"ms_per_inference", ms},

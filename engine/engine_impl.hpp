@@ -64,6 +64,7 @@ struct Engine::Impl {
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
     std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
+    long runs = 0;                              // runs of this graph on this engine (0: the next is cold)
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;

@@ -241,6 +241,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
     for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i] = engine::make_task(g.nodes[i], b.handles);
     if (im.planner) {
       im.planner->plan(g, im.tasks, b.plan, nullptr);
+      for (auto& h : b.plan.hints) h.cold = b.runs == 0;
       for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
     }
     for (size_t i = 0; i < im.tasks.size(); ++i) {
@@ -309,6 +310,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   stats.remote_bytes = static_cast<double>(g_replica.remote.load());
   stats.tasks_outside_replica = g_replica.outside.load();
   ++im.runs;
+  for (size_t r = 0; r < n; ++r) ++bound[r]->runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);
   return stats;

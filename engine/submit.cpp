@@ -129,6 +129,7 @@ RunStats Engine::run_solver(Graph& graph) {
       stats.frozen = b.corun->frozen();
       for (auto& h : b.plan.hints) h.want_reason = im.tracing;
     }
+    for (auto& h : b.plan.hints) h.cold = b.runs == 0;
     if (im.info.own_policy)
       for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
     stats.critical_path_ms = b.plan.critical_path_us / 1e3;
@@ -197,6 +198,7 @@ RunStats Engine::run_solver(Graph& graph) {
   }
   stats.tuning = tuning;
   ++im.runs;
+  ++b.runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);
   return stats;

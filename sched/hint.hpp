@@ -29,6 +29,10 @@ struct TaskHint {
   /// cap applies, and a task run narrower ends its signature's search (engine/corun_tuning.hpp).
   bool width_search = false;
   bool want_reason = false;            ///< fill placed_reason (tracing, CORUN_VERBOSE=sched)
+  /// The graph's first run on this engine: its kernels start cold (oneDNN JIT-compiles and caches its
+  /// primitives per thread, buffers and scratch are first touched), so its team timings are no evidence that
+  /// another process shares the cores; the co-tenancy governor ignores them.
+  bool cold = false;
 
   // Written by the policy.
   int placed_executor = -1;            ///< executor index

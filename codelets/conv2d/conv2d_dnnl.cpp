@@ -38,7 +38,18 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   // (The forward pass sat on im2col for a while: onnx.model.resnet18's gradients with the AVX2 oneDNN
   // forward differed from PyTorch's by 7e-2. The cause was one ReLU input within float32 rounding of zero,
   // rounded to the other side: docs/models.md, "Convolution kernels". The check now recognises such a kink.)
-  if (g.kg() < 8 || g.dh != 1 || g.dw != 1) return false;
+  if (g.dh != 1 || g.dw != 1) return false;
+  // Depthwise (one input and one output channel per group, MobileNet's 3x3 layers; bench/conv_kernels.sh on
+  // MobileNetV2's shapes at 64 px, batch 16): oneDNN's jit_dw kernels in nChw16c were 6-16x faster than the
+  // direct loops in forward, 3-12x in backward-data and 4-7x in backward-filter. With an input smaller than
+  // the window (MobileNetV2's last 2x2 maps under a 3x3 window) oneDNN has no jit_dw backward-weights and
+  // falls back to gemm:jit, 3x slower than the direct loops: that one stays on them. Other groupings (ResNeXt)
+  // were not measured and stay on im2col.
+  if (g.groups > 1) {
+    if (g.cg() != 1 || g.kg() != 1) return false;
+    return pass != OpKind::conv2d_grad_filter || (g.h >= g.r && g.w >= g.s);
+  }
+  if (g.kg() < 8) return false;
   return pass != OpKind::conv2d_grad_data || g.cg() >= 3;
 }
 
@@ -84,6 +95,16 @@ dnnl::stream& thread_stream() {
 
 memory::desc plain(const memory::dims& d, tag t) { return memory::desc(d, dt::f32, t); }
 memory::desc any(const memory::dims& d) { return memory::desc(d, dt::f32, tag::any); }
+
+// The filters of `g` as oneDNN sees them: [K, C, R, S] for one group, [G, K/G, C/G, R, S] for several (the
+// same bytes as corun's [K, C/G, R, S]).
+memory::dims weights_dims(const ConvGeometry& g) {
+  if (g.groups == 1) return {g.k, g.c, g.r, g.s};
+  return {g.groups, g.kg(), g.cg(), g.r, g.s};
+}
+memory::desc plain_weights(const ConvGeometry& g) {
+  return plain(weights_dims(g), g.groups == 1 ? tag::oihw : tag::goihw);
+}
 
 // A buffer the primitive reads or writes: `user` wraps the graph's plain buffer (its pointer set per call),
 // `inner` is the layout the primitive chose, a buffer of its own when it differs (then `move` reorders
@@ -159,7 +180,7 @@ Entry& cached(const Key& key, Make make) {
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
                                                      bool bias) {
-  const memory::dims src{mb, g.c, g.h, g.w}, wei{g.k, g.c, g.r, g.s}, dst{mb, g.k, g.oh, g.ow};
+  const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
   const auto desc = bias ? dnnl::convolution_forward::desc(
                                dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(src),
                                any(wei), plain({g.k}, tag::x), any(dst), win.strides, win.dilates, win.pad_l, win.pad_r)
@@ -175,7 +196,7 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
   e->a = Port(plain({mb, g.c, g.h, g.w}, tag::nchw), pd.src_desc(), true);
-  e->b = Port(plain({g.k, g.c, g.r, g.s}, tag::oihw), pd.weights_desc(), true);
+  e->b = Port(plain_weights(g), pd.weights_desc(), true);
   e->c = Port(plain({mb, g.k, g.oh, g.ow}, tag::nchw), pd.dst_desc(), false);
   if (bias) e->d = Port(plain({g.k}, tag::x), pd.bias_desc(), true);
   e->has_bias = bias;
@@ -188,7 +209,7 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
 
 // Backward-data over `mb` images: ports a = dY, b = W, c = dX.
 std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb) {
-  const memory::dims src{mb, g.c, g.h, g.w}, wei{g.k, g.c, g.r, g.s}, dst{mb, g.k, g.oh, g.ow};
+  const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
   const auto hint = forward_pd(g, win, mb, false);
   const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(src), any(wei), any(dst),
                                                    win.strides, win.dilates, win.pad_l, win.pad_r);
@@ -196,7 +217,7 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_data(pd);
   e->a = Port(plain(dst, tag::nchw), pd.diff_dst_desc(), true);
-  e->b = Port(plain(wei, tag::oihw), pd.weights_desc(), true);
+  e->b = Port(plain_weights(g), pd.weights_desc(), true);
   e->c = Port(plain(src, tag::nchw), pd.diff_src_desc(), false);
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
   e->args = {{DNNL_ARG_DIFF_DST, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DIFF_SRC, e->c.inner},
@@ -204,16 +225,46 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   return e;
 }
 
-// Backward-weights of output channels [k0, k0 + kt) over the whole batch: ports a = X, b = dY (the tile's
-// channels, a strided view of the plain dY), c = dW (the tile's rows), d = dB.
-std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window& win, int64_t k0, int64_t kt,
+// A backward-weights tile: whole groups [g0, g0 + gt), i.e. output channels [k0, k0 + kt) and input channels
+// [c0, c0 + ct). One group (groups == 1): kDnnlFilterTile output channels, every input channel. Several:
+// enough whole groups for kDnnlFilterTile output channels (at least one), so a depthwise tile is 16 channels
+// of X, dY and dW, one nChw16c block. Depends on the shape only, never on the width.
+struct FilterTile {
+  int64_t k0, kt, c0, ct, gt;
+};
+
+int64_t groups_per_tile(const ConvGeometry& g) {
+  return g.groups == 1 ? 1 : std::max<int64_t>(1, kDnnlFilterTile / g.kg());
+}
+
+int64_t filter_tiles(const ConvGeometry& g) {
+  if (g.groups == 1) return (g.k + kDnnlFilterTile - 1) / kDnnlFilterTile;
+  const int64_t per = groups_per_tile(g);
+  return (g.groups + per - 1) / per;
+}
+
+FilterTile filter_tile(const ConvGeometry& g, int64_t t) {
+  if (g.groups == 1) {
+    const int64_t k0 = t * kDnnlFilterTile;
+    return {k0, std::min(kDnnlFilterTile, g.k - k0), 0, g.c, 1};
+  }
+  const int64_t per = groups_per_tile(g), g0 = t * per, gt = std::min(per, g.groups - g0);
+  return {g0 * g.kg(), gt * g.kg(), g0 * g.cg(), gt * g.cg(), gt};
+}
+
+// Backward-weights of one tile over the whole batch: ports a = X (the tile's input channels, a strided view
+// of the plain X when the tile has fewer than all), b = dY (the tile's channels, a strided view of the plain
+// dY), c = dW (the tile's rows), d = dB.
+std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window& win, const FilterTile& ft,
                                              bool bias) {
   ConvGeometry tile = g;
-  tile.k = kt;
-  const memory::dims src{g.n, g.c, g.h, g.w}, wei{kt, g.c, g.r, g.s}, dst{g.n, kt, g.oh, g.ow};
+  tile.k = ft.kt;
+  tile.c = ft.ct;
+  tile.groups = ft.gt;
+  const memory::dims src{g.n, ft.ct, g.h, g.w}, wei = weights_dims(tile), dst{g.n, ft.kt, g.oh, g.ow};
   const auto hint = forward_pd(tile, win, g.n, bias);
   const auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
-                                                                    any(wei), plain({kt}, tag::x), any(dst),
+                                                                    any(wei), plain({ft.kt}, tag::x), any(dst),
                                                                     win.strides, win.dilates, win.pad_l, win.pad_r)
                          : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
                                                                     any(wei), any(dst), win.strides, win.dilates,
@@ -221,11 +272,12 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_weights(pd);
-  e->a = Port(plain(src, tag::nchw), pd.src_desc(), true);
+  const memory::desc whole_x = plain({g.n, g.c, g.h, g.w}, tag::nchw);
+  e->a = Port(ft.ct == g.c ? whole_x : whole_x.submemory_desc(src, {0, ft.c0, 0, 0}), pd.src_desc(), true);
   const memory::desc whole_dy = plain({g.n, g.k, g.oh, g.ow}, tag::nchw);
-  e->b = Port(whole_dy.submemory_desc(dst, {0, k0, 0, 0}), pd.diff_dst_desc(), true);
-  e->c = Port(plain(wei, tag::oihw), pd.diff_weights_desc(), false);
-  if (bias) e->d = Port(plain({kt}, tag::x), pd.diff_bias_desc(), false);
+  e->b = Port(whole_dy.submemory_desc(dst, {0, ft.k0, 0, 0}), pd.diff_dst_desc(), true);
+  e->c = Port(plain_weights(tile), pd.diff_weights_desc(), false);
+  if (bias) e->d = Port(plain({ft.kt}, tag::x), pd.diff_bias_desc(), false);
   e->has_bias = bias;
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
   e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_DIFF_DST, e->b.inner}, {DNNL_ARG_DIFF_WEIGHTS, e->c.inner},
@@ -243,7 +295,7 @@ Range my_chunks(int64_t n, int rank, int width) {
 
 bool dnnl_conv_supported(const ConvGeometry& g) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 && g.groups == 1 && g.n > 0 && g.c > 0 && g.k > 0 && g.oh > 0 && g.ow > 0;
+  return avx2 && g.groups >= 1 && g.n > 0 && g.c > 0 && g.k > 0 && g.oh > 0 && g.ow > 0;
 }
 
 void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
@@ -306,26 +358,28 @@ void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int 
 void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[2], call.shapes[1]);
   const bool has_bias = call.nbuffers() == 4;
-  const Range tiles = split_range((g.k + kDnnlFilterTile - 1) / kDnnlFilterTile, rank, width);
+  const Range tiles = split_range(filter_tiles(g), rank, width);
   if (tiles.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
-  const memory* x_ready = nullptr;  // X in the layout of the previous tile's primitive, already reordered
+  // X in the layout of the previous tile's primitive, already reordered. With one group every tile reads the
+  // whole X: reordered once per call unless a tile's primitive wants another layout. With several, each tile
+  // reads its own input channels.
+  const memory* x_ready = nullptr;
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
-    const int64_t k0 = t * kDnnlFilterTile, kt = std::min(kDnnlFilterTile, g.k - k0);
-    Entry& e = cached(key_of(Pass::backward_weights, call, g, k0, kt, has_bias),
-                      [&] { return make_backward_weights(g, win, k0, kt, has_bias); });
-    // X is the same for every tile: reordered once per call unless a tile's primitive wants another layout.
-    if (!x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
+    const FilterTile ft = filter_tile(g, t);
+    Entry& e = cached(key_of(Pass::backward_weights, call, g, ft.k0, ft.kt, has_bias),
+                      [&] { return make_backward_weights(g, win, ft, has_bias); });
+    if (g.groups > 1 || !x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
       e.a.bind(buf[0]);
       e.a.in(s);
       x_ready = &e.a.inner;
     }
     e.b.bind(buf[1]);
     e.b.in(s);
-    e.c.bind(buf[2] + k0 * g.crs());
+    e.c.bind(buf[2] + ft.k0 * g.crs());
     e.args.at(DNNL_ARG_SRC) = *x_ready;  // a handle copy: no allocation
-    if (has_bias) e.d.bind(buf[3] + k0);
+    if (has_bias) e.d.bind(buf[3] + ft.k0);
     e.prim.execute(s, e.args);
     e.c.out(s);
     if (has_bias) e.d.out(s);

@@ -8,9 +8,11 @@
 //   forward, backward-data  the batch is cut into fixed chunks of kDnnlImageChunk images (a cut that
 //                           depends on N only); members take whole chunks, and every chunk is the same
 //                           primitive call at every width;
-//   backward-weights        the output channels are cut into fixed tiles of kDnnlFilterTile; a member runs
-//                           one primitive per tile over the whole batch, so the batch sum happens inside one
-//                           primitive call in one order at every width.
+//   backward-weights        the output channels are cut into fixed tiles of kDnnlFilterTile (with groups:
+//                           of whole groups, kDnnlFilterTile output channels' worth, so a depthwise tile is
+//                           one nChw16c block of X, dY and dW); a member runs one primitive per tile over
+//                           the whole batch, so the batch sum happens inside one primitive call in one
+//                           order at every width.
 // Primitives, reorders and their blocked buffers and scratchpads are created on first use per (pass, shape,
 // slice) in a cache of the calling thread (one per StarPU worker), never per call. oneDNN's runtime in
 // Debian's libdnnl is OpenMP: each thread that runs these kernels sets its OpenMP thread count to 1 before
@@ -37,7 +39,7 @@ inline constexpr int64_t kDnnlImageChunk = 4;
 inline constexpr int64_t kDnnlFilterTile = 16;
 
 /// True when this build has oneDNN, the CPU has AVX2 (where oneDNN's direct kernels start) and the
-/// geometry is one the oneDNN kernels handle (one group; any stride, padding and dilation).
+/// geometry is one the oneDNN kernels handle (any groups, stride, padding and dilation).
 bool dnnl_conv_supported(const ConvGeometry& g);
 
 /// Whether the fast path of `pass` (conv2d, conv2d_grad_data or conv2d_grad_filter) uses oneDNN for this

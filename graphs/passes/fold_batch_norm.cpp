@@ -2,7 +2,8 @@
 // input) becomes part of that convolution: with a = scale / sqrt(running_var + eps) per output channel,
 // W'[k] = a[k] W[k] and b'[k] = a[k] (b[k] - running_mean[k]) + bias[k], so conv'(x) = batch_norm(conv(x)).
 // One task and one pass over the activations fewer per folded pair; the numbers differ from the unfolded
-// graph by rounding only. The weights are rewritten in their host buffers, so the pass runs on a graph
+// graph by rounding only. A convolution without a bias (torchvision's, before every BatchNorm) gets one: a
+// constant [K] value named "<batch_norm>.folded_bias" that holds b'. The weights are rewritten in their host buffers, so the pass runs on a graph
 // whose parameters already hold their final values and that will not be trained.
 #include <corun/graph.hpp>
 
@@ -39,17 +40,17 @@ Uses count_uses(const GraphImpl& g) {
 bool foldable(const GraphImpl& g, const Uses& u, const Node& bn, int conv) {
   if (bn.call.kind != OpKind::batch_norm || bn.call.i[0] != 0 || conv < 0) return false;
   const Node& c = g.nodes[static_cast<size_t>(conv)];
-  if (c.call.kind != OpKind::conv2d || c.buffers.size() != 4 || c.buffers[3] != bn.buffers[0]) return false;
+  if (c.call.kind != OpKind::conv2d || c.buffers.back() != bn.buffers[0]) return false;
   const auto val = [&](int v) -> const detail::Value& { return g.values[static_cast<size_t>(v)]; };
   // The conv output feeds this batch_norm alone; the statistics outputs are unused.
-  if (val(c.buffers[3]).kept || u.readers[static_cast<size_t>(c.buffers[3])] != 1) return false;
+  if (val(c.buffers.back()).kept || u.readers[static_cast<size_t>(c.buffers.back())] != 1) return false;
   for (int k : {6, 7}) {
     const int v = bn.buffers[static_cast<size_t>(k)];
     if (val(v).kept || u.readers[static_cast<size_t>(v)] != 0) return false;
   }
   // The weights and bias belong to this convolution alone and no node changes them.
-  for (int k : {1, 2}) {
-    const int v = c.buffers[static_cast<size_t>(k)];
+  for (size_t k = 1; k + 1 < c.buffers.size(); ++k) {
+    const int v = c.buffers[k];
     if (u.readers[static_cast<size_t>(v)] != 1 || u.writers[static_cast<size_t>(v)] != 0 || val(v).producer >= 0)
       return false;
   }
@@ -60,6 +61,13 @@ bool foldable(const GraphImpl& g, const Uses& u, const Node& bn, int conv) {
 }
 
 void fold(GraphImpl& g, const Node& bn, Node& conv) {
+  if (conv.buffers.size() == 3) {  // no bias yet: a zero one, inserted where conv2d takes it (X, W, B, Y)
+    const Shape sb{conv.call.shapes[1][0]};
+    const int b = g.add_value(sb, bn.name + ".folded_bias", ValueKind::constant);
+    conv.buffers.insert(conv.buffers.begin() + 2, b);
+    conv.call.shapes.insert(conv.call.shapes.begin() + 2, sb);
+    conv.call.modes.insert(conv.call.modes.begin() + 2, Access::read);
+  }
   const auto data = [&](int k_of_bn) {
     return g.values[static_cast<size_t>(bn.buffers[static_cast<size_t>(k_of_bn)])].data.get();
   };

@@ -83,6 +83,8 @@ void TeamPolicy::place(const Placement& p) {
     t.width = p.width;
     t.placed = starpu_timing_now();
     t.predicted = p.predicted;
+    const auto* h = static_cast<const TaskHint*>(p.task->sched_data);
+    t.cold = h != nullptr && h->cold;
     t.started.store(0, std::memory_order_relaxed);
     t.finished.store(0, std::memory_order_relaxed);
   }
@@ -144,7 +146,7 @@ void TeamPolicy::measure_end(int core) {
   const int first = slots_[static_cast<size_t>(core)].first;
   if (first < 0) return;
   TeamSlot& t = slots_[static_cast<size_t>(first)];
-  if (t.finished.fetch_add(1, std::memory_order_acq_rel) + 1 != t.width) return;
+  if (t.finished.fetch_add(1, std::memory_order_acq_rel) + 1 != t.width || t.cold) return;
   const double end = starpu_timing_now();
   const double start = t.start.load(std::memory_order_acquire);
   const TeamMeasure m{t.width, start - t.placed, end - start, std::isnan(t.predicted) ? 0.0 : t.predicted};

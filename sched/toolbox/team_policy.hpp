@@ -146,6 +146,7 @@ class TeamPolicy {
     int first = -1;  // first core of the team this core belongs to (-1: not in a team)
     int width = 0;   // on the first core: team width
     double placed = 0, predicted = 0;
+    bool cold = false;  // the task's hint says its graph's first run: not measured (TaskHint::cold)
     std::atomic<int> started{0}, finished{0};
     std::atomic<double> start{0};  // on the first core: when the last member started
   };

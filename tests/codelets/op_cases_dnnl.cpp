@@ -4,6 +4,9 @@
 // above oneDNN's vector blocks (3: plain-layout source; 8: avx2 block; 24: 16 + 8), stride 2, asymmetric
 // padding with dilation, 1x1, no bias, the CIFAR-quick conv3 shape on 3 images, and ResNet-18's stem (7x7
 // stride 2 from 3 channels) and first downsampling convolution without bias, as the ONNX import makes them.
+// Groups: depthwise (a channel count that leaves a short last tile of 16 groups, stride 2 with asymmetric
+// padding, dilation, a channel multiplier of 2) and a grouped convolution with 4 input and 8 output channels
+// per group (two groups per backward-weights tile).
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
@@ -31,13 +34,18 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"cifar_quick_conv3_n3", 3, 32, 6, 6, 64, 5, 5, {1, 1, 2, 2, 2, 2, 1, 1, 1}, true},
       {"resnet18_stem_n5", 5, 3, 16, 16, 64, 7, 7, {2, 2, 3, 3, 3, 3, 1, 1, 1}, false},
       {"resnet18_layer2_down_n5", 5, 64, 8, 8, 128, 3, 3, {2, 2, 1, 1, 1, 1, 1, 1, 1}, false},
+      {"depthwise_n6_c40_3x3", 6, 40, 7, 6, 40, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 40}, true},
+      {"depthwise_n5_c24_s2_pads", 5, 24, 9, 10, 24, 3, 3, {2, 2, 1, 0, 0, 1, 1, 1, 24}, false},
+      {"depthwise_n3_c16_dilated", 3, 16, 9, 9, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2, 16}, true},
+      {"depthwise_n4_c8_k16_multiplier2", 4, 8, 6, 6, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 8}, true},
+      {"grouped_n5_c16_k32_g4", 5, 16, 6, 5, 32, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 4}, true},
   };
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {
     const ConvParams& p = q.p;
     const int64_t oh = (q.h + p.pad_top + p.pad_bottom - p.dilation_h * (q.r - 1) - 1) / p.stride_h + 1;
     const int64_t ow = (q.w + p.pad_left + p.pad_right - p.dilation_w * (q.s - 1) - 1) / p.stride_w + 1;
-    const Shape x{q.n, q.c, q.h, q.w}, wt{q.k, q.c, q.r, q.s}, b{q.k}, y{q.n, q.k, oh, ow};
+    const Shape x{q.n, q.c, q.h, q.w}, wt{q.k, q.c / p.groups, q.r, q.s}, b{q.k}, y{q.n, q.k, oh, ow};
     const auto a = p.attrs();
     const std::string name = std::string("dnnl_") + q.name;
     if (q.bias) {

@@ -87,7 +87,7 @@ TEST_F(DnnlConvCache, EveryCallComputesFromItsOwnInputs) {
 // CORUN_CONV_KERNEL=auto's choice per pass (use_dnnl_conv, the rule bench/conv_kernels.sh measured): oneDNN
 // for forward and backward-filter from 8 output channels at any input channel count, backward-data from 3
 // input channels; dilated windows and fewer than 8 output channels stay on im2col. The choice never reads
-// the width, so every team width runs the same kernel.
+// the width, so every team width runs the same kernel. Depthwise convolutions: oneDNN (its jit_dw kernels).
 TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
   const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
   if (!dnnl_conv_supported(probe))
@@ -110,6 +110,16 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
     EXPECT_TRUE(use_dnnl_conv(pathnet_l1, pass));
     EXPECT_FALSE(use_dnnl_conv(few_filters, pass));
     EXPECT_FALSE(use_dnnl_conv(dilated, pass));
+  }
+  // Depthwise: every pass, except backward-filter with an input smaller than the window; other groupings
+  // stay on im2col.
+  const ConvGeometry depthwise{16, 144, 16, 16, 144, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 144};
+  const ConvGeometry depthwise_2x2{16, 960, 2, 2, 960, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 960};
+  const ConvGeometry grouped{16, 64, 8, 8, 64, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 4};
+  for (OpKind pass : {fwd, data, filt}) {
+    EXPECT_TRUE(use_dnnl_conv(depthwise, pass));
+    EXPECT_EQ(use_dnnl_conv(depthwise_2x2, pass), pass != filt);
+    EXPECT_FALSE(use_dnnl_conv(grouped, pass));
   }
   set_conv_kernel(ConvKernel::im2col);
   EXPECT_FALSE(use_dnnl_conv(pathnet_l1, fwd));

@@ -3,7 +3,8 @@
 #   - corun infer --onnx: every output equals PyTorch's on the same input and weights within 1e-4 relative
 #     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic, and
 #     torchvision's ResNet-18 at batch 2 on 64x64 images: BatchNormalization with random running statistics,
-#     broadcasting Add of the residuals, GlobalAveragePool; ~4 s);
+#     broadcasting Add of the residuals, GlobalAveragePool; ~4 s), with its BatchNormalizations folded into
+#     the convolutions and with --keep-batch-norm;
 #   - corun infer --onnx of ReflectionPad2d + ReplicationPad2d + Conv within 1e-4 of PyTorch;
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
 #   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
@@ -26,9 +27,25 @@ compare mlp out-mlp/output.npy ref-mlp/output.npy
 compare cnn out-cnn/output.npy ref-cnn/output.npy
 [ -s cnn.json ] || fail "infer --json wrote nothing"
 export_model --model resnet18 --out resnet18.onnx --batch 2 --image-size 64 --reference ref-resnet18
-"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18 >/dev/null ||
-  fail "infer resnet18"
+# Its 20 BatchNormalization nodes are folded into the (bias-less) convolutions before them; --keep-batch-norm
+# runs them as ops of their own. Both within 1e-4 of PyTorch. --trace writes the last run's timeline. The
+# first run of a graph is cold (oneDNN compiles its kernels) and says nothing about co-tenancy: one run on
+# 2-wide teams gives no "cores look shared" warning.
+CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 "$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy \
+  --output out-resnet18 --json resnet18.json --trace resnet18.trace.json >/dev/null 2>resnet18.err ||
+  fail "infer resnet18: $(tail -1 resnet18.err)"
 compare resnet18 out-resnet18/output.npy ref-resnet18/output.npy
+"$py" -c "
+import json, sys
+n = json.load(open('resnet18.json'))['config']['folded_batch_norms']
+ops = [e['args']['op'] for e in json.load(open('resnet18.trace.json'))['traceEvents'] if e.get('ph') == 'X']
+sys.exit(0 if n == 20 and 'conv2d' in ops and 'batch_norm' not in ops else
+         'FAIL: resnet18: %s folded BatchNorms (want 20), traced ops %s' % (n, sorted(set(ops))))" || fails=$((fails + 1))
+grep -q "cores look shared" resnet18.err && fail "infer resnet18: a cold first run was taken for co-tenancy: $(cat resnet18.err)"
+"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18-bn --keep-batch-norm \
+  --json resnet18-bn.json >/dev/null || fail "infer resnet18 --keep-batch-norm"
+compare resnet18-keep-batch-norm out-resnet18-bn/output.npy ref-resnet18/output.npy
+grep -q '"folded_batch_norms":0' resnet18-bn.json || fail "--keep-batch-norm folded: $(cat resnet18-bn.json)"
 
 # nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
 # ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).
