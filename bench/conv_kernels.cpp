@@ -81,13 +81,21 @@ int main(int argc, char** argv) {
       {"mobilenet_v2 dw16", 16, 960, 2, 2, 960, 3, 1, 1, 960},
       {"mobilenet_v2 1x1 expand", 16, 24, 16, 16, 144, 1, 1, 0},
       {"mobilenet_v2 1x1 project", 16, 144, 16, 16, 24, 1, 1, 0},
+      {"mobilenet_v2 1x1 8x8 expand", 16, 64, 8, 8, 384, 1, 1, 0},
+      {"mobilenet_v2 1x1 8x8 project", 16, 384, 8, 8, 64, 1, 1, 0},
+      {"mobilenet_v2 1x1 last", 16, 320, 2, 2, 1280, 1, 1, 0},
+      // ResNet-50's bottleneck 1x1 layers at 64 px, batch 16: wide channels on small maps (the codelets' oneDNN
+      // kernels run them on the plain layouts, dnnl_plain_layout()).
+      {"resnet50 1x1 layer1 reduce", 16, 256, 16, 16, 64, 1, 1, 0},
+      {"resnet50 1x1 layer3 expand", 16, 256, 4, 4, 1024, 1, 1, 0},
+      {"resnet50 1x1 layer4 reduce", 16, 2048, 2, 2, 512, 1, 1, 0},
   };
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   std::mt19937 rng(7);
   std::printf("| shape (N,C,H,W -> K, RxS/stride/pad[/groups]) | pass | corun im2col+OpenBLAS ms (depthwise: "
               "direct loops) | oneDNN batch ms | "
-              "oneDNN per-image ms | oneDNN impl | corun oneDNN blocked ms | auto picks |\n"
+              "oneDNN per-image ms | oneDNN impl | corun oneDNN ms (blocked; 1x1: plain) | auto picks |\n"
               "|---|---|---:|---:|---:|---|---:|---|\n");
   for (const ConvShape& q : shapes) {
     const int64_t oh = window_out_extent(q.h, q.r, q.stride, q.pad), ow = window_out_extent(q.w, q.r, q.stride, q.pad);

@@ -53,6 +53,18 @@ bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   return pass != OpKind::conv2d_grad_data || g.cg() >= 3;
 }
 
+bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass) {
+  // bench/conv_kernels.sh on MobileNetV2's and ResNet-50's 1x1 layers (64 px, batch 16, one thread, AVX-512;
+  // bench/results/conv-kernels-20261204-*.md): on 16x16 maps oneDNN's gemm:jit on the plain buffers took
+  // 0.55-0.8x the time of the blocked kernels with their reorders in forward and 0.45-0.55x in backward-data
+  // (one GEMM of the whole map per image, and no reorders); on 8x8 maps the two were even, and on 4x4 and 2x2
+  // maps gemm:jit was 1.3-5x slower (GEMMs 16 or 4 columns wide). Backward-filter on the plain layouts, one
+  // GEMM per 16-channel tile and image, was no faster than the blocked kernel at any map size (tiles of 32 and
+  // 64 channels neither, over three runs): it stays blocked.
+  return pass != OpKind::conv2d_grad_filter && g.groups == 1 && g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 &&
+         g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w && g.h * g.w >= 256;
+}
+
 bool call_uses_dnnl_conv(const OpCall& call) {
   const auto& s = call.shapes;
   switch (call.kind) {
@@ -94,7 +106,16 @@ dnnl::stream& thread_stream() {
 }
 
 memory::desc plain(const memory::dims& d, tag t) { return memory::desc(d, dt::f32, t); }
-memory::desc any(const memory::dims& d) { return memory::desc(d, dt::f32, tag::any); }
+
+// The layouts a primitive works in: oneDNN's choice (format `any`: blocked, its direct kernels) or the graph's
+// own NCHW / OIHW (oneDNN's gemm:jit, no reorders); dnnl_plain_layout() says which for a geometry.
+struct Layouts {
+  bool plain = false;
+  memory::desc act(const memory::dims& d) const { return memory::desc(d, dt::f32, plain ? tag::nchw : tag::any); }
+  memory::desc wei(const memory::dims& d) const {
+    return memory::desc(d, dt::f32, !plain ? tag::any : d.size() == 4 ? tag::oihw : tag::goihw);
+  }
+};
 
 // The filters of `g` as oneDNN sees them: [K, C, R, S] for one group, [G, K/G, C/G, R, S] for several (the
 // same bytes as corun's [K, C/G, R, S]).
@@ -179,20 +200,21 @@ Entry& cached(const Key& key, Make make) {
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
-                                                     bool bias) {
+                                                     bool bias, Layouts l) {
   const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
-  const auto desc = bias ? dnnl::convolution_forward::desc(
-                               dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(src),
-                               any(wei), plain({g.k}, tag::x), any(dst), win.strides, win.dilates, win.pad_l, win.pad_r)
+  const auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                           dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
+                                                           plain({g.k}, tag::x), l.act(dst), win.strides, win.dilates,
+                                                           win.pad_l, win.pad_r)
                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                           dnnl::algorithm::convolution_direct, any(src), any(wei),
-                                                           any(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
+                                                           dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
+                                                           l.act(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
 }
 
 // Forward over `mb` images: ports a = X, b = W, c = Y, d = B.
 std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, bool bias) {
-  const auto pd = forward_pd(g, win, mb, bias);
+  const auto pd = forward_pd(g, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)});
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
   e->a = Port(plain({mb, g.c, g.h, g.w}, tag::nchw), pd.src_desc(), true);
@@ -210,9 +232,10 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
 // Backward-data over `mb` images: ports a = dY, b = W, c = dX.
 std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb) {
   const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
-  const auto hint = forward_pd(g, win, mb, false);
-  const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(src), any(wei), any(dst),
-                                                   win.strides, win.dilates, win.pad_l, win.pad_r);
+  const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_data)};
+  const auto hint = forward_pd(g, win, mb, false, l);
+  const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
+                                                   l.act(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
   const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_data(pd);
@@ -262,12 +285,14 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   tile.c = ft.ct;
   tile.groups = ft.gt;
   const memory::dims src{g.n, ft.ct, g.h, g.w}, wei = weights_dims(tile), dst{g.n, ft.kt, g.oh, g.ow};
-  const auto hint = forward_pd(tile, win, g.n, bias);
-  const auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
-                                                                    any(wei), plain({ft.kt}, tag::x), any(dst),
+  // (Plain layouts would make the tile's dY a dense copy of its strided view, a port's reorder.)
+  const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_filter)};
+  const auto hint = forward_pd(tile, win, g.n, bias, l);
+  const auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, l.act(src),
+                                                                    l.wei(wei), plain({ft.kt}, tag::x), l.act(dst),
                                                                     win.strides, win.dilates, win.pad_l, win.pad_r)
-                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
-                                                                    any(wei), any(dst), win.strides, win.dilates,
+                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, l.act(src),
+                                                                    l.wei(wei), l.act(dst), win.strides, win.dilates,
                                                                     win.pad_l, win.pad_r);
   const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();

@@ -48,6 +48,12 @@ bool dnnl_conv_supported(const ConvGeometry& g);
 /// the bits never depend on the width either.
 bool use_dnnl_conv(const ConvGeometry& g, OpKind pass);
 
+/// Whether the oneDNN kernels of `pass` run on the graph's own NCHW / OIHW buffers (oneDNN's gemm:jit, no
+/// reorders) instead of oneDNN's blocked layouts: forward and backward-data of 1x1 windows at stride 1 without
+/// groups on maps of at least 16x16, where one GEMM per image is the whole convolution and the blocked layouts'
+/// reorders cost more than they save (the measurement is in conv2d_dnnl.cpp). Shape and pass only.
+bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass);
+
 /// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the
 /// oneDNN kernels: its perfmodel footprint then differs from the im2col one, so that the per-width models
 /// keep the two kernels' timings apart.

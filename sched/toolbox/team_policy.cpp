@@ -82,9 +82,12 @@ void TeamPolicy::place(const Placement& p) {
     TeamSlot& t = slots_[static_cast<size_t>(p.first_core)];
     t.width = p.width;
     t.placed = starpu_timing_now();
-    t.predicted = p.predicted;
     const auto* h = static_cast<const TaskHint*>(p.task->sched_data);
     t.cold = h != nullptr && h->cold;
+    // A width-search run measures a width for the first time in this process: its kernels are cold at that
+    // width (oneDNN makes its primitives per thread and slice on first use), so its time against the model
+    // is no evidence of a busy core. Only its start skew counts (a prediction of 0 is "unknown").
+    t.predicted = h != nullptr && h->width_search ? 0.0 : p.predicted;
     t.started.store(0, std::memory_order_relaxed);
     t.finished.store(0, std::memory_order_relaxed);
   }

@@ -2,7 +2,7 @@
 // CORUN_CONV_KERNEL=dnnl forced: batches that leave a short last chunk of kDnnlImageChunk images, output
 // channel counts that leave a short last filter tile of kDnnlFilterTile, channel counts below, at and
 // above oneDNN's vector blocks (3: plain-layout source; 8: avx2 block; 24: 16 + 8), stride 2, asymmetric
-// padding with dilation, 1x1, no bias, the CIFAR-quick conv3 shape on 3 images, and ResNet-18's stem (7x7
+// padding with dilation, 1x1 (on a 6x6 map blocked, on 16x16 and 17x16 maps the plain layouts), no bias, the CIFAR-quick conv3 shape on 3 images, and ResNet-18's stem (7x7
 // stride 2 from 3 channels) and first downsampling convolution without bias, as the ONNX import makes them.
 // Groups: depthwise (a channel count that leaves a short last tile of 16 groups, stride 2 with asymmetric
 // padding, dilation, a channel multiplier of 2) and a grouped convolution with 4 input and 8 output channels
@@ -30,6 +30,9 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n3_c3_k8_3x3", 3, 3, 11, 11, 8, 3, 3, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
       {"n6_c12_k17_dilated_pads", 6, 12, 10, 9, 17, 3, 2, {2, 1, 1, 0, 2, 1, 2, 1, 1}, false},
       {"n9_c24_k40_1x1", 9, 24, 6, 6, 40, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
+      // 1x1 on a 16x16 map: forward and backward-data on the plain layouts (dnnl_plain_layout, gemm:jit).
+      {"n7_c24_k36_1x1_plain", 7, 24, 16, 16, 36, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
+      {"n5_c20_k12_1x1_plain_17x16", 5, 20, 17, 16, 12, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
       {"n1_c16_k16_3x3", 1, 16, 5, 5, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
       {"cifar_quick_conv3_n3", 3, 32, 6, 6, 64, 5, 5, {1, 1, 2, 2, 2, 2, 1, 1, 1}, true},
       {"resnet18_stem_n5", 5, 3, 16, 16, 64, 7, 7, {2, 2, 3, 3, 3, 3, 1, 1, 1}, false},
