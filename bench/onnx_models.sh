@@ -11,6 +11,7 @@
 # Figure 4, bench/corun_concurrency.py).
 #
 #   bench/onnx_models.sh [--rounds R] [--policies "lws dmdas cpf corun"] [--models "mlp cnn ..."]
+#                        (a policy may carry an executor layout: cpf@1x2)
 #                        [--iters N] [--train-batch N] [--image-size N] [--quick] [--build DIR] [--out FILE]
 #                        [--note TEXT]
 #
@@ -87,6 +88,16 @@ unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORU
 results="$work/results.jsonl"
 : >"$results"
 ref="$here/vs_pytorch_ref.py"
+# A policy of --policies: a CORUN_SCHED name, or NAME@NxK for an executor layout (cpf@1x2: one executor of
+# both cores; cpf's default is one per core, Graphi's layout for branchy graphs, which leaves a chain-like
+# network on one core at a time; `corun profile` picks the layout per graph).
+policy_env() {
+  if [[ "$1" == *@* ]]; then echo "CORUN_SCHED=${1%%@*} CORUN_EXECUTORS=${1#*@}"; else echo "CORUN_SCHED=$1"; fi
+}
+for p in $policies; do
+  [[ "$p" =~ ^[a-z]+(@[1-9][0-9]*x[1-9][0-9]*)?$ ]] ||
+    { echo "error: --policies: '$p' is neither a policy name nor NAME@NxK (e.g. cpf@1x2)" >&2; exit 2; }
+done
 json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d" + sys.argv[2]))' "$@"; }
 record() {  # model kind impl config ms
   printf '{"model":"%s","kind":"%s","impl":"%s","config":"%s","ms":%s}\n' "$@" >>"$results"
@@ -127,7 +138,7 @@ for ((r = 1; r <= rounds; ++r)); do
       json="$work/$m.$p.train.json"
       trace=()
       ((r == rounds)) && trace=(--trace "$work/$m.$p.trace.json")
-      env CORUN_QUIET=1 CORUN_SCHED="$p" "$corun" train --onnx "$work/$m.onnx" --batch "$train_batch" --iters "$iters" \
+      env CORUN_QUIET=1 $(policy_env "$p") "$corun" train --onnx "$work/$m.onnx" --batch "$train_batch" --iters "$iters" \
         --json "$json" "${trace[@]}" >/dev/null 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; }
       [[ -f "$work/machine.json" ]] || cp "$json" "$work/machine.json"
       record "$m" train corun "$p" "$(json_field "$json" '["summary"]["median_ms"]')"
@@ -135,7 +146,7 @@ for ((r = 1; r <= rounds; ++r)); do
         "$work/$m.$p.trace.json" >>"$results"
       for b in 1 32; do
         json="$work/$m.$p.infer$b.json"
-        env CORUN_QUIET=1 CORUN_SCHED="$p" "$corun" infer --onnx "$work/$m.onnx" --batch "$b" --input "input=$work/$m.in$b.npy" \
+        env CORUN_QUIET=1 $(policy_env "$p") "$corun" infer --onnx "$work/$m.onnx" --batch "$b" --input "input=$work/$m.in$b.npy" \
           --output "$work/out.$m.$p.$b.$r" --iters "$iters" --warmup 1 --json "$json" >/dev/null 2>"$work/run.err" ||
           { cat "$work/run.err" >&2; exit 1; }
         record "$m" "infer$b" corun "$p" "$(json_field "$json" '["wall_ms"]')"

@@ -32,6 +32,7 @@ CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval
       fixed_width_(fixed_width),
       deterministic_(deterministic),
       models_are_measurements_(models_are_measurements),
+      warmed_up_(models_are_measurements),
       schedule_file_(std::move(schedule_file)) {
   std::map<std::pair<int, uint32_t>, int> sig_ids;
   graph_hash_ = fnv(14695981039346656037ull, graph.nodes.size());
@@ -65,7 +66,7 @@ int CorunTuning::stable_width_of(size_t i) const {
 void CorunTuning::apply(GraphPlan& plan) {
   const size_t n = sig_of_.size();
   if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
-  if (models_are_measurements_ && tuning()) replay_from_models(plan);
+  if (models_are_measurements_ && tuning() && replay_from_models(plan)) plan.stale = true;  // refill next run
   if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
   const bool searching = tuning();
   for (size_t i = 0; i < n; ++i) {
@@ -81,8 +82,8 @@ void CorunTuning::apply(GraphPlan& plan) {
       // Pinned to [0, w): every task of a tuning run waits for core 0, so each is measured alone.
       const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
       h.fixed_first = 0;
-      h.fixed_width = s.done() ? s.stable_width() : s.next();
-      h.width_search = !s.done();
+      h.fixed_width = !warmed_up_ ? s.max_width() : s.done() ? s.stable_width() : s.next();
+      h.width_search = !warmed_up_ || !s.done();
     } else {
       h.fixed_first = -1;
       h.fixed_width = fixed_width_;
@@ -105,8 +106,12 @@ void CorunTuning::cap_widths_by_parallelism(GraphPlan& plan) const {
   for (sched::TaskHint& h : plan.hints) h.max_width = std::min(h.max_width, cap);
 }
 
-void CorunTuning::record(const std::vector<TraceTask>& trace) {
-  if (!tuning() || trace.size() != sig_of_.size()) return;
+bool CorunTuning::record(const std::vector<TraceTask>& trace) {
+  if (!tuning() || trace.size() != sig_of_.size()) return false;
+  if (!warmed_up_) {
+    warmed_up_ = true;  // the warm-up run: its times include every kernel's first call on each core
+    return false;
+  }
   std::vector<std::vector<double>> times(searches_.size());
   std::vector<char> capped(searches_.size(), 0);
   for (size_t i = 0; i < trace.size(); ++i) {
@@ -137,9 +142,10 @@ void CorunTuning::record(const std::vector<TraceTask>& trace) {
     }
   }
   if (finished_now && !tuning()) settle_stable_widths();
+  return finished_now;
 }
 
-void CorunTuning::replay_from_models(const GraphPlan& plan) {
+bool CorunTuning::replay_from_models(const GraphPlan& plan) {
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
     if (searches_[sig].done()) continue;
@@ -157,6 +163,7 @@ void CorunTuning::replay_from_models(const GraphPlan& plan) {
     finished_now = true;
   }
   if (finished_now && !tuning()) settle_stable_widths();
+  return finished_now;
 }
 
 void CorunTuning::settle_stable_widths() {

@@ -9,6 +9,12 @@
 // all searches stop, an op kind's stable width is the best width of its largest signature (by time at
 // width 1), and the measured curves fill the predictions StarPU's history models do not have yet.
 //
+// Warm-up. The first tuning run of a graph measures nothing: it runs every task on [0, max width) of its
+// signature, so that every core the climb will use has run every op of the graph once before it is timed.
+// A kernel's first call on a thread pays for what it makes once (oneDNN creates and JITs its primitives per
+// thread and shape, OpenBLAS its buffers, first-touch page faults): timed, ResNet-18's convolutions at batch
+// 32 took 1.5-2.5x their steady time at width 2, the climb kept width 1 and inference ran 1.7x slower.
+//
 // Under simulation (`corun simulate`, `models_are_measurements`) a measurement is the model itself: a task
 // at width w sleeps for its width-w model. There a climb is replayed over the predictions as soon as they
 // hold every width it visits, instead of serialising the first runs on cores [0, w) to learn what the
@@ -46,8 +52,10 @@ class CorunTuning : public PredictionSource {
   bool frozen() const { return !frozen_first_.empty(); }
   /// Sets this run's hint fields (fixed blocks, stable widths, kinds); freezes the schedule when due.
   void apply(GraphPlan& plan);
-  /// After a tuning run: records every signature's median time at the width it ran at.
-  void record(const std::vector<TraceTask>& trace);
+  /// After a tuning run: records every signature's median time at the width it ran at (nothing after the
+  /// warm-up run).
+  /// Returns true when a climb ended with it: its curve now fills predictions, so the plan is stale.
+  bool record(const std::vector<TraceTask>& trace);
 
   void fill(size_t node, double* row, int max_width) const override;
 
@@ -58,7 +66,7 @@ class CorunTuning : public PredictionSource {
  private:
   void freeze(GraphPlan& plan);
   // Simulated runs: finishes every climb whose widths the plan's predictions all hold.
-  void replay_from_models(const GraphPlan& plan);
+  bool replay_from_models(const GraphPlan& plan);  // true when a climb finished
   // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
   void settle_stable_widths();
   // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's
@@ -71,6 +79,7 @@ class CorunTuning : public PredictionSource {
   int fixed_width_;
   bool deterministic_;
   bool models_are_measurements_;
+  bool warmed_up_;  // the warm-up run is done (or not needed: simulated kernels have no first-call cost)
   std::string schedule_file_;
   uint64_t graph_hash_ = 0;
   std::vector<int> sig_of_;                 // node -> signature

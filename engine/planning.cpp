@@ -19,8 +19,10 @@ Planner::Planner(sched::ExecutorLayout layout, int max_width, int fixed_width)
 void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& p,
                    const PredictionSource* extra) {
   const size_t n = graph.nodes.size();
-  if (p.nodes == n && p.hints.size() == n && p.uncalibrated == 0 && ++p.runs_since_update < kRefreshRuns) return;
+  if (p.nodes == n && p.hints.size() == n && p.uncalibrated == 0 && !p.stale && ++p.runs_since_update < kRefreshRuns)
+    return;
   p.runs_since_update = 0;
+  p.stale = false;
   if (p.nodes != n) {
     p.deps = graphs::dependencies(graph);
     p.nodes = n;

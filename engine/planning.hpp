@@ -30,6 +30,7 @@ struct GraphPlan {
   double lower_bound_us = NAN;       ///< max(critical_path_us, total_work_us / cores)
   int cores = 0;                     ///< the cores of the executors
   int runs_since_update = 0;         ///< runs that reused this plan
+  bool stale = false;                ///< the next plan() recomputes it (the PredictionSource learnt something)
 };
 
 /// Predictions from elsewhere than StarPU's history models (corun's width search measures its own).
@@ -49,7 +50,8 @@ class Planner {
   /// Fills `plan` for the tasks of this run (one per node, created but not submitted yet), or keeps the
   /// previous plan of the same graph: querying every node's models costs ~0.7 ms per 1000 nodes, time the
   /// workers would sit idle at the start of every run. A plan is recomputed while any node is
-  /// uncalibrated, when the graph changed, and every kRefreshRuns runs (the models keep learning).
+  /// uncalibrated, when the graph changed, when marked stale, and every kRefreshRuns runs (the models keep
+  /// learning).
   /// `extra` fills what the models do not know yet.
   void plan(const detail::GraphImpl& graph, const std::vector<starpu_task*>& tasks, GraphPlan& plan,
             const PredictionSource* extra = nullptr);

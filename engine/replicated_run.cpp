@@ -244,6 +244,8 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       for (auto& h : b.plan.hints) h.cold = b.runs == 0;
       for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
     }
+    if (b.runs == 0 && !im.info.simulated && im.info.own_policy)  // cold: no model samples (engine/submit.cpp)
+      for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->cl = codelets::unmodelled_codelet(g.nodes[i].call.kind);
     for (size_t i = 0; i < im.tasks.size(); ++i) {
       try {
         submit(im.tasks[i], r);

@@ -138,6 +138,10 @@ RunStats Engine::run_solver(Graph& graph) {
     stats.uncalibrated = b.plan.uncalibrated;
     stats.bound_cores = b.plan.cores;
   }
+  // The graph's first run on this engine is cold (each kernel's first call on a thread): no model samples.
+  // Under our policies only: StarPU's modular-prandom dereferences the model of every task it places.
+  if (b.runs == 0 && !im.info.simulated && im.info.own_policy)
+    for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->cl = codelets::unmodelled_codelet(nodes[i].call.kind);
   if (replicated)  // a graph beside the replicas runs on the root's workers
     for (starpu_task* t : im.tasks) t->sched_ctx = im.places[0].ctx;
   // Remote bytes of one solver over several domains (docs/numa.md): interleaved pages make the expected
@@ -193,7 +197,9 @@ RunStats Engine::run_solver(Graph& graph) {
         stats.remote_bytes += static_cast<double>(im.task_reads[i]);
     }
   if (tuning) {
-    b.corun->record(im.recorder.tasks());
+    // A finished climb's curve fills predictions the models lack (width 2 of a signature StarPU has too few
+    // samples of): replan at the next run, not after kRefreshRuns runs of predictions without it.
+    if (b.corun->record(im.recorder.tasks())) b.plan.stale = true;
     if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   }
   stats.tuning = tuning;

@@ -92,6 +92,7 @@ struct Table {
   std::array<starpu_codelet, static_cast<size_t>(OpKind::count_)> cl{};
   std::array<starpu_perfmodel, static_cast<size_t>(OpKind::count_)> model{};
   std::array<std::string, static_cast<size_t>(OpKind::count_)> symbol;
+  std::array<starpu_codelet, static_cast<size_t>(OpKind::count_)> unmodelled{};  // cl without their models
 
   Table() {
     for (int k = 0; k < static_cast<int>(OpKind::count_); ++k) {
@@ -117,16 +118,27 @@ struct Table {
       c.nbuffers = STARPU_VARIABLE_NBUFFERS;  // modes are set per task (concat/split take any count)
       c.model = &m;
       c.name = info.name;
+      unmodelled[static_cast<size_t>(k)] = c;
+      unmodelled[static_cast<size_t>(k)].model = nullptr;
     }
   }
 };
 
+Table& table() {
+  static Table t;
+  return t;
+}
+
 }  // namespace
 
 starpu_codelet* codelet(OpKind kind) {
-  static Table table;
   CORUN_ASSERT(kind < OpKind::count_);
-  return &table.cl[static_cast<size_t>(kind)];
+  return &table().cl[static_cast<size_t>(kind)];
+}
+
+starpu_codelet* unmodelled_codelet(OpKind kind) {
+  CORUN_ASSERT(kind < OpKind::count_);
+  return &table().unmodelled[static_cast<size_t>(kind)];
 }
 
 void set_kernel_choice(KernelChoice choice) { g_choice.store(choice); }

@@ -17,6 +17,14 @@ namespace corun::codelets {
 /// The codelet of `kind` (built once, lives until exit). The task's cl_arg must point to its OpCall.
 starpu_codelet* codelet(OpKind kind);
 
+/// The same codelet without a performance model: StarPU records no sample of a task that runs it. A graph's
+/// first run on an engine under corun's policies runs these (engine/submit.cpp): every kernel's first call on a thread pays for
+/// what it makes once (oneDNN's per-thread primitives and their JIT, OpenBLAS buffers, first-touch page
+/// faults), up to 20x its steady time, and StarPU's history keeps every sample in its mean: one process's
+/// cold width-2 samples made ResNet-18's width-2 convolutions look 2.5x slower than width 1 in every later
+/// process.
+starpu_codelet* unmodelled_codelet(OpKind kind);
+
 /// Selects the kernel every codelet runs from now on (default: fast).
 void set_kernel_choice(KernelChoice choice);
 KernelChoice kernel_choice();
