@@ -12,10 +12,11 @@ bench_build_dir() {
 }
 
 # Short git revision of the tree, or "unknown"; "+dirty" when tracked files differ from it (the table then
-# measured code no commit holds).
+# measured code no commit holds). Outside a git checkout (a copy on the device machine) CORUN_BENCH_GIT,
+# when set, is the revision (bench/device/run.sh reads it from the bundle).
 bench_git_sha() {
   local sha
-  sha=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo unknown; return; }
+  sha=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo "${CORUN_BENCH_GIT:-unknown}"; return; }
   git -C "$root" diff --quiet HEAD 2>/dev/null || sha="$sha+dirty"
   echo "$sha"
 }

@@ -4,7 +4,7 @@
 # same run:
 #   - ms per training step (`corun train --onnx`, softmax cross-entropy, SGD with momentum) at --train-batch;
 #   - batch-1 and batch-32 inference latency (`corun infer --onnx --iters N`);
-# under every policy of --policies, and PyTorch at 1 and 2 threads, each also with tcmalloc (LD_PRELOAD)
+# under every policy of --policies, and PyTorch at 1 and 2 threads (--torch-threads), each also with tcmalloc (LD_PRELOAD)
 # (Debian's libgoogle-perftools4, installed when missing); the best PyTorch configuration is quoted. Each round runs every
 # configuration once, in turn; the table gives the median over rounds of each run's own median. The last
 # round traces one training iteration per policy: the mean number of co-running ops (the co-run paper's
@@ -13,11 +13,20 @@
 #   bench/onnx_models.sh [--rounds R] [--policies "lws dmdas cpf corun"] [--models "mlp cnn ..."]
 #                        (a policy may carry an executor layout: cpf@1x2)
 #                        [--iters N] [--train-batch N] [--image-size N] [--quick] [--build DIR] [--out FILE]
-#                        [--note TEXT]
+#                        [--note TEXT] [--torch-threads "1 2"] [--python PY] [--onnx-dir DIR] [--work DIR]
+#                        [--tcmalloc LIB]
 #
 # Image models run at --image-size (default 64; Inception-v3 at 128 at least, its minimum is 75) with
 # random weights (nothing downloaded). --quick: one round, 3 iterations, mlp, cnn and resnet18 at 32 px.
 # Not a test; run it on a quiet machine: flock -x /tmp/corun-quiet.lock bench/onnx_models.sh
+#
+# For a machine without a package registry (the 16-core device machine, bench/device/README.md):
+# --python the Python that holds torch, torchvision, onnx and numpy; --onnx-dir a folder of <model>.onnx
+# files to measure instead of exporting them (bench/onnx_skeleton.py ships them as skeletons and refills
+# the weights there); --tcmalloc the library to preload for PyTorch (nothing is installed then);
+# --torch-threads PyTorch's thread counts (default 1 and 2; the cores of a larger machine); --work a
+# folder to keep the intermediate files in (results.jsonl grows run by run: what finished before a time
+# limit is still there).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -33,7 +42,12 @@ build=
 out=
 quick=0
 note=
-usage="usage: $0 [--rounds R] [--policies \"P ...\"] [--models \"M ...\"] [--iters N] [--train-batch N] [--image-size N] [--quick] [--build DIR] [--out FILE] [--note TEXT]"
+torch_threads="1 2"
+torch_py=
+onnx_dir=
+work=
+tcmalloc=
+usage="usage: $0 [--rounds R] [--policies \"P ...\"] [--models \"M ...\"] [--iters N] [--train-batch N] [--image-size N] [--quick] [--build DIR] [--out FILE] [--note TEXT] [--torch-threads \"T ...\"] [--python PY] [--onnx-dir DIR] [--work DIR] [--tcmalloc LIB]"
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -46,16 +60,23 @@ while (($#)); do
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --note) note=$2; shift 2 ;;  # one more line for the header (e.g. "measured under load")
+    --torch-threads) torch_threads=$2; shift 2 ;;
+    --python) torch_py=$2; shift 2 ;;
+    --onnx-dir) onnx_dir=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --tcmalloc) tcmalloc=$2; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-for n in "$rounds" "$iters" "$train_batch" "$image_size"; do
+for n in "$rounds" "$iters" "$train_batch" "$image_size" $torch_threads; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: counts must be positive integers, got '$n'" >&2; echo "$usage" >&2; exit 2; }
 done
 
 # Debian's python3-torch lives in the system Python; a python3 earlier in PATH (pyenv, a venv) lacks it.
-torch_py=/usr/bin/python3
-[[ -x "$torch_py" ]] || torch_py=python3
+if [[ -z "$torch_py" ]]; then
+  torch_py=/usr/bin/python3
+  [[ -x "$torch_py" ]] || torch_py=python3
+fi
 "$torch_py" -c 'import torch, torchvision, onnx' 2>/dev/null ||
   { echo "error: $torch_py cannot import torch, torchvision and onnx: apt-get install python3-torch python3-torchvision python3-onnx" >&2; exit 1; }
 exporter="$root/scripts/export-onnx.py"
@@ -73,15 +94,29 @@ for m in $models; do
   bench_in_list "$(tr " " "\n" <<<"$classifiers")" "$m" ||
     { echo "error: model '$m' is not one this benchmark measures (one float input, class scores out): $classifiers" >&2; exit 2; }
 done
-tcmalloc=$(bench_tcmalloc onnx_models)
+if [[ -n "$onnx_dir" ]]; then
+  for m in $models; do
+    [[ -f "$onnx_dir/$m.onnx" ]] || { echo "error: --onnx-dir: $onnx_dir/$m.onnx does not exist" >&2; exit 2; }
+  done
+fi
+if [[ -n "$tcmalloc" ]]; then
+  [[ -f "$tcmalloc" ]] || { echo "error: --tcmalloc: $tcmalloc does not exist" >&2; exit 2; }
+else
+  tcmalloc=$(bench_tcmalloc onnx_models)
+fi
 
 build=$(bench_build_dir "$build")
 corun="$build/cli/corun"
 [[ -x "$corun" ]] || { echo "error: $corun not found (build first)" >&2; exit 1; }
 [[ -n "$out" ]] || out="$root/bench/results/onnx-models-$(date -u +%Y%m%d-%H%M%S).md"
 mkdir -p "$(dirname "$out")"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n "$work" ]]; then
+  mkdir -p "$work"
+  work=$(cd "$work" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 export STARPU_HOME="$work/starpu-home"
 unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORUN_FIXED_WIDTH CORUN_DETERMINISTIC \
   CORUN_SCHEDULE CORUN_VERBOSE CORUN_WIDTH_INTERVAL
@@ -98,7 +133,7 @@ for p in $policies; do
   [[ "$p" =~ ^[a-z]+(@[1-9][0-9]*x[1-9][0-9]*)?$ ]] ||
     { echo "error: --policies: '$p' is neither a policy name nor NAME@NxK (e.g. cpf@1x2)" >&2; exit 2; }
 done
-json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d" + sys.argv[2]))' "$@"; }
+json_field() { "$torch_py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d" + sys.argv[2]))' "$@"; }
 record() {  # model kind impl config ms
   printf '{"model":"%s","kind":"%s","impl":"%s","config":"%s","ms":%s}\n' "$@" >>"$results"
 }
@@ -110,10 +145,14 @@ image_args() {  # the --image-size a model runs at: none for mlp and cnn (fixed 
 }
 
 for m in $models; do
-  echo "onnx_models: exporting $m" >&2
-  # shellcheck disable=SC2046
-  "$torch_py" "$exporter" --model "$m" --out "$work/$m.onnx" --dynamic-batch $(image_args "$m") \
-    >/dev/null 2>"$work/export.err" || { cat "$work/export.err" >&2; exit 1; }
+  if [[ -n "$onnx_dir" ]]; then
+    cp "$onnx_dir/$m.onnx" "$work/$m.onnx"
+  else
+    echo "onnx_models: exporting $m" >&2
+    # shellcheck disable=SC2046
+    "$torch_py" "$exporter" --model "$m" --out "$work/$m.onnx" --dynamic-batch $(image_args "$m") \
+      >/dev/null 2>"$work/export.err" || { cat "$work/export.err" >&2; exit 1; }
+  fi
   # Random inputs of batch 1 and 32, shaped like the model's input.
   for b in 1 32; do
     "$torch_py" - "$work/$m.onnx" "$b" "$work/$m.in$b.npy" <<'PY'
@@ -152,7 +191,7 @@ for ((r = 1; r <= rounds; ++r)); do
         record "$m" "infer$b" corun "$p" "$(json_field "$json" '["wall_ms"]')"
       done
     done
-    for t in 1 2; do
+    for t in $torch_threads; do
       for alloc in glibc tcmalloc; do
         pre=()
         if [[ "$alloc" == tcmalloc ]]; then
@@ -168,20 +207,20 @@ for ((r = 1; r <= rounds; ++r)); do
           line=$("${pre[@]}" "$torch_py" "$ref" "onnx-$m" --threads "$t" --iters "$iters" --warmup 1 \
             "${img[@]}" "${args[@]}") || exit 1
           record "$m" "$kind" pytorch "$t thread(s) $alloc" \
-            "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")"
+            "$("$torch_py" -c 'import json,sys; print(json.loads(sys.argv[1])["ms_per_iter"])' "$line")"
         done
       done
     done
   done
 done
 
-cmd="bench/onnx_models.sh --rounds $rounds --policies \"$policies\" --models \"$(echo $models)\" --iters $iters --train-batch $train_batch --image-size $image_size"
+cmd="bench/onnx_models.sh --rounds $rounds --policies \"$policies\" --models \"$(echo $models)\" --iters $iters --train-batch $train_batch --image-size $image_size --torch-threads \"$torch_threads\""
 notes=("training at batch $train_batch; image models at ${image_size} px (Inception-v3 at 128 px at least), random weights, 1000 classes")
 [[ -n "$tcmalloc" ]] || notes+=("tcmalloc (libgoogle-perftools4) could not be installed: PyTorch ran with glibc's malloc only")
 [[ -n "$note" ]] && notes+=("$note")
 note_args=()
 for n in "${notes[@]}"; do note_args+=(--note "$n"); done
-python3 "$here/summarize_onnx_models.py" --results "$results" --machine "$work/machine.json" --command "$cmd" \
+"$torch_py" "$here/summarize_onnx_models.py" --results "$results" --machine "$work/machine.json" --command "$cmd" \
   --git "$(bench_git_sha)" --info "$(bench_corun_info "$corun")" \
-  --torch "$("$torch_py" -c 'import torch; print(torch.__version__)')" "${note_args[@]}" >"$out"
+  --torch "$("$torch_py" -c 'import torch; print(torch.__version__)') ($torch_py)" "${note_args[@]}" >"$out"
 echo "onnx_models: wrote $out" >&2

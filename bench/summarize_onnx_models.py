@@ -1,6 +1,6 @@
 """Turns the JSON lines of bench/onnx_models.sh into its markdown results: machine info, then one table per
 ONNX model: ms per training step and batch-1 / batch-32 inference latency under every policy and in PyTorch
-(the best of 1 and 2 threads, with and without tcmalloc), the ratios to PyTorch's best (> 1: corun faster)
+(the best of its thread counts, 1 and 2 by default, with and without tcmalloc), the ratios to PyTorch's best (> 1: corun faster)
 and the mean number of co-running ops per training iteration (bench/corun_concurrency.py on the trace)."""
 import argparse
 import json
@@ -42,7 +42,7 @@ def main():
                 torch_cfgs.append(r["config"])
     med = {k: statistics.median(v) for k, v in runs.items()}
     rounds = max(len(v) for v in runs.values())
-    notes = [f"PyTorch {a.torch} (Debian python3-torch): {', '.join(torch_cfgs)}; the best is quoted",
+    notes = [f"PyTorch {a.torch}: {', '.join(torch_cfgs)}; the best is quoted",
              f"medians of {rounds} interleaved round(s), each run's own median; ratio = PyTorch's best / corun "
              "(> 1: corun faster)",
              "co-running ops: time-weighted mean number of tasks running at once over the traced (last) "
