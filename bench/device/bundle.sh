@@ -15,7 +15,7 @@ source "$root/bench/lib.sh"
 build=${1:?usage: $0 BUILD [OUT.tar.xz]}
 out=${2:-$root/.dev/bundle.tar.xz}
 corun="$build/cli/corun"
-[[ -x "$corun" ]] || { echo "error: $corun not found (build it: CORUN_SETUP_TARGETS=corun scripts/setup.sh source)" >&2; exit 1; }
+[[ -x "$corun" ]] || { echo "error: $corun not found (build it: CORUN_SETUP_TARGETS=corun_cli scripts/setup.sh source)" >&2; exit 1; }
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/cli" "$stage/lib" "$stage/tclib" "$stage/onnx"
