@@ -27,7 +27,7 @@ done
 tc=()
 [[ -f "$d/tclib/libtcmalloc.so.4" ]] && tc=(--tcmalloc "$d/tclib/libtcmalloc.so.4")
 stamp=$(date -u +%Y%m%d-%H%M%S)
-table="$out/onnx-models-$stamp-16core.md"
+table="$out/onnx-models-$stamp-$(nproc)core.md"
 # tclib holds tcmalloc and its libunwind only: the preloaded tcmalloc finds libunwind, nothing else moves.
 LD_LIBRARY_PATH="$d/tclib" timeout "$limit" "$root/bench/onnx_models.sh" --build "$d" --python "$py" \
   --onnx-dir "$d/models" --work "$d/work" "${tc[@]}" --out "$table" "$@" 2>&1 | tee "$out/log.txt"
