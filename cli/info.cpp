@@ -1,6 +1,6 @@
 // corun info: what corun would run on — topology, the CPU allocation (affinity mask, cgroup cpuset and
 // quota), workers and where they are bound (read back from the worker threads), StarPU caps, BLAS, and
-// warnings about settings that oversubscribe the allocated cores.
+// warnings about settings that oversubscribe the allocated cores or leave OpenBLAS on slow kernels.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/shared_machine.hpp"
@@ -9,6 +9,7 @@
 #include <corun/machine.hpp>
 
 #include "base/env.hpp"
+#include "engine/blas.hpp"
 #include "engine/replicas.hpp"
 #include "numa/replica_plan.hpp"
 #include "numa/topology.hpp"
@@ -82,6 +83,7 @@ std::vector<std::string> warnings(const machine::Allocation& a, const EngineInfo
   if (env::get("STARPU_WORKERS_NOBIND") && *env::get("STARPU_WORKERS_NOBIND") != "0")
     w.push_back("STARPU_WORKERS_NOBIND is set: workers are not bound, the OS may move them between cores");
   for (const auto& line : sharing_warnings(a)) w.push_back(line + "; both slow down");
+  if (const std::string blas = blas::core_warning(); !blas.empty()) w.push_back(blas);
   return w;
 }
 

@@ -14,6 +14,14 @@ std::string config_string();
 std::string core_name();
 int threads();
 
+/// "" or a warning that OpenBLAS runs pre-AVX2 kernels (`core`: its core name) on a CPU with AVX2 and FMA
+/// (`avx2_fma`), naming the OPENBLAS_CORETYPE to set (SkylakeX with `avx512`, else Haswell). OpenBLAS
+/// 0.3.21 falls back to such a core on CPUs it does not know: a KVM guest of an Intel Xeon of family 6, model
+/// 207 ran as Prescott (SSE3), every GEMM several times slower than it could be.
+std::string core_warning(const std::string& core, bool avx2_fma, bool avx512);
+/// core_warning() for this process's OpenBLAS and CPU.
+std::string core_warning();
+
 /// Bytes of address space OpenBLAS maps for one thread's scratch buffer at its first call (its compile-time
 /// BUFFER_SIZE of 128 MiB, measured on 0.3.21, plus alignment).
 inline constexpr double kBufferBytes = 130.0 * 1024 * 1024;

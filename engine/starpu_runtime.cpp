@@ -195,6 +195,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       i.numa_domains = static_cast<int>(homes.size());
     }
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
+    if (const std::string blas = blas::core_warning(); !blas.empty() && !config.quiet)
+      std::fprintf(stderr, "corun: warning: %s\n", blas.c_str());
   } catch (...) {
     g_engine_alive = false;
     throw;

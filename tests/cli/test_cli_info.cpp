@@ -23,6 +23,25 @@ using corun::testing::shell_quote;
 
 // ----------------------------------------------------------------------------------------------- info
 
+// OpenBLAS on pre-AVX2 kernels on a CPU with AVX2 (0.3.21 took a recent Xeon under KVM for a Prescott) is a
+// warning naming the OPENBLAS_CORETYPE to set; a suitable core is none.
+TEST_F(Cli, InfoWarnsWhenOpenBlasRunsKernelsOlderThanTheCpu) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "this CPU has no AVX2";
+  const Result slow = run("info", "OPENBLAS_CORETYPE=Prescott");
+  ASSERT_EQ(slow.code, 0) << slow;
+  EXPECT_HAS(slow.out, "core Prescott");
+  EXPECT_HAS(slow.out, "warning      OpenBLAS runs its Prescott kernels (no AVX2)");
+  EXPECT_HAS(slow.out, __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                           ? "set OPENBLAS_CORETYPE=SkylakeX"
+                           : "set OPENBLAS_CORETYPE=Haswell");
+  const Result fine = run("info", "OPENBLAS_CORETYPE=Haswell");
+  ASSERT_EQ(fine.code, 0) << fine;
+  EXPECT_HAS(fine.out, "core Haswell");
+  EXPECT_EQ(fine.out.find("OpenBLAS runs its"), std::string::npos) << fine;
+}
+
 TEST_F(Cli, Info) {
   const Result r = run("info");
   ASSERT_EQ(r.code, 0) << r;
