@@ -12,11 +12,12 @@ bench_build_dir() {
 }
 
 # Short git revision of the tree, or "unknown"; "+dirty" when tracked files differ from it (the table then
-# measured code no commit holds). Outside a git checkout (a copy on the device machine) CORUN_BENCH_GIT,
-# when set, is the revision (bench/device/run.sh reads it from the bundle).
+# measured code no commit holds). CORUN_BENCH_GIT, when set, is the revision instead: bench/device/run.sh
+# sets it from the bundle, since the device machine's copy of the tree may carry an older .git.
 bench_git_sha() {
   local sha
-  sha=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo "${CORUN_BENCH_GIT:-unknown}"; return; }
+  [[ -n "${CORUN_BENCH_GIT:-}" ]] && { echo "$CORUN_BENCH_GIT"; return; }
+  sha=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo unknown; return; }
   git -C "$root" diff --quiet HEAD 2>/dev/null || sha="$sha+dirty"
   echo "$sha"
 }
