@@ -6,6 +6,7 @@
 #include <corun/machine.hpp>
 
 #include "base/check.hpp"
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "engine/allocation.hpp"
 #include "engine/blas.hpp"
@@ -172,6 +173,8 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     EngineInfo& i = impl_->info;
     fill_info(i, policy, workers_source, config);
+    // The widest team a convolution can feed: its cut into work items (a process-wide constant, never the width).
+    codelets::set_conv_work_items(i.workers);
     if (i.own_policy) {
       const sched::ExecutorLayout layout = sched::effective_layout();
       i.layout = layout.str();

@@ -24,6 +24,13 @@ std::atomic<ConvKernel> g_conv_kernel{ConvKernel::auto_};
 void set_conv_kernel(ConvKernel choice) { g_conv_kernel.store(choice); }
 ConvKernel conv_kernel() { return g_conv_kernel.load(); }
 
+namespace {
+std::atomic<int64_t> g_work_items{kDnnlMaxWorkItems};
+}  // namespace
+
+void set_conv_work_items(int64_t items) { g_work_items.store(std::clamp<int64_t>(items, 1, kDnnlMaxWorkItems)); }
+int64_t conv_work_items() { return g_work_items.load(); }
+
 bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
   const ConvKernel choice = conv_kernel();
   if (choice == ConvKernel::im2col || !dnnl_conv_supported(g)) return false;
@@ -180,13 +187,15 @@ dnnl::primitive_attr user_scratchpad() {
 
 enum class Pass : int64_t { forward, backward_data, backward_weights };
 
-// The cache key: pass, every extent and window attribute, the slice (mb images or a tile at k0 of kt
-// channels) and the bias.
-using Key = std::array<int64_t, 13 + kMaxIntAttrs>;
+// The cache key: pass, every extent and window attribute, the slice (mb images of a channel tile at k0 / c0
+// of kt / ct channels, or a backward-weights tile at k0 of kt channels) and the bias.
+using Key = std::array<int64_t, 14 + kMaxIntAttrs>;
 
-Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, bool bias) {
-  Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, bias ? 1 : 0};
-  std::copy(call.i.begin(), call.i.end(), key.begin() + 13);
+Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, int64_t slice_c,
+           bool bias) {
+  Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, slice_c,
+          bias ? 1 : 0};
+  std::copy(call.i.begin(), call.i.end(), key.begin() + 14);
   return key;
 }
 
@@ -197,6 +206,84 @@ Entry& cached(const Key& key, Make make) {
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, make()).first;
   return *it->second;
+}
+
+// Whole groups per 16 output channels (at least one): the grouped unit of every channel cut.
+int64_t groups_per_unit(const ConvGeometry& g) {
+  return g.groups == 1 ? 1 : std::max<int64_t>(1, kDnnlFilterTile / g.kg());
+}
+
+// A slice of the channels one forward or backward-data primitive call computes: output channels [k0, k0 + kt)
+// from input channels [c0, c0 + ct), gt groups of the convolution.
+struct ChannelTile {
+  int64_t k0, kt, c0, ct, gt;
+};
+
+// The geometry of a tile's own convolution (its channels and groups; extents and window unchanged).
+ConvGeometry tile_geometry(const ConvGeometry& g, const ChannelTile& t) {
+  ConvGeometry tile = g;
+  tile.k = t.kt;
+  tile.c = t.ct;
+  tile.groups = t.gt;
+  return tile;
+}
+
+// A plain NCHW activation of `mb` images and `channels` channels, or its tile of `tile_channels` from `first`
+// (a strided view: the buffer's pointer stays the chunk's first image).
+memory::desc activation_view(int64_t mb, int64_t channels, int64_t h, int64_t w, int64_t first, int64_t tile_channels) {
+  const memory::desc whole = plain({mb, channels, h, w}, tag::nchw);
+  if (tile_channels == channels) return whole;
+  return whole.submemory_desc({mb, tile_channels, h, w}, {0, first, 0, 0});
+}
+
+// The filters a tile reads, as a view of the plain weights: output-channel rows k0.. (forward, and every
+// grouped tile) or input-channel columns c0.. of every row (backward-data without groups).
+memory::desc weights_view(const ConvGeometry& g, const ChannelTile& t) {
+  const memory::desc whole = plain_weights(g);
+  if (t.kt == g.k && t.ct == g.c) return whole;
+  if (g.groups > 1) return whole.submemory_desc(weights_dims(tile_geometry(g, t)), {t.k0 / g.kg(), 0, 0, 0, 0});
+  return whole.submemory_desc({t.kt, t.ct, g.r, g.s}, {t.k0, t.c0, 0, 0});
+}
+
+// The cut of a forward (`over_outputs`) or backward-data call into chunk x tile work items. A unit is one
+// block of kDnnlChannelBlock output (forward) or input (backward-data) channels, or, with groups, enough whole
+// groups for kDnnlFilterTile output channels (at least one). A call is cut into enough tiles of whole units
+// for conv_work_items() items when the batch is one image chunk (at most kDnnlImageChunk images), so that a
+// small batch still feeds a wide team (an image-only cut left every member but one idle at batch 1: corun's
+// batch-1 inference was 0.16-0.77x PyTorch's on 16 cores).
+// The cut depends on the shape and that process-wide count only, never on the width: every item is the same
+// primitive call at every width.
+struct TileCut {
+  int64_t units, units_per_tile, tiles;
+};
+
+int64_t channel_units(const ConvGeometry& g, bool over_outputs) {
+  if (g.groups > 1) return (g.groups + groups_per_unit(g) - 1) / groups_per_unit(g);
+  return ((over_outputs ? g.k : g.c) + kDnnlChannelBlock - 1) / kDnnlChannelBlock;
+}
+
+TileCut tile_cut(const ConvGeometry& g, int64_t chunks, bool over_outputs) {
+  const int64_t units = channel_units(g, over_outputs);
+  // Only a batch of one chunk is cut into tiles: with several chunks, items are already there for a team, and
+  // under a layout of single-core executors (cpf's default, the best policy in training on 16 cores) every
+  // tile's extra primitive call and view reorders would be pure cost (1.1-2.3x one thread's time on
+  // MobileNetV2's depthwise and 1x1 layers at batch 16 cut into 16 items).
+  if (chunks > 1) return {units, units, 1};
+  const int64_t wanted = std::min(units, conv_work_items());
+  const int64_t per = (units + wanted - 1) / wanted;
+  return {units, per, (units + per - 1) / per};
+}
+
+ChannelTile channel_tile(const ConvGeometry& g, const TileCut& cut, int64_t t, bool over_outputs) {
+  const int64_t u0 = t * cut.units_per_tile, un = std::min(cut.units_per_tile, cut.units - u0);
+  if (g.groups > 1) {
+    const int64_t per = groups_per_unit(g), g0 = u0 * per, gt = std::min(un * per, g.groups - g0);
+    return {g0 * g.kg(), gt * g.kg(), g0 * g.cg(), gt * g.cg(), gt};
+  }
+  const int64_t total = over_outputs ? g.k : g.c, first = u0 * kDnnlChannelBlock;
+  const int64_t count = std::min(un * kDnnlChannelBlock, total - first);
+  if (over_outputs) return {first, count, 0, g.c, 1};
+  return {0, g.k, first, count, 1};
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
@@ -212,15 +299,18 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
   return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
 }
 
-// Forward over `mb` images: ports a = X, b = W, c = Y, d = B.
-std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, bool bias) {
-  const auto pd = forward_pd(g, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)});
+// Forward of one tile over `mb` images: ports a = X (the tile's input channels), b = W (its rows), c = Y (its
+// output channels), d = B (its entries).
+std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
+                                    bool bias) {
+  const ConvGeometry tile = tile_geometry(g, t);
+  const auto pd = forward_pd(tile, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)});
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
-  e->a = Port(plain({mb, g.c, g.h, g.w}, tag::nchw), pd.src_desc(), true);
-  e->b = Port(plain_weights(g), pd.weights_desc(), true);
-  e->c = Port(plain({mb, g.k, g.oh, g.ow}, tag::nchw), pd.dst_desc(), false);
-  if (bias) e->d = Port(plain({g.k}, tag::x), pd.bias_desc(), true);
+  e->a = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct), pd.src_desc(), true);
+  e->b = Port(weights_view(g, t), pd.weights_desc(), true);
+  e->c = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt), pd.dst_desc(), false);
+  if (bias) e->d = Port(plain({t.kt}, tag::x), pd.bias_desc(), true);
   e->has_bias = bias;
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
   e->args = {{DNNL_ARG_SRC, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DST, e->c.inner},
@@ -229,19 +319,21 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
   return e;
 }
 
-// Backward-data over `mb` images: ports a = dY, b = W, c = dX.
-std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb) {
-  const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
+// Backward-data of one tile over `mb` images: ports a = dY (the tile's output channels), b = W (the tile's
+// part), c = dX (its input channels).
+std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t) {
+  const ConvGeometry tile = tile_geometry(g, t);
+  const memory::dims src{mb, t.ct, g.h, g.w}, wei = weights_dims(tile), dst{mb, t.kt, g.oh, g.ow};
   const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_data)};
-  const auto hint = forward_pd(g, win, mb, false, l);
+  const auto hint = forward_pd(tile, win, mb, false, l);
   const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
                                                    l.act(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
   const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_data(pd);
-  e->a = Port(plain(dst, tag::nchw), pd.diff_dst_desc(), true);
-  e->b = Port(plain_weights(g), pd.weights_desc(), true);
-  e->c = Port(plain(src, tag::nchw), pd.diff_src_desc(), false);
+  e->a = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt), pd.diff_dst_desc(), true);
+  e->b = Port(weights_view(g, t), pd.weights_desc(), true);
+  e->c = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct), pd.diff_src_desc(), false);
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
   e->args = {{DNNL_ARG_DIFF_DST, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DIFF_SRC, e->c.inner},
              {DNNL_ARG_SCRATCHPAD, e->scratch}};
@@ -256,13 +348,9 @@ struct FilterTile {
   int64_t k0, kt, c0, ct, gt;
 };
 
-int64_t groups_per_tile(const ConvGeometry& g) {
-  return g.groups == 1 ? 1 : std::max<int64_t>(1, kDnnlFilterTile / g.kg());
-}
-
 int64_t filter_tiles(const ConvGeometry& g) {
   if (g.groups == 1) return (g.k + kDnnlFilterTile - 1) / kDnnlFilterTile;
-  const int64_t per = groups_per_tile(g);
+  const int64_t per = groups_per_unit(g);
   return (g.groups + per - 1) / per;
 }
 
@@ -271,7 +359,7 @@ FilterTile filter_tile(const ConvGeometry& g, int64_t t) {
     const int64_t k0 = t * kDnnlFilterTile;
     return {k0, std::min(kDnnlFilterTile, g.k - k0), 0, g.c, 1};
   }
-  const int64_t per = groups_per_tile(g), g0 = t * per, gt = std::min(per, g.groups - g0);
+  const int64_t per = groups_per_unit(g), g0 = t * per, gt = std::min(per, g.groups - g0);
   return {g0 * g.kg(), gt * g.kg(), g0 * g.cg(), gt * g.cg(), gt};
 }
 
@@ -311,9 +399,21 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   return e;
 }
 
-// Member `rank`'s chunks of the batch: [first, last) chunk indices, chunk j = images [j c, min(n, (j+1) c)).
-Range my_chunks(int64_t n, int rank, int width) {
-  return split_range((n + kDnnlImageChunk - 1) / kDnnlImageChunk, rank, width);
+int64_t image_chunks(int64_t n) {
+  return (n + kDnnlImageChunk - 1) / kDnnlImageChunk;
+}
+
+// One work item of a forward or backward-data call: chunk j = images [n0, n0 + mb), and a channel tile.
+// Items are numbered tile-major (item i = tile i / chunks, chunk i % chunks), so that a member's consecutive
+// items share their filters, reordered once.
+struct Item {
+  int64_t n0, mb;
+  ChannelTile tile;
+};
+
+Item item_of(const ConvGeometry& g, const TileCut& cut, int64_t i, bool over_outputs) {
+  const int64_t chunks = image_chunks(g.n), j = i % chunks, n0 = j * kDnnlImageChunk;
+  return {n0, std::min(kDnnlImageChunk, g.n - n0), channel_tile(g, cut, i / chunks, over_outputs)};
 }
 
 }  // namespace
@@ -326,29 +426,30 @@ bool dnnl_conv_supported(const ConvGeometry& g) {
 void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   const bool has_bias = call.nbuffers() == 4;
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[1], call.shapes[has_bias ? 3 : 2]);
-  const Range chunks = my_chunks(g.n, rank, width);
-  if (chunks.size() <= 0) return;
+  const TileCut cut = tile_cut(g, image_chunks(g.n), true);
+  const Range items = split_range(image_chunks(g.n) * cut.tiles, rank, width);
+  if (items.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
   const float* x = buf[0];
   float* y = buf[has_bias ? 3 : 2];
-  Entry* weights_ready = nullptr;  // the entry whose blocked filters hold this call's W already
-  for (int64_t j = chunks.begin; j < chunks.end; ++j) {
-    const int64_t n0 = j * kDnnlImageChunk, mb = std::min(kDnnlImageChunk, g.n - n0);
-    Entry& e = cached(key_of(Pass::forward, call, g, mb, 0, has_bias),
-                      [&] { return make_forward(g, win, mb, has_bias); });
+  Entry* weights_ready = nullptr;  // the entry whose (blocked) filters hold this call's W already
+  for (int64_t i = items.begin; i < items.end; ++i) {
+    const Item it = item_of(g, cut, i, true);
+    Entry& e = cached(key_of(Pass::forward, call, g, it.mb, it.tile.k0, it.tile.kt, has_bias),
+                      [&] { return make_forward(g, win, it.mb, it.tile, has_bias); });
     if (weights_ready != &e) {
       e.b.bind(buf[1]);
       e.b.in(s);
       if (has_bias) {
-        e.d.bind(buf[2]);
+        e.d.bind(buf[2] + it.tile.k0);
         e.d.in(s);
       }
       weights_ready = &e;
     }
-    e.a.bind(x + n0 * g.c * g.h * g.w);
+    e.a.bind(x + it.n0 * g.c * g.h * g.w);
     e.a.in(s);
-    e.c.bind(y + n0 * g.k * g.p());
+    e.c.bind(y + it.n0 * g.k * g.p());
     e.prim.execute(s, e.args);
     e.c.out(s);
   }
@@ -357,23 +458,24 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
 
 void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
-  const Range chunks = my_chunks(g.n, rank, width);
-  if (chunks.size() <= 0) return;
+  const TileCut cut = tile_cut(g, image_chunks(g.n), false);
+  const Range items = split_range(image_chunks(g.n) * cut.tiles, rank, width);
+  if (items.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
   Entry* weights_ready = nullptr;
-  for (int64_t j = chunks.begin; j < chunks.end; ++j) {
-    const int64_t n0 = j * kDnnlImageChunk, mb = std::min(kDnnlImageChunk, g.n - n0);
-    Entry& e = cached(key_of(Pass::backward_data, call, g, mb, 0, false),
-                      [&] { return make_backward_data(g, win, mb); });
+  for (int64_t i = items.begin; i < items.end; ++i) {
+    const Item it = item_of(g, cut, i, false);
+    Entry& e = cached(key_of(Pass::backward_data, call, g, it.mb, it.tile.c0, it.tile.ct, false),
+                      [&] { return make_backward_data(g, win, it.mb, it.tile); });
     if (weights_ready != &e) {
       e.b.bind(buf[1]);
       e.b.in(s);
       weights_ready = &e;
     }
-    e.a.bind(buf[0] + n0 * g.k * g.p());
+    e.a.bind(buf[0] + it.n0 * g.k * g.p());
     e.a.in(s);
-    e.c.bind(buf[2] + n0 * g.c * g.h * g.w);
+    e.c.bind(buf[2] + it.n0 * g.c * g.h * g.w);
     e.prim.execute(s, e.args);
     e.c.out(s);
   }
@@ -393,7 +495,7 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
   const memory* x_ready = nullptr;
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
     const FilterTile ft = filter_tile(g, t);
-    Entry& e = cached(key_of(Pass::backward_weights, call, g, ft.k0, ft.kt, has_bias),
+    Entry& e = cached(key_of(Pass::backward_weights, call, g, ft.k0, ft.kt, 0, has_bias),
                       [&] { return make_backward_weights(g, win, ft, has_bias); });
     if (g.groups > 1 || !x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
       e.a.bind(buf[0]);

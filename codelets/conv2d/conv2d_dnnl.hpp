@@ -5,9 +5,14 @@
 // graph's plain buffers into those layouts and the results back, inside the task.
 //
 // Width independence by construction (the same scheme as the im2col kernels):
-//   forward, backward-data  the batch is cut into fixed chunks of kDnnlImageChunk images (a cut that
-//                           depends on N only); members take whole chunks, and every chunk is the same
-//                           primitive call at every width;
+//   forward, backward-data  the batch is cut into fixed chunks of kDnnlImageChunk images; a batch of one
+//                           chunk (inference at small batch) is cut instead into tiles of its output
+//                           (forward) or input (backward-data) channels, whole 16-channel blocks (whole
+//                           groups with groups), up to conv_work_items() tiles (a cut that depends on the
+//                           shape and that process-wide count only: at batch 1 and 16 items a forward of 512
+//                           output channels is 16 tiles of 32); members take whole chunks or tiles, and each
+//                           is the same primitive call at every width (a tile reads strided views of the plain
+//                           buffers);
 //   backward-weights        the output channels are cut into fixed tiles of kDnnlFilterTile (with groups:
 //                           of whole groups, kDnnlFilterTile output channels' worth, so a depthwise tile is
 //                           one nChw16c block of X, dY and dW); a member runs one primitive per tile over
@@ -37,6 +42,18 @@ ConvKernel conv_kernel();
 inline constexpr int64_t kDnnlImageChunk = 4;
 /// Output channels per backward-weights primitive call: the fixed cut of the filters.
 inline constexpr int64_t kDnnlFilterTile = 16;
+/// Channels per unit of a forward / backward-data channel tile (oneDNN's AVX-512 block).
+inline constexpr int64_t kDnnlChannelBlock = 16;
+/// The most channel tiles a forward or backward-data call of one image chunk is cut into.
+inline constexpr int64_t kDnnlMaxWorkItems = 16;
+
+/// Sets the tiles a forward or backward-data call of one image chunk is cut into when its channels allow (1 to
+/// kDnnlMaxWorkItems; the default, kDnnlMaxWorkItems, is what the op harness tests). The engine sets its CPU
+/// worker count (at most 16) at start-up: the widest team a call can feed. A process-wide constant, never the
+/// team width: the cut, hence the bits, never depend on the width or the policy (they may on the machine's
+/// core count, as they do on its vector ISA).
+void set_conv_work_items(int64_t items);
+int64_t conv_work_items();
 
 /// True when this build has oneDNN, the CPU has AVX2 (where oneDNN's direct kernels start) and the
 /// geometry is one the oneDNN kernels handle (any groups, stride, padding and dilation).

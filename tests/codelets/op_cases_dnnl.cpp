@@ -6,7 +6,9 @@
 // stride 2 from 3 channels) and first downsampling convolution without bias, as the ONNX import makes them.
 // Groups: depthwise (a channel count that leaves a short last tile of 16 groups, stride 2 with asymmetric
 // padding, dilation, a channel multiplier of 2) and a grouped convolution with 4 input and 8 output channels
-// per group (two groups per backward-weights tile).
+// per group (two groups per backward-weights tile). Batches of 1 and 2, one image chunk each: forward and
+// backward-data cut into channel tiles instead (conv_work_items(): 16 outside an engine), a short last
+// tile included.
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
@@ -42,6 +44,12 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"depthwise_n3_c16_dilated", 3, 16, 9, 9, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2, 16}, true},
       {"depthwise_n4_c8_k16_multiplier2", 4, 8, 6, 6, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 8}, true},
       {"grouped_n5_c16_k32_g4", 5, 16, 6, 5, 32, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 4}, true},
+      // Batch 1: channel tiles (forward 7 tiles of 16 output channels, the last of 4; backward-data 3 tiles
+      // of 16 input channels, the last of 8), in blocked and plain layouts, and depthwise tiles of 16 groups.
+      {"n1_c40_k100_3x3_tiles", 1, 40, 6, 5, 100, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
+      {"n1_c40_k100_1x1_plain_tiles", 1, 40, 16, 16, 100, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
+      {"n2_c600_k40_3x3_wide_tiles", 2, 600, 4, 4, 40, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
+      {"depthwise_n1_c72_tiles", 1, 72, 5, 5, 72, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 72}, true},
   };
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {
