@@ -71,7 +71,9 @@ TEST(CorunPolicy, TuningRunsAreSerialisedOnTheFirstCores) {
               [](const TraceTask& a, const TraceTask& b) { return a.start_us < b.start_us; });
     for (size_t i = 0; i < trace.size(); ++i) {
       EXPECT_EQ(*std::min_element(trace[i].cores.begin(), trace[i].cores.end()), first) << trace[i].node;
-      if (run == 2) EXPECT_EQ(trace[i].width, 1) << trace[i].node << ": the climb starts at width 1";
+      if (run == 2) {
+        EXPECT_EQ(trace[i].width, 1) << trace[i].node << ": the climb starts at width 1";
+      }
       if (i > 0) {
         EXPECT_LE(trace[i - 1].end_us, trace[i].start_us) << trace[i].node << " overlaps " << trace[i - 1].node;
       }
