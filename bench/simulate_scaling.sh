@@ -6,7 +6,12 @@
 #                             [--cores "2 8 16 32 64 128"] [--laws "optimistic pessimistic"] [--iters N]
 #                             [--validate] [--repeats N] [--measured-dir DIR] [--ignore-width2] [--numa "1 2 4"]
 #                             [--gantt "lstm:small pathnet:small ..."] [--gantt-cores 64] [--keep-models DIR]
-#                             [-o FILE]
+#                             [--onnx-batch 16] [--image-size 64] [--python PY] [-o FILE]
+#
+# A model is "<built-in model>:<size>" (cifar-quick and wide-deep: any size) or "onnx:<name>", a classifier of
+# scripts/export-onnx.py (resnet50, inception_v3, googlenet, ...; needs python3-torch): exported here with random
+# weights at --image-size px (Inception-v3 at 128 px at least) and trained by `corun train --onnx` at
+# --onnx-batch (softmax cross-entropy, SGD with momentum), as bench/onnx_models.sh does natively.
 #
 # 1. Calibrates each model natively, in a private STARPU_HOME: lws with STARPU_CALIBRATE=1 (every op at
 #    width 1) and cpf with one executor of all cores (every op at width 2 on this 2-core machine).
@@ -46,6 +51,9 @@ numa_list="1"
 gantt=
 gantt_cores=64
 keep_models=
+onnx_batch=16
+image_size=64
+torch_py=
 out=
 while (($#)); do
   case "$1" in
@@ -63,6 +71,9 @@ while (($#)); do
     --gantt) gantt=$2; shift 2 ;;
     --gantt-cores) gantt_cores=$2; shift 2 ;;
     --keep-models) keep_models=$2; shift 2 ;;
+    --onnx-batch) onnx_batch=$2; shift 2 ;;
+    --image-size) image_size=$2; shift 2 ;;
+    --python) torch_py=$2; shift 2 ;;
     -o) out=$2; shift 2 ;;
     *) echo "simulate_scaling.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -84,9 +95,32 @@ else
   export STARPU_PERF_MODEL_DIR="$measured_dir"
 fi
 
-# `corun train` args of "model:size" (cifar-quick and wide-deep have one size: no --size).
+# ONNX models: exported once into $work (Debian's python3-torch lives in the system Python; a python3 earlier in
+# PATH, pyenv or a venv, lacks it).
+onnx_image_size() {  # Inception-v3's minimum input is 75 px; bench/onnx_models.sh runs it at 128 at least
+  case "$1" in
+    inception_v3) echo $((image_size < 128 ? 128 : image_size)) ;;
+    *) echo "$image_size" ;;
+  esac
+}
+for m in $models $gantt; do
+  [[ "$m" == onnx:* ]] || continue
+  name=${m#onnx:}
+  [[ -f "$work/$name.onnx" ]] && continue
+  if [[ -z "$torch_py" ]]; then
+    torch_py=/usr/bin/python3
+    [[ -x "$torch_py" ]] || torch_py=python3
+  fi
+  echo "simulate_scaling: exporting $name ($(onnx_image_size "$name") px)" >&2
+  "$torch_py" "$root/scripts/export-onnx.py" --model "$name" --out "$work/$name.onnx" --dynamic-batch \
+    --image-size "$(onnx_image_size "$name")" >/dev/null 2>"$work/export.err" ||
+    { echo "simulate_scaling.sh: exporting '$name' failed:" >&2; cat "$work/export.err" >&2; exit 1; }
+done
+
+# `corun train` args of "model:size" (cifar-quick and wide-deep have one size: no --size) or "onnx:name".
 train_args() {
   case "${1%%:*}" in
+    onnx) echo "--onnx $work/${1#onnx:}.onnx --batch $onnx_batch" ;;
     cifar-quick) echo "--model cifar-quick --eval-images 0" ;;  # no evaluation: it runs once per run, never calibrated
     wide-deep) echo "--model wide-deep" ;;
     *) echo "--model ${1%%:*} --size ${1##*:}" ;;
@@ -111,6 +145,10 @@ policy_env() {
   echo "(1/5/15 min) at the start $(bench_load): on the shared VM above 2 means other jobs ran while measuring),"
   echo "scaled by the named law of docs/simulation.md (model source (b)); machines/<c>c-1numa.json. $iters"
   echo "iterations, median ms/iteration (simulated) and makespan / lower bound of the last iteration."
+  case " $models " in
+    *" onnx:"*) echo "ONNX models (onnx:<name>): scripts/export-onnx.py, random weights, ${image_size} px (Inception-v3 at"
+                echo "$(onnx_image_size inception_v3) px), \`corun train --onnx\` at batch $onnx_batch." ;;
+  esac
   echo
   echo '```'
   bench_corun_info "$corun"

@@ -38,12 +38,14 @@ const std::vector<FlagSpec> kFlags = {
     {"--trace", true, "write the last run's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--keep-batch-norm", false,
      "run each BatchNormalization as its own op instead of folding it into the convolution before it"},
+    {"--keep-activations", false,
+     "run each Relu and Clip after a convolution as its own op instead of fusing it into the convolution"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
   return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
-         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm]\n" +
+         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm] [--keep-activations]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
 }
@@ -54,7 +56,7 @@ int infer_onnx(int argc, char** argv) {
   OnnxImportOptions options;
   std::string path, out_dir, json_path, trace_path;
   long iters = 1, warmup = 0;
-  bool fold = true;
+  bool fold = true, fuse = true;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     // --input repeats, which Args refuses: taken out first.
@@ -75,6 +77,7 @@ int infer_onnx(int argc, char** argv) {
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
     fold = !args.has("--keep-batch-norm");
+    fuse = !args.has("--keep-activations");
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
     check_output_file("--trace", trace_path);
@@ -91,6 +94,9 @@ int infer_onnx(int argc, char** argv) {
   // (Graph::fold_batch_norm), one task and one pass over the activations fewer each, as ONNX Runtime's
   // graph optimizations do. The outputs differ from the unfolded graph's by rounding only.
   const int folded = fold ? m.graph.fold_batch_norm() : 0;
+  // Then every Relu or Clip that alone reads a convolution's output becomes part of it (Graph::fuse_conv_activation):
+  // the same bits, one task and one pass over the activations fewer each.
+  const int fused = fuse ? m.graph.fuse_conv_activation() : 0;
   std::vector<NpyArray> arrays;
   std::string names;
   for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
@@ -155,7 +161,8 @@ int infer_onnx(int argc, char** argv) {
                                   {"onnx", path},
                                   {"opset", m.opset},
                                   {"inputs", inputs},
-                                  {"folded_batch_norms", folded}}},
+                                  {"folded_batch_norms", folded},
+                                  {"fused_activations", fused}}},
                                 {"outputs", outputs},
                                 {"wall_ms", stats.wall_ms},
                                 {"ms_per_inference", ms},

@@ -30,6 +30,13 @@ inline float sigmoid_fast(float x) {
 /// std::tanh saturates to +-1, never NaN for finite x.
 inline float tanh_fast(float x) { return std::tanh(x); }
 inline float relu_fast(float x) { return x > 0.0f ? x : 0.0f; }  // -0 and NaN map to 0
+/// ONNX Clip / torch.clamp: max(x, lo) then min(., hi); with lo > hi every element is hi, as in both. NaN
+/// passes through (the comparisons are false for it), like torch.clamp. (Not chainable: lo and hi do not fit
+/// a chain instruction; the clip op and the convolution's fused activation call it.)
+inline float clip_fast(float x, float lo, float hi) {
+  const float up = x < lo ? lo : x;
+  return up > hi ? hi : up;
+}
 /// dX from the forward output Y and dY (evaluated left to right: (dy * y) * (1 - y)).
 inline float sigmoid_grad_fast(float y, float dy) { return dy * y * (1.0f - y); }
 inline float tanh_grad_fast(float y, float dy) { return dy * (1.0f - y * y); }

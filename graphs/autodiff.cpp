@@ -95,6 +95,9 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
               "backward: the graph was already fused by fuse_elementwise(); call backward() first, then fuse");
   CORUN_CHECK(!g.grouped, Status::invalid_argument,
               "backward: the graph was already rewritten by group_parallel_ops(); call backward() first, then group");
+  CORUN_CHECK(!g.activations_fused, Status::invalid_argument,
+              "backward: fuse_conv_activation() made activations part of convolutions, which have no gradient that "
+              "way; it is for inference graphs (differentiate a graph built without it)");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,

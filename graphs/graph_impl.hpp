@@ -52,6 +52,7 @@ struct GraphImpl {
   bool has_backward = false;
   bool fused = false;         ///< fuse_elementwise() ran (backward() must come before it)
   bool grouped = false;       ///< group_parallel_ops() ran (backward() must come before it)
+  bool activations_fused = false;  ///< fuse_conv_activation() fused one (an inference graph: no backward())
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
   int optimizer_hyper = -1;   ///< the adam / sgd_wd nodes' hyper-parameter tensor (-1: none)
   BackwardOptions hyper_options;  ///< the backward's options when optimizer_hyper >= 0 (run_replicated's update)

@@ -13,6 +13,8 @@
 // every call had before: the same stride and padding on both axes, dilation 1, one group), else i[4]
 // stride_w, i[5] pad_left, i[6] pad_bottom, i[7] pad_right, i[8] dilation_h, i[9] dilation_w, i[10] groups.
 // Calls of the square form keep their attributes, and so their footprints and recorded models.
+// conv2d only: i[11] a fused activation of the output (ConvActivation; Graph::fuse_conv_activation, inference
+// graphs), i[12] and i[13] clip's lo and hi as float bits. Zero everywhere else.
 //
 // With G groups, output channel k of group k / (K/G) reads input channels [g C/G, (g+1) C/G) only, and
 //   Y[n,k,oh,ow] = B[k] + sum_{c,r,s} W[k,c,r,s] X[n, g C/G + c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
@@ -22,7 +24,9 @@
 // images runs in one fixed order at every width.
 #pragma once
 
+#include "codelets/elementwise.hpp"
 #include "codelets/op.hpp"
+#include "codelets/unary_math/unary_math.hpp"
 
 namespace corun::codelets {
 
@@ -63,6 +67,53 @@ struct ConvParams {
     i[9] = dilation_w;
     i[10] = groups;
     return i;
+  }
+};
+
+/// The activation a conv2d applies to its own output (i[11]; Graph::fuse_conv_activation folds a Relu or Clip
+/// that alone reads the convolution's output into it, at inference). The same formulas as the relu and clip
+/// ops (codelets/elementwise.hpp), so the fused graph computes the unfused graph's bits. Every kernel applies
+/// it to the outputs it has just written, while they are in cache: one task and one pass over the activations
+/// fewer than a separate op.
+enum class ConvActivation : int64_t { none = 0, relu = 1, clip = 2 };
+inline constexpr int kConvActivationAttr = 11;
+
+struct ConvEpilogue {
+  ConvActivation kind = ConvActivation::none;
+  float lo = 0.0f, hi = 0.0f;
+
+  static ConvEpilogue of(const OpCall& call) {
+    if (call.kind != OpKind::conv2d) return {};
+    const auto kind = static_cast<ConvActivation>(call.i[kConvActivationAttr]);
+    if (kind != ConvActivation::clip) return {kind};
+    return {kind, float_from_attr_bits(call.i[kConvActivationAttr + 1]),
+            float_from_attr_bits(call.i[kConvActivationAttr + 2])};
+  }
+  /// The attributes that select `kind` (and clip's bounds) on a conv2d call.
+  static void set(std::array<int64_t, kMaxIntAttrs>& i, ConvActivation kind, float lo = 0.0f, float hi = 0.0f) {
+    i[kConvActivationAttr] = static_cast<int64_t>(kind);
+    i[kConvActivationAttr + 1] = kind == ConvActivation::clip ? float_attr_bits(lo) : 0;
+    i[kConvActivationAttr + 2] = kind == ConvActivation::clip ? float_attr_bits(hi) : 0;
+  }
+  bool any() const { return kind != ConvActivation::none; }
+  /// y[0..count) = activation(y), in place.
+  void apply(float* y, int64_t count) const {
+    switch (kind) {
+      case ConvActivation::none: return;
+      case ConvActivation::relu:
+        for (int64_t e = 0; e < count; ++e) y[e] = ew::relu_fast(y[e]);
+        return;
+      case ConvActivation::clip: {
+        const float l = lo, h = hi;
+        for (int64_t e = 0; e < count; ++e) y[e] = ew::clip_fast(y[e], l, h);
+        return;
+      }
+    }
+  }
+  /// The images [n0, n0 + mb) of channels [k0, k0 + kt) of an [N, K, P] output: one contiguous run per image.
+  void apply(float* y, int64_t k, int64_t p, int64_t n0, int64_t mb, int64_t k0, int64_t kt) const {
+    if (!any()) return;
+    for (int64_t n = n0; n < n0 + mb; ++n) apply(y + (n * k + k0) * p, kt * p);
   }
 };
 

@@ -433,6 +433,7 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   dnnl::stream& s = thread_stream();
   const float* x = buf[0];
   float* y = buf[has_bias ? 3 : 2];
+  const ConvEpilogue act = ConvEpilogue::of(call);
   Entry* weights_ready = nullptr;  // the entry whose (blocked) filters hold this call's W already
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, true);
@@ -452,6 +453,12 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
     e.c.bind(y + it.n0 * g.k * g.p());
     e.prim.execute(s, e.args);
     e.c.out(s);
+    if (act.any()) {
+      // Our own loop on the item's plain output while it is in cache, rather than a oneDNN post-op: the
+      // relu and clip ops' exact formulas (oneDNN's clip maps NaN to lo, the op passes it through).
+      s.wait();
+      act.apply(y, g.k, g.p(), it.n0, it.mb, it.tile.k0, it.tile.kt);
+    }
   }
   s.wait();
 }

@@ -231,14 +231,18 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
+  // A fused activation (Graph::fuse_conv_activation) runs over each image's output right after it is written.
+  const ConvEpilogue act = ConvEpilogue::of(call);
   if (direct_depthwise(g)) {
-    for (int64_t n = images.begin; n < images.end; ++n)
+    for (int64_t n = images.begin; n < images.end; ++n) {
       depthwise_image(g, x + n * g.c * g.h * g.w, wt, b, y + n * g.k * g.p());
+      act.apply(y, g.k, g.p(), n, 1, 0, g.k);
+    }
     return;
   }
   const bool identity = identity_cols(g);
   float* col = identity ? nullptr : scratch(g.crs() * g.p());
-  for (int64_t n = images.begin; n < images.end; ++n)
+  for (int64_t n = images.begin; n < images.end; ++n) {
     for (int64_t gi = 0; gi < g.groups; ++gi) {
       const float* image = x + (n * g.c + gi * g.cg()) * g.h * g.w;
       if (!identity) im2col(g, image, col);
@@ -250,6 +254,8 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
                   wt + gi * g.kg() * g.crs(), bi(g.crs()), identity ? image : col, bi(g.p()), b ? 1.0f : 0.0f, out,
                   bi(g.p()));
     }
+    act.apply(y, g.k, g.p(), n, 1, 0, g.k);
+  }
 }
 
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {

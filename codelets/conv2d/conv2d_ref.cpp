@@ -36,6 +36,7 @@ void conv2d_ref(const OpCall& call, float* const* buf, int rank, int width) {
   const float* wt = buf[1];
   const float* b = has_bias ? buf[2] : nullptr;
   float* y = buf[has_bias ? 3 : 2];
+  const ConvEpilogue act = ConvEpilogue::of(call);
   const Range range = split_range(g.n * g.k * g.oh * g.ow, rank, width);
   for (int64_t e = range.begin; e < range.end; ++e) {
     const int64_t ow = e % g.ow, oh = e / g.ow % g.oh, k = e / (g.ow * g.oh) % g.k, n = e / (g.ow * g.oh * g.k);
@@ -50,6 +51,7 @@ void conv2d_ref(const OpCall& call, float* const* buf, int rank, int width) {
                  x[((n * g.c + c0 + c) * g.h + ih) * g.w + iw];
         }
     y[e] = static_cast<float>(acc);
+    act.apply(y + e, 1);
   }
 }
 

@@ -38,13 +38,9 @@ CORUN_BINARY(reciprocal_grad)
 #undef CORUN_UNARY
 #undef CORUN_BINARY
 
-// clip: ONNX Clip / torch.clamp. max(x, lo) then min(., hi): with lo > hi every element is hi, as in both.
-// NaN passes through (the comparisons are false for it), like torch.clamp.
+// clip: ONNX Clip / torch.clamp, ew::clip_fast (codelets/elementwise.hpp; convolutions fuse it too).
 namespace {
-inline float clip_value(float x, float lo, float hi) {
-  const float up = x < lo ? lo : x;
-  return up > hi ? hi : up;
-}
+inline float clip_value(float x, float lo, float hi) { return ew::clip_fast(x, lo, hi); }
 // PyTorch's clamp backward: the gradient passes where lo <= x <= hi (ends included).
 inline float clip_grad_value(float x, float dy, float lo, float hi) {
   return x >= lo && x <= hi ? dy : 0.0f;

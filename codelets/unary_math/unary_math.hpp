@@ -2,8 +2,8 @@
 // first, dY, dX (gradients; `first` is Y for sqrt, exp and reciprocal, X for the others, see ops.def).
 // sqrt, erf, exp, log, neg, abs, reciprocal and their gradients are chainable: their formulas live in
 // codelets/elementwise.hpp and their kernels are one line each through elementwise_kernels.hpp.
-// clip carries two float attributes (lo, hi as float bits in i[0], i[1]), so ew_chain cannot fuse it and
-// its formula is here.
+// clip carries two float attributes (lo, hi as float bits in i[0], i[1]), so ew_chain cannot fuse it; its
+// formula is ew::clip_fast, which a convolution's fused activation shares (conv2d.hpp).
 #pragma once
 
 #include "codelets/op.hpp"

@@ -9,6 +9,7 @@
 
 #include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
+#include "graphs/passes/uses.hpp"
 
 #include <cmath>
 #include <vector>
@@ -20,21 +21,7 @@ using codelets::Access;
 using codelets::OpKind;
 using detail::GraphImpl;
 using detail::Node;
-
-struct Uses {
-  std::vector<int> readers, writers;  // nodes reading / writing each value
-};
-
-Uses count_uses(const GraphImpl& g) {
-  Uses u{std::vector<int>(g.values.size(), 0), std::vector<int>(g.values.size(), 0)};
-  for (const Node& n : g.nodes)
-    for (size_t b = 0; b < n.buffers.size(); ++b) {
-      const auto v = static_cast<size_t>(n.buffers[b]);
-      if (n.call.modes[b] != Access::write) ++u.readers[v];
-      if (n.call.modes[b] != Access::read) ++u.writers[v];
-    }
-  return u;
-}
+using detail::Uses;
 
 // Whether node `bn` (an inference batch_norm) can be folded into node `conv`.
 bool foldable(const GraphImpl& g, const Uses& u, const Node& bn, int conv) {
@@ -99,7 +86,7 @@ int Graph::fold_batch_norm() {
   CORUN_CHECK(!g.has_backward, Status::invalid_argument,
               "fold_batch_norm: the graph has a backward(); folding rewrites the convolution weights, so it is for "
               "inference graphs only (fold before building a training graph's backward, or not at all)");
-  const Uses uses = count_uses(g);
+  const Uses uses = Uses::of(g);
   std::vector<Node> out;
   int folded = 0;
   for (size_t k = 0; k < g.nodes.size(); ++k) {

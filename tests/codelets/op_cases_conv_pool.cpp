@@ -6,6 +6,7 @@
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/pool/pool.hpp"
 
+#include <string>
 #include <utility>
 
 namespace corun::codelets::testing {
@@ -54,6 +55,19 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       out.push_back(make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt}, {R, R, W}, a));
     }
     out.push_back(make("conv2d_grad_data_" + name, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, a));
+    // A fused activation (Graph::fuse_conv_activation) on the forward of some geometries: relu, or a clip to
+    // [-0.5, 0.5] whose both bounds bite.
+    const std::pair<const char*, ConvActivation> fused[] = {
+      {"strides_2x1_pads_1021", ConvActivation::relu}, {"depthwise", ConvActivation::clip},
+      {"depthwise_mult2_nobias", ConvActivation::relu}};
+    for (const auto& [geometry, act] : fused) {
+      if (std::string(geometry) != q.name) continue;
+      auto af = a;
+      ConvEpilogue::set(af, act, -0.5f, 0.5f);
+      const std::string suffix = act == ConvActivation::relu ? "_relu" : "_clip";
+      if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, af));
+      else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, af));
+    }
     // The transposed convolution of the same geometry: X is the convolution's Y, Y its X.
     const Shape bt{q.c};
     if (q.bias)

@@ -14,6 +14,7 @@
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 
 #include <string>
+#include <utility>
 
 namespace corun::codelets::testing {
 
@@ -67,6 +68,19 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       out.push_back(make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt}, {R, R, W}, a));
     }
     out.push_back(make("conv2d_grad_data_" + name, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, a));
+    // A fused activation (Graph::fuse_conv_activation) on the forward of some geometries: relu, or a clip to
+    // [-0.5, 0.5] whose both bounds bite.
+    const std::pair<const char*, ConvActivation> fused[] = {
+      {"n10_c16_k20_3x3", ConvActivation::relu}, {"n7_c24_k36_1x1_plain", ConvActivation::clip},
+      {"depthwise_n6_c40_3x3", ConvActivation::clip}, {"n1_c40_k100_3x3_tiles", ConvActivation::relu}};
+    for (const auto& [geometry, act] : fused) {
+      if (std::string(geometry) != q.name) continue;
+      auto af = a;
+      ConvEpilogue::set(af, act, -0.5f, 0.5f);
+      const std::string suffix = act == ConvActivation::relu ? "_relu" : "_clip";
+      if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, af));
+      else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, af));
+    }
   }
   return out;
 }

@@ -4,7 +4,8 @@
 #     (an MLP with a fixed batch, a CNN with a dynamic batch whose view() is folded shape arithmetic, and
 #     torchvision's ResNet-18 at batch 2 on 64x64 images: BatchNormalization with random running statistics,
 #     broadcasting Add of the residuals, GlobalAveragePool; ~4 s), with its BatchNormalizations folded into
-#     the convolutions and with --keep-batch-norm;
+#     the convolutions and with --keep-batch-norm; the ReLUs fused into the convolutions, bitwise as with
+#     --keep-activations;
 #   - corun infer --onnx of ReflectionPad2d + ReplicationPad2d + Conv within 1e-4 of PyTorch;
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
 #   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
@@ -37,15 +38,27 @@ CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 "$corun" infer --onnx resnet18.onnx --input 
 compare resnet18 out-resnet18/output.npy ref-resnet18/output.npy
 "$py" -c "
 import json, sys
-n = json.load(open('resnet18.json'))['config']['folded_batch_norms']
+config = json.load(open('resnet18.json'))['config']
+n, f = config['folded_batch_norms'], config['fused_activations']
 ops = [e['args']['op'] for e in json.load(open('resnet18.trace.json'))['traceEvents'] if e.get('ph') == 'X']
-sys.exit(0 if n == 20 and 'conv2d' in ops and 'batch_norm' not in ops else
-         'FAIL: resnet18: %s folded BatchNorms (want 20), traced ops %s' % (n, sorted(set(ops))))" || fails=$((fails + 1))
+# 9 of its 17 ReLUs follow a convolution (and its folded BatchNorm) alone; the other 8 follow a residual Add.
+sys.exit(0 if n == 20 and f == 9 and 'conv2d' in ops and 'batch_norm' not in ops else
+         'FAIL: resnet18: %s folded BatchNorms (want 20), %s fused activations (want 9), traced ops %s'
+         % (n, f, sorted(set(ops))))" || fails=$((fails + 1))
 grep -q "cores look shared" resnet18.err && fail "infer resnet18: a cold first run was taken for co-tenancy: $(cat resnet18.err)"
 "$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18-bn --keep-batch-norm \
   --json resnet18-bn.json >/dev/null || fail "infer resnet18 --keep-batch-norm"
 compare resnet18-keep-batch-norm out-resnet18-bn/output.npy ref-resnet18/output.npy
 grep -q '"folded_batch_norms":0' resnet18-bn.json || fail "--keep-batch-norm folded: $(cat resnet18-bn.json)"
+# --keep-activations runs the ReLUs as ops of their own: the fused convolutions compute the same bits.
+"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18-act --keep-activations \
+  --json resnet18-act.json >/dev/null || fail "infer resnet18 --keep-activations"
+grep -q '"fused_activations":0' resnet18-act.json || fail "--keep-activations fused: $(cat resnet18-act.json)"
+"$py" -c "
+import numpy as np, sys
+a, b = np.load('out-resnet18/output.npy'), np.load('out-resnet18-act/output.npy')
+sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 fused activations differ from --keep-activations by %g'
+         % np.abs(a - b).max())" || fails=$((fails + 1))
 
 # nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
 # ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).
