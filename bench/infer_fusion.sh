@@ -80,7 +80,7 @@ infer() {  # model batch policy variant(fused|kept) outdir
   env CORUN_QUIET=1 CORUN_SCHED="$3" "$corun" infer --onnx "$work/$1.onnx" --batch "$2" --input "input=$work/$1.in$2.npy" \
     --output "$5" --iters "$iters" --warmup 1 --json "$work/run.json" "${flags[@]}" >/dev/null 2>"$work/run.err" ||
     { cat "$work/run.err" >&2; exit 1; }
-  "$torch_py" -c 'import json, sys; j = json.load(open(sys.argv[1])); print(j["wall_ms"], j["config"]["fused_activations"])' \
+  "$torch_py" -c 'import json, sys; j = json.load(open(sys.argv[1])); print("%.2f" % j["wall_ms"], j["config"]["fused_activations"])' \
     "$work/run.json"
 }
 
@@ -130,14 +130,16 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { prin
   echo '```'
   echo '</details>'
   echo
-  echo "| model | fused activations | batch | policy | fused ms | kept ms | ratio |"
-  echo "|---|---:|---:|---|---:|---:|---:|"
+  echo "| model | fused activations | batch | policy | fused ms | kept ms | ratio | fused, each round | kept, each round |"
+  echo "|---|---:|---:|---|---:|---:|---:|---|---|"
   for m in $models; do
     for b in $batches; do
       for p in $policies; do
         f=$(median <<<"${runs[$m.$b.$p.fused]}")
         k=$(median <<<"${runs[$m.$b.$p.kept]}")
-        echo "| $m | ${fused_count[$m]} | $b | $p | $f | $k | $(awk -v a="$k" -v b="$f" 'BEGIN { printf "%.3f", a / b }') |"
+        awk -v m="$m" -v n="${fused_count[$m]}" -v b="$b" -v p="$p" -v f="$f" -v k="$k" -v rf="${runs[$m.$b.$p.fused]}" \
+          -v rk="${runs[$m.$b.$p.kept]}" 'BEGIN { printf "| %s | %s | %s | %s | %.2f | %.2f | %.3f | %s | %s |\n", m, n, b, p, f, k, k / f, rf, rk }'
+
       done
     done
   done

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "codelets/elementwise.hpp"
+#include "codelets/elementwise_kernels.hpp"
 #include "codelets/op.hpp"
 #include "codelets/unary_math/unary_math.hpp"
 
@@ -100,15 +101,21 @@ struct ConvEpilogue {
   void apply(float* y, int64_t count) const {
     switch (kind) {
       case ConvActivation::none: return;
-      case ConvActivation::relu:
-        for (int64_t e = 0; e < count; ++e) y[e] = ew::relu_fast(y[e]);
-        return;
+      case ConvActivation::relu: return in_place([](float v) { return ew::relu_fast(v); }, y, count);
       case ConvActivation::clip: {
         const float l = lo, h = hi;
-        for (int64_t e = 0; e < count; ++e) y[e] = ew::clip_fast(y[e], l, h);
-        return;
+        return in_place([l, h](float v) { return ew::clip_fast(v, l, h); }, y, count);
       }
     }
+  }
+  /// In blocks of ew::kBlock with a known trip count, as the elementwise kernels (elementwise_kernels.hpp):
+  /// GCC -O2 vectorises only those. A plain loop ran ResNet-50's fused ReLUs 5x slower than the relu op.
+  template <class F>
+  static void in_place(F f, float* y, int64_t n) {
+    int64_t e = 0;
+    for (; e + ew::kBlock <= n; e += ew::kBlock)
+      for (int j = 0; j < ew::kBlock; ++j) y[e + j] = f(y[e + j]);
+    for (; e < n; ++e) y[e] = f(y[e]);
   }
   /// The images [n0, n0 + mb) of channels [k0, k0 + kt) of an [N, K, P] output: one contiguous run per image.
   void apply(float* y, int64_t k, int64_t p, int64_t n0, int64_t mb, int64_t k0, int64_t kt) const {
