@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# bench/infer_fusion.sh — `corun infer --onnx` with every Relu / Clip after a convolution fused into it
-# (Graph::fuse_conv_activation, the default) against the same run with --keep-activations, side by side in
-# interleaved rounds: median ms per inference and the ratio (kept / fused; > 1: fusing is faster).
+# bench/infer_fusion.sh — one of `corun infer --onnx`'s inference passes on (the default) against the same run
+# with it off, side by side in interleaved rounds: median ms per inference and the ratio (kept / fused; > 1: the
+# pass is faster). --compare picks the pass:
+#   activations  every Relu / Clip after a convolution fused into it (Graph::fuse_conv_activation) against
+#                --keep-activations (the default);
+#   layouts      activations kept in oneDNN's blocked layout between convolutions (Graph::block_layouts)
+#                against --keep-layouts (every tensor NCHW, each convolution reordering its own).
 #
-#   bench/infer_fusion.sh [--models "resnet50 mobilenet_v2 googlenet"] [--batches "1 32"] [--policies "lws cpf"]
-#                         [--rounds 3] [--iters 10] [--image-size 64] [--build DIR] [--python PY] [--out FILE]
+#   bench/infer_fusion.sh [--compare activations|layouts] [--models "resnet50 mobilenet_v2 googlenet"]
+#                         [--batches "1 32"] [--policies "lws cpf"] [--rounds 3] [--iters 10] [--image-size 64]
+#                         [--build DIR] [--python PY] [--out FILE]
 #
 # Models are classifiers of scripts/export-onnx.py (random weights, needs Debian's python3-torch); inputs are
 # random. Each cell runs `corun infer --iters N --warmup 1` (the median of N inferences); a table cell is the
 # median over the rounds. The outputs of the two runs are compared: they must be bitwise equal (the fused
-# kernels apply the ops' own formulas), else the script fails. Results go to stdout and to FILE (default
-# bench/results/infer-fusion-<date>.md).
+# kernels apply the ops' own formulas; a layout changes where bytes sit, not the arithmetic), else the script
+# fails. Results go to stdout and to FILE (default bench/results/infer-fusion-<date>.md, infer-layouts-<date>.md).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
 
+compare=activations
 models="resnet50 mobilenet_v2 googlenet"
 batches="1 32"
 policies="lws cpf"
@@ -27,6 +33,7 @@ torch_py=
 out=
 while (($#)); do
   case "$1" in
+    --compare) compare=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
     --batches) batches=$2; shift 2 ;;
     --policies) policies=$2; shift 2 ;;
@@ -39,6 +46,13 @@ while (($#)); do
     *) echo "infer_fusion.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
   esac
 done
+case "$compare" in
+  activations) keep_flag=--keep-activations; count_key=fused_activations; count_title="fused activations"
+    title="Conv + activation fusion at inference (Graph::fuse_conv_activation)"; name=infer-fusion ;;
+  layouts) keep_flag=--keep-layouts; count_key=blocked_tensors; count_title="blocked tensors"
+    title="Blocked layouts between convolutions at inference (Graph::block_layouts)"; name=infer-layouts ;;
+  *) echo "infer_fusion.sh: --compare takes activations or layouts, not '$compare'" >&2; exit 2 ;;
+esac
 for n in "$rounds" "$iters" "$image_size" $batches; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "infer_fusion.sh: '$n' is not a positive integer" >&2; exit 2; }
 done
@@ -48,7 +62,7 @@ corun="$build/cli/corun"
 [[ -n "$torch_py" ]] || { torch_py=/usr/bin/python3; [[ -x "$torch_py" ]] || torch_py=python3; }
 "$torch_py" -c 'import torch, torchvision, onnx' 2>/dev/null ||
   { echo "infer_fusion.sh: $torch_py lacks torch, torchvision or onnx (scripts/setup.sh installs them)" >&2; exit 1; }
-out=${out:-$root/bench/results/infer-fusion-$(date +%Y%m%d-%H%M%S).md}
+out=${out:-$root/bench/results/$name-$(date +%Y%m%d-%H%M%S).md}
 work=$(mktemp -d /tmp/corun-infer-fusion-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 unset CORUN_SCHED CORUN_EXECUTORS STARPU_SCHED
@@ -73,15 +87,15 @@ PY
   done
 done
 
-# One run: prints "<median ms> <fused activations>".
+# One run: prints "<median ms> <what the pass counted>" (fused activations or blocked tensors).
 infer() {  # model batch policy variant(fused|kept) outdir
   local flags=()
-  [[ "$4" == kept ]] && flags=(--keep-activations)
+  [[ "$4" == kept ]] && flags=("$keep_flag")
   env CORUN_QUIET=1 CORUN_SCHED="$3" "$corun" infer --onnx "$work/$1.onnx" --batch "$2" --input "input=$work/$1.in$2.npy" \
     --output "$5" --iters "$iters" --warmup 1 --json "$work/run.json" "${flags[@]}" >/dev/null 2>"$work/run.err" ||
     { cat "$work/run.err" >&2; exit 1; }
-  "$torch_py" -c 'import json, sys; j = json.load(open(sys.argv[1])); print("%.2f" % j["wall_ms"], j["config"]["fused_activations"])' \
-    "$work/run.json"
+  "$torch_py" -c 'import json, sys; j = json.load(open(sys.argv[1])); print("%.2f" % j["wall_ms"], j["config"][sys.argv[2]])' \
+    "$work/run.json" "$count_key"
 }
 
 declare -A runs=() fused_count=()
@@ -113,15 +127,15 @@ load_end=$(bench_load)
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 {
-  echo "# Conv + activation fusion at inference (Graph::fuse_conv_activation)"
+  echo "# $title"
   echo
-  echo "- command: \`bench/infer_fusion.sh --models \"$models\" --batches \"$batches\" --policies \"$policies\" --rounds $rounds --iters $iters --image-size $image_size\`"
+  echo "- command: \`bench/infer_fusion.sh --compare $compare --models \"$models\" --batches \"$batches\" --policies \"$policies\" --rounds $rounds --iters $iters --image-size $image_size\`"
   echo "- git: $(bench_git_sha)"
   echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), nproc $(nproc); flags: $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
   echo "- $(bench_load_note "$load_start" "$load_end")"
   echo "- cell: median over $rounds interleaved rounds of each run's median of $iters inferences (after 1 warm-up), ms;"
-  echo "  ratio = kept / fused (> 1: fusing is faster). Outputs checked bitwise equal in every round."
+  echo "  ratio = kept / fused (kept: $keep_flag; > 1: the pass is faster). Outputs checked bitwise equal in every round."
   echo
   echo '<details><summary>corun info</summary>'
   echo
@@ -130,7 +144,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { prin
   echo '```'
   echo '</details>'
   echo
-  echo "| model | fused activations | batch | policy | fused ms | kept ms | ratio | fused, each round | kept, each round |"
+  echo "| model | $count_title | batch | policy | fused ms | kept ms | ratio | fused, each round | kept, each round |"
   echo "|---|---:|---:|---|---:|---:|---:|---|---|"
   for m in $models; do
     for b in $batches; do

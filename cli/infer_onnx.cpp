@@ -40,12 +40,15 @@ const std::vector<FlagSpec> kFlags = {
      "run each BatchNormalization as its own op instead of folding it into the convolution before it"},
     {"--keep-activations", false,
      "run each Relu and Clip after a convolution as its own op instead of fusing it into the convolution"},
+    {"--keep-layouts", false,
+     "keep every tensor in NCHW instead of oneDNN's blocked layout between the convolutions that use it"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
   return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
-         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm] [--keep-activations]\n" +
+         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm] [--keep-activations]\n"
+         "                   [--keep-layouts]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
 }
@@ -56,7 +59,7 @@ int infer_onnx(int argc, char** argv) {
   OnnxImportOptions options;
   std::string path, out_dir, json_path, trace_path;
   long iters = 1, warmup = 0;
-  bool fold = true, fuse = true;
+  bool fold = true, fuse = true, block = true;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     // --input repeats, which Args refuses: taken out first.
@@ -78,6 +81,7 @@ int infer_onnx(int argc, char** argv) {
     warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
     fold = !args.has("--keep-batch-norm");
     fuse = !args.has("--keep-activations");
+    block = !args.has("--keep-layouts");
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
     check_output_file("--trace", trace_path);
@@ -97,6 +101,9 @@ int infer_onnx(int argc, char** argv) {
   // Then every Relu or Clip that alone reads a convolution's output becomes part of it (Graph::fuse_conv_activation):
   // the same bits, one task and one pass over the activations fewer each.
   const int fused = fuse ? m.graph.fuse_conv_activation() : 0;
+  // Last, the activations between convolutions on oneDNN's blocked kernels stay in its blocked layout
+  // (Graph::block_layouts): the same bits, without the reorders to NCHW and back inside each convolution.
+  const int blocked = block ? m.graph.block_layouts() : 0;
   std::vector<NpyArray> arrays;
   std::string names;
   for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
@@ -162,7 +169,8 @@ int infer_onnx(int argc, char** argv) {
                                   {"opset", m.opset},
                                   {"inputs", inputs},
                                   {"folded_batch_norms", folded},
-                                  {"fused_activations", fused}}},
+                                  {"fused_activations", fused},
+                                  {"blocked_tensors", blocked}}},
                                 {"outputs", outputs},
                                 {"wall_ms", stats.wall_ms},
                                 {"ms_per_inference", ms},

@@ -60,6 +60,7 @@ starpu_data_handle_t Engine::Impl::handle(Graph& graph, Tensor t, const char* wh
   graph.impl().check_not_fused_away(t.id(), what);
   Bound& b = bind(graph);
   graph.impl().check_not_fused_away(t.id(), what);  // again: a first binding's plan step may have fused it away
+  graph.impl().check_plain_layout(t.id(), what);
   return b.handles[static_cast<size_t>(t.id())];
 }
 

@@ -86,6 +86,7 @@ void fill_info(EngineInfo& i, const sched::ResolvedPolicy& policy, const std::st
   i.blas_core = blas::core_name();
   i.blas_threads = blas::threads();
   i.kernels = config.ref_kernels ? "ref" : "fast";
+  i.conv_kernels = codelets::dnnl_description() + " (CORUN_CONV_KERNEL=" + config.conv_kernel + ")";
   i.machine_key = std::getenv("STARPU_HOSTNAME");
 #ifdef STARPU_SIMGRID
   i.simulated = true;

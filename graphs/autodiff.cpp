@@ -98,6 +98,9 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   CORUN_CHECK(!g.activations_fused, Status::invalid_argument,
               "backward: fuse_conv_activation() made activations part of convolutions, which have no gradient that "
               "way; it is for inference graphs (differentiate a graph built without it)");
+  CORUN_CHECK(!g.layouts_blocked, Status::invalid_argument,
+              "backward: block_layouts() keeps activations in oneDNN's blocked layout, which the gradient kernels do "
+              "not take; it is for inference graphs (differentiate a graph built without it)");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,

@@ -76,6 +76,14 @@ void GraphImpl::check_not_fused_away(int value, const char* what) const {
                       "Graph::keep() on it before fusing to read it");
 }
 
+void GraphImpl::check_plain_layout(int value, const char* what) const {
+  const Value& v = values[static_cast<size_t>(value)];
+  CORUN_CHECK(v.channel_block == 0, Status::invalid_argument,
+              what << ": '" << v.name << "' is an intermediate that Graph::block_layouts() keeps in the blocked layout "
+                   << "nChw" << v.channel_block << "c between convolutions, not NCHW; call Graph::keep() on it before "
+                   << "block_layouts() to read or write it");
+}
+
 }  // namespace detail
 
 Graph::Graph() : impl_(std::make_unique<GraphImpl>()) {}

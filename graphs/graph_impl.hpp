@@ -35,6 +35,7 @@ struct Value {
   HostBuffer data;
   bool kept = false;        ///< the user reads it (Graph::keep, the loss): never fused away
   bool fused_away = false;  ///< an intermediate removed by fuse_elementwise (no buffer, no handle)
+  int64_t channel_block = 0;  ///< 0: plain (NCHW); B: nChw<B>c, kept so between convolutions (Graph::block_layouts)
 };
 
 struct Node {
@@ -53,6 +54,7 @@ struct GraphImpl {
   bool fused = false;         ///< fuse_elementwise() ran (backward() must come before it)
   bool grouped = false;       ///< group_parallel_ops() ran (backward() must come before it)
   bool activations_fused = false;  ///< fuse_conv_activation() fused one (an inference graph: no backward())
+  bool layouts_blocked = false;    ///< block_layouts() blocked a tensor (an inference graph: no backward())
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
   int optimizer_hyper = -1;   ///< the adam / sgd_wd nodes' hyper-parameter tensor (-1: none)
   BackwardOptions hyper_options;  ///< the backward's options when optimizer_hyper >= 0 (run_replicated's update)
@@ -66,6 +68,8 @@ struct GraphImpl {
   std::string node_name(const std::string& requested, const char* op) const;
   /// Throws the standard error for a value fuse_elementwise removed (`what`: the caller, e.g. "Engine::read").
   void check_not_fused_away(int value, const char* what) const;
+  /// Throws the standard error for a value block_layouts() keeps in a blocked layout (the user's bytes are NCHW).
+  void check_plain_layout(int value, const char* what) const;
 };
 
 }  // namespace corun::detail

@@ -1,5 +1,6 @@
 // oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_layout.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -84,6 +85,8 @@ bool call_uses_dnnl_conv(const OpCall& call) {
 
 #ifndef CORUN_HAVE_DNNL
 
+int64_t dnnl_channel_block() { return 0; }
+std::string dnnl_description() { return "im2col + OpenBLAS (built without oneDNN)"; }
 bool dnnl_conv_supported(const ConvGeometry&) { return false; }
 void conv2d_dnnl(const OpCall&, float* const*, int, int) {}
 void conv2d_grad_data_dnnl(const OpCall&, float* const*, int, int) {}
@@ -228,10 +231,16 @@ ConvGeometry tile_geometry(const ConvGeometry& g, const ChannelTile& t) {
   return tile;
 }
 
-// A plain NCHW activation of `mb` images and `channels` channels, or its tile of `tile_channels` from `first`
-// (a strided view: the buffer's pointer stays the chunk's first image).
-memory::desc activation_view(int64_t mb, int64_t channels, int64_t h, int64_t w, int64_t first, int64_t tile_channels) {
-  const memory::desc whole = plain({mb, channels, h, w}, tag::nchw);
+// The format tag of an activation in channel blocks of `block` (0: plain NCHW; conv_layout.hpp).
+tag activation_tag(int64_t block) {
+  return block == 16 ? tag::nChw16c : block == 8 ? tag::nChw8c : tag::nchw;
+}
+
+// An activation of `mb` images and `channels` channels in NCHW or nChw<block>c, or its tile of `tile_channels`
+// from `first` (a strided view: the buffer's pointer stays the chunk's first image; whole blocks in nChw<block>c).
+memory::desc activation_view(int64_t mb, int64_t channels, int64_t h, int64_t w, int64_t first, int64_t tile_channels,
+                             int64_t block = 0) {
+  const memory::desc whole = plain({mb, channels, h, w}, activation_tag(block));
   if (tile_channels == channels) return whole;
   return whole.submemory_desc({mb, tile_channels, h, w}, {0, first, 0, 0});
 }
@@ -302,14 +311,16 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
 // Forward of one tile over `mb` images: ports a = X (the tile's input channels), b = W (its rows), c = Y (its
 // output channels), d = B (its entries).
 std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
-                                    bool bias) {
+                                    bool bias, ConvLayouts layouts) {
   const ConvGeometry tile = tile_geometry(g, t);
   const auto pd = forward_pd(tile, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)});
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
-  e->a = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct), pd.src_desc(), true);
+  // X and Y as the graph holds them: a blocked one (Graph::block_layouts) in the layout the primitive chose
+  // needs no reorder.
+  e->a = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct, layouts.x_block), pd.src_desc(), true);
   e->b = Port(weights_view(g, t), pd.weights_desc(), true);
-  e->c = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt), pd.dst_desc(), false);
+  e->c = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt, layouts.y_block), pd.dst_desc(), false);
   if (bias) e->d = Port(plain({t.kt}, tag::x), pd.bias_desc(), true);
   e->has_bias = bias;
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
@@ -418,6 +429,30 @@ Item item_of(const ConvGeometry& g, const TileCut& cut, int64_t i, bool over_out
 
 }  // namespace
 
+int64_t dnnl_channel_block() {
+  // Asked of oneDNN rather than of the CPU flags, so that ONEDNN_MAX_CPU_ISA and oneDNN's own ISA rules hold:
+  // the activation layout it picks for a 3x3 convolution of 64 channels, the blocked kernels' shape.
+  static const int64_t block = [] {
+    ConvGeometry g{1, 64, 8, 8, 64, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1};
+    if (!dnnl_conv_supported(g)) return int64_t{0};
+    const Window win{{1, 1}, {0, 0}, {1, 1}, {1, 1}};
+    const memory::desc dst = forward_pd(g, win, 1, false, Layouts{false}).dst_desc();
+    for (int64_t b : {16, 8})
+      if (dst == plain({1, 64, 8, 8}, activation_tag(b))) return b;
+    return int64_t{0};
+  }();
+  return block;
+}
+
+std::string dnnl_description() {
+  const dnnl_version_t* v = dnnl_version();
+  const std::string version =
+      "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  const int64_t block = dnnl_channel_block();
+  if (block == 0) return version + ", no blocked kernels on this CPU (needs AVX2): im2col + OpenBLAS";
+  return version + ", activations nChw" + std::to_string(block) + "c";
+}
+
 bool dnnl_conv_supported(const ConvGeometry& g) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2 && g.groups >= 1 && g.n > 0 && g.c > 0 && g.k > 0 && g.oh > 0 && g.ow > 0;
@@ -434,11 +469,12 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   const float* x = buf[0];
   float* y = buf[has_bias ? 3 : 2];
   const ConvEpilogue act = ConvEpilogue::of(call);
+  const ConvLayouts layouts = ConvLayouts::of(call);  // part of the cache key (call.i)
   Entry* weights_ready = nullptr;  // the entry whose (blocked) filters hold this call's W already
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, true);
     Entry& e = cached(key_of(Pass::forward, call, g, it.mb, it.tile.k0, it.tile.kt, has_bias),
-                      [&] { return make_forward(g, win, it.mb, it.tile, has_bias); });
+                      [&] { return make_forward(g, win, it.mb, it.tile, has_bias, layouts); });
     if (weights_ready != &e) {
       e.b.bind(buf[1]);
       e.b.in(s);
@@ -454,8 +490,9 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
     e.prim.execute(s, e.args);
     e.c.out(s);
     if (act.any()) {
-      // Our own loop on the item's plain output while it is in cache, rather than a oneDNN post-op: the
-      // relu and clip ops' exact formulas (oneDNN's clip maps NaN to lo, the op passes it through).
+      // Our own loop on the item's output while it is in cache, rather than a oneDNN post-op: the relu and clip
+      // ops' exact formulas (oneDNN's clip maps NaN to lo, the op passes it through). An item's channels are one
+      // contiguous run per image in NCHW and nChw<B>c alike (whole blocks).
       s.wait();
       act.apply(y, g.k, g.p(), it.n0, it.mb, it.tile.k0, it.tile.kt);
     }

@@ -29,6 +29,8 @@
 
 #include "codelets/conv2d/conv2d.hpp"
 
+#include <string>
+
 namespace corun::codelets {
 
 /// Which convolution kernels the fast path runs (CORUN_CONV_KERNEL, read by engine/config.cpp).
@@ -54,6 +56,15 @@ inline constexpr int64_t kDnnlMaxWorkItems = 16;
 /// core count, as they do on its vector ISA).
 void set_conv_work_items(int64_t items);
 int64_t conv_work_items();
+
+/// The channel block of the activation layout oneDNN's direct convolution kernels take on this CPU (16 for
+/// nChw16c on AVX-512, 8 for nChw8c on AVX2), or 0 without them: the layout Graph::block_layouts keeps tensors
+/// in between convolutions (conv_layout.hpp).
+int64_t dnnl_channel_block();
+
+/// "oneDNN 2.6.3, activations nChw16c" (its version and the blocked layout of its kernels on this CPU), or why
+/// the convolutions run im2col + OpenBLAS only: for `corun info` and the benchmark tables.
+std::string dnnl_description();
 
 /// True when this build has oneDNN, the CPU has AVX2 (where oneDNN's direct kernels start) and the
 /// geometry is one the oneDNN kernels handle (any groups, stride, padding and dilation).

@@ -15,6 +15,7 @@
 // (once per shape maximum), never in the steady state.
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_layout.hpp"
 
 #include <algorithm>
 #include <cblas.h>
@@ -228,7 +229,9 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const float* wt = buf[1];
   const float* b = has_bias ? buf[2] : nullptr;
   float* y = buf[has_bias ? 3 : 2];
-  if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);
+  if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);  // takes every layout
+  // Blocked X or Y (Graph::block_layouts) on a path that only knows NCHW: on plain copies of the member's images.
+  if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_fast, call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
   if (images.size() <= 0) return;
   // A fused activation (Graph::fuse_conv_activation) runs over each image's output right after it is written.

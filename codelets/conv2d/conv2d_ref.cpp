@@ -1,5 +1,6 @@
 // Reference conv2d kernels: the definition as plain loops, one output element at a time, sums in double.
 #include "codelets/conv2d/conv2d.hpp"
+#include "codelets/conv2d/conv_layout.hpp"
 
 namespace corun::codelets {
 namespace {
@@ -30,6 +31,7 @@ void grad_data(const ConvGeometry& g, const float* dy, const float* wt, const fl
 }  // namespace
 
 void conv2d_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_ref, call, buf, rank, width);
   const bool has_bias = call.nbuffers() == 4;
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[1], call.shapes[has_bias ? 3 : 2]);
   const float* x = buf[0];

@@ -197,6 +197,9 @@ struct EngineInfo {
   std::string blas_core;         ///< OpenBLAS core type actually used ("Haswell")
   int blas_threads = 0;          ///< OpenBLAS threads per call (always 1 under corun)
   std::string kernels;           ///< "fast" or "ref"
+  /// The convolutions' fast kernels: "oneDNN 2.6.3, activations nChw16c (CORUN_CONV_KERNEL=auto)", or why
+  /// only im2col + OpenBLAS runs.
+  std::string conv_kernels;
   std::string layout;            ///< executors of corun's policies, "NxK" ("" for built-ins)
   std::string layout_source;     ///< "CORUN_EXECUTORS", "CORUN_PROFILE", "default" or ""
   std::string machine_key;       ///< perfmodel key (STARPU_HOSTNAME), see machine::machine_key()

@@ -4,6 +4,7 @@
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d.hpp"
+#include "codelets/conv2d/conv_layout.hpp"
 #include "codelets/pool/pool.hpp"
 
 #include <string>
@@ -39,6 +40,8 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       {"depthwise_s2_dilated", 2, 4, 9, 40, 4, 3, 3, {2, 2, 2, 2, 2, 2, 2, 2, 4}, false},
       {"1x1_groups_nobias", 2, 6, 4, 5, 4, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 2}, false},
       {"nonsquare_1x7", 1, 3, 5, 9, 2, 1, 7, {1, 1, 0, 3, 0, 3, 1, 1, 1}, true},
+      // Blocked X and Y below: dilated, so that the automatic choice runs im2col on plain copies.
+      {"dilated_c16_k16", 3, 16, 7, 6, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2, 1}, true},
   };
   for (const ConvCase& q : cases) {
     const ConvParams& p = q.p;
@@ -67,6 +70,14 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       const std::string suffix = act == ConvActivation::relu ? "_relu" : "_clip";
       if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, af));
       else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, af));
+    }
+    // Graph::block_layouts's nChw8c on both sides (conv_layout.hpp): the kernels that only know NCHW run on plain
+    // copies of a member's images; with relu, since the fused activation then runs on the copy.
+    if (std::string(q.name) == "dilated_c16_k16") {
+      auto al = a;
+      ConvEpilogue::set(al, ConvActivation::relu);
+      ConvLayouts::set(al, 8, 8);
+      out.push_back(make("conv2d_" + name + "_blocked8_relu", OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, al));
     }
     // The transposed convolution of the same geometry: X is the convolution's Y, Y its X.
     const Shape bt{q.c};

@@ -8,10 +8,11 @@
 // padding, dilation, a channel multiplier of 2) and a grouped convolution with 4 input and 8 output channels
 // per group (two groups per backward-weights tile). Batches of 1 and 2, one image chunk each: forward and
 // backward-data cut into channel tiles instead (conv_work_items(): 16 outside an engine), a short last
-// tile included.
+// tile included. Some forwards again with X, Y or both in the blocked layouts of Graph::block_layouts.
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_layout.hpp"
 
 #include <string>
 #include <utility>
@@ -51,6 +52,25 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n1_c40_k100_1x1_plain_tiles", 1, 40, 16, 16, 100, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
       {"n2_c600_k40_3x3_wide_tiles", 2, 600, 4, 4, 40, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
       {"depthwise_n1_c72_tiles", 1, 72, 5, 5, 72, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 72}, true},
+      {"n1_c32_k96_3x3_tiles", 1, 32, 5, 4, 96, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
+  };
+  // Blocked layouts (Graph::block_layouts): X and Y in oneDNN's nChw<B>c (B as this CPU's kernels take it; 8
+  // without them, where the reference and fallback kernels still take it), each side alone and both.
+  const int64_t block = dnnl_channel_block() != 0 ? dnnl_channel_block() : 8;
+  struct Blocked {
+    const char* geometry;
+    bool x, y;
+    ConvActivation act;
+  };
+  const Blocked blocked[] = {
+      {"cifar_quick_conv3_n3", true, true, ConvActivation::none},
+      {"cifar_quick_conv3_n3", true, false, ConvActivation::relu},
+      {"resnet18_layer2_down_n5", false, true, ConvActivation::none},
+      {"resnet18_layer2_down_n5", true, true, ConvActivation::relu},
+      {"depthwise_n3_c16_dilated", true, true, ConvActivation::clip},
+      {"n1_c16_k16_3x3", true, true, ConvActivation::none},
+      {"n1_c32_k96_3x3_tiles", true, true, ConvActivation::relu},
+      {"n1_c32_k96_3x3_tiles", false, true, ConvActivation::none},
   };
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {
@@ -80,6 +100,16 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       const std::string suffix = act == ConvActivation::relu ? "_relu" : "_clip";
       if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, af));
       else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, af));
+    }
+    for (const Blocked& l : blocked) {
+      if (std::string(l.geometry) != q.name) continue;
+      auto al = a;
+      ConvEpilogue::set(al, l.act, -0.5f, 0.5f);
+      ConvLayouts::set(al, l.x ? block : 0, l.y ? block : 0);
+      const std::string suffix = std::string("_blocked") + (l.x ? "_x" : "") + (l.y ? "_y" : "") +
+                                 (l.act == ConvActivation::relu ? "_relu" : l.act == ConvActivation::clip ? "_clip" : "");
+      if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, al));
+      else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, al));
     }
   }
   return out;

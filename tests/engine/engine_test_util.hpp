@@ -144,4 +144,12 @@ inline ::testing::AssertionResult contains(const std::string& text, const std::s
   return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
 }
 
+/// Runs `g` once on `e`, reads `t`, and releases the graph (so that a pass may change it afterwards).
+inline std::vector<float> run_and_read(Engine& e, Graph& g, Tensor t) {
+  e.run(g);
+  std::vector<float> v = e.read(g, t);
+  e.release(g);
+  return v;
+}
+
 }  // namespace corun::test

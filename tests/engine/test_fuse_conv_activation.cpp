@@ -62,20 +62,13 @@ class FuseConvActivation : public ::testing::TestWithParam<Case> {
 };
 Engine* FuseConvActivation::engine_ = nullptr;
 
-std::vector<float> run(Engine& e, Graph& g, Tensor out) {
-  e.run(g);
-  std::vector<float> v = e.read(g, out);
-  e.release(g);
-  return v;
-}
-
 TEST_P(FuseConvActivation, SameBitsAsUnfused) {
   const Case& c = GetParam();
   Graph plain, fused;
   const Tensor want_t = build(plain, c), got_t = build(fused, c);
   ASSERT_EQ(fused.fuse_conv_activation(), 1);
   EXPECT_EQ(fused.num_nodes(), plain.num_nodes() - 1);
-  const std::vector<float> want = run(*engine_, plain, want_t), got = run(*engine_, fused, got_t);
+  const std::vector<float> want = test::run_and_read(*engine_, plain, want_t), got = test::run_and_read(*engine_, fused, got_t);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
   // The activation bit: not every value on one side of zero.

@@ -5,7 +5,7 @@
 #     torchvision's ResNet-18 at batch 2 on 64x64 images: BatchNormalization with random running statistics,
 #     broadcasting Add of the residuals, GlobalAveragePool; ~4 s), with its BatchNormalizations folded into
 #     the convolutions and with --keep-batch-norm; the ReLUs fused into the convolutions, bitwise as with
-#     --keep-activations;
+#     --keep-activations, and with the blocked layouts between convolutions bitwise as with --keep-layouts;
 #   - corun infer --onnx of ReflectionPad2d + ReplicationPad2d + Conv within 1e-4 of PyTorch;
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
 #   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
@@ -59,6 +59,20 @@ import numpy as np, sys
 a, b = np.load('out-resnet18/output.npy'), np.load('out-resnet18-act/output.npy')
 sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 fused activations differ from --keep-activations by %g'
          % np.abs(a - b).max())" || fails=$((fails + 1))
+# --keep-layouts keeps every tensor NCHW: the blocked layouts between convolutions give the same bits.
+"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18-nchw --keep-layouts \
+  --json resnet18-nchw.json >/dev/null || fail "infer resnet18 --keep-layouts"
+grep -q '"blocked_tensors":0' resnet18-nchw.json || fail "--keep-layouts blocked: $(cat resnet18-nchw.json)"
+"$py" -c "
+import json, numpy as np, sys
+blocked = json.load(open('resnet18.json'))['config']['blocked_tensors']
+want = int(sys.argv[1] or 0)
+a, b = np.load('out-resnet18/output.npy'), np.load('out-resnet18-nchw/output.npy')
+if (blocked > 0) != (want > 0):
+    sys.exit('FAIL: resnet18 blocked %s tensors; oneDNN channel block on this CPU: %s' % (blocked, want))
+sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 with blocked layouts differs from --keep-layouts by %g'
+         % np.abs(a - b).max())" "$("$corun" info 2>/dev/null | sed -n 's/^convolution .*activations nChw\([0-9]*\)c.*/\1/p' | head -1)" \
+  || fails=$((fails + 1))
 
 # nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
 # ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).

@@ -1,0 +1,72 @@
+// Blocked channel layouts of conv2d's activations: conv_layout.hpp has the scheme.
+#include "codelets/conv2d/conv_layout.hpp"
+
+#include <vector>
+
+namespace corun::codelets {
+
+namespace {
+
+// Copies between NCHW and nChw<block>c: `into_blocked` from the first to the second, else back.
+void reblock(const float* src, float* dst, int64_t images, int64_t channels, int64_t plane, int64_t block,
+             bool into_blocked) {
+  for (int64_t n = 0; n < images; ++n)
+    for (int64_t cb = 0; cb < channels / block; ++cb) {
+      const int64_t base = (n * channels + cb * block) * plane;
+      for (int64_t j = 0; j < block; ++j)
+        for (int64_t p = 0; p < plane; ++p) {
+          const int64_t plain = base + j * plane + p, blocked = base + p * block + j;
+          if (into_blocked) dst[blocked] = src[plain];
+          else dst[plain] = src[blocked];
+        }
+    }
+}
+
+}  // namespace
+
+void to_blocked(const float* plain, float* blocked, int64_t images, int64_t channels, int64_t plane, int64_t block) {
+  reblock(plain, blocked, images, channels, plane, block, true);
+}
+
+void to_plain(const float* blocked, float* plain, int64_t images, int64_t channels, int64_t plane, int64_t block) {
+  reblock(blocked, plain, images, channels, plane, block, false);
+}
+
+namespace {
+
+float* grown(std::vector<float>& buffer, int64_t floats) {
+  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(static_cast<size_t>(floats));
+  return buffer.data();
+}
+
+}  // namespace
+
+void conv2d_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width) {
+  const ConvLayouts layouts = ConvLayouts::of(call);
+  const int y = call.nbuffers() - 1;
+  const Shape& xs = call.shapes[0];
+  const Shape& ys = call.shapes[static_cast<size_t>(y)];
+  const Range images = split_range(xs[0], rank, width);
+  if (images.size() <= 0) return;
+  const int64_t x_image = xs[1] * xs[2] * xs[3], y_image = ys[1] * ys[2] * ys[3];
+  thread_local std::vector<float> x_plain, y_plain;
+
+  OpCall part = call;
+  ConvLayouts::set(part.i, 0, 0);
+  part.shapes[0].dims[0] = images.size();
+  part.shapes[static_cast<size_t>(y)].dims[0] = images.size();
+  std::vector<float*> parts(buf, buf + call.nbuffers());
+  const float* x = buf[0] + images.begin * x_image;
+  float* out = buf[y] + images.begin * y_image;
+  parts[0] = const_cast<float*>(x);
+  if (layouts.x_block != 0) {
+    parts[0] = grown(x_plain, images.size() * x_image);
+    to_plain(x, parts[0], images.size(), xs[1], xs[2] * xs[3], layouts.x_block);
+  }
+  parts[static_cast<size_t>(y)] = layouts.y_block != 0 ? grown(y_plain, images.size() * y_image) : out;
+  kernel(part, parts.data(), 0, 1);
+  if (layouts.y_block != 0)
+    to_blocked(parts[static_cast<size_t>(y)], out, images.size(), ys[1], ys[2] * ys[3], layouts.y_block);
+}
+
+}  // namespace corun::codelets
