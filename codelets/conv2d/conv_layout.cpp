@@ -22,6 +22,11 @@ void reblock(const float* src, float* dst, int64_t images, int64_t channels, int
     }
 }
 
+float* grown(std::vector<float>& buffer, int64_t floats) {
+  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(static_cast<size_t>(floats));
+  return buffer.data();
+}
+
 }  // namespace
 
 void to_blocked(const float* plain, float* blocked, int64_t images, int64_t channels, int64_t plane, int64_t block) {
@@ -31,15 +36,6 @@ void to_blocked(const float* plain, float* blocked, int64_t images, int64_t chan
 void to_plain(const float* blocked, float* plain, int64_t images, int64_t channels, int64_t plane, int64_t block) {
   reblock(blocked, plain, images, channels, plane, block, false);
 }
-
-namespace {
-
-float* grown(std::vector<float>& buffer, int64_t floats) {
-  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(static_cast<size_t>(floats));
-  return buffer.data();
-}
-
-}  // namespace
 
 void conv2d_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width) {
   const ConvLayouts layouts = ConvLayouts::of(call);

@@ -15,6 +15,7 @@
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 #include "graphs/graph_impl.hpp"
+#include "graphs/passes/inference_pass.hpp"
 #include "graphs/passes/uses.hpp"
 
 #include <vector>
@@ -27,8 +28,8 @@ using detail::GraphImpl;
 using detail::Node;
 using detail::Value;
 
-// A per-element op of equal shapes (an ew_chain of them, from fuse_elementwise, too): its kernels index every buffer alike, so any layout common to all of them
-// gives the same values at the same places.
+// A per-element op of equal shapes (an ew_chain of them, from fuse_elementwise, too): its kernels index every
+// buffer alike, so any layout common to all of them gives the same values at the same places.
 bool per_element(const Node& n) {
   const OpKind k = n.call.kind;
   if (codelets::op_info(k).ew_arity == 0 && k != OpKind::clip && k != OpKind::leaky_relu && k != OpKind::ew_chain)
@@ -46,22 +47,21 @@ bool blocked_conv(const Node& n) {
   return codelets::use_dnnl_conv(geom, OpKind::conv2d) && !codelets::dnnl_plain_layout(geom, OpKind::conv2d);
 }
 
-// Whether node `n` can take buffer `b` blocked (the per-element ops' all-or-nothing rule comes after).
-bool takes_blocked(const Node& n, size_t b) {
-  if (blocked_conv(n)) return b == 0 || b + 1 == n.buffers.size();
-  return per_element(n);
+// What a node does with blocked buffers: a blocked convolution takes its X and Y blocked, a per-element op all
+// of its buffers or none, any other node none.
+enum class Role { blocked_conv, per_element, other };
+
+Role role_of(const Node& n) {
+  if (blocked_conv(n)) return Role::blocked_conv;
+  return per_element(n) ? Role::per_element : Role::other;
 }
 
 }  // namespace
 
 int Graph::block_layouts() {
   GraphImpl& g = *impl_;
-  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
-              "block_layouts: the graph is bound to an Engine; block before the first Engine::run (or after "
-              "Engine::release)");
-  CORUN_CHECK(!g.has_backward, Status::invalid_argument,
-              "block_layouts: the graph has a backward(), whose gradient kernels take NCHW only; blocked layouts are "
-              "for inference graphs");
+  detail::check_inference_pass(g, "block_layouts", "block",
+                               ", whose gradient kernels take NCHW only; blocked layouts are for inference graphs");
   const int64_t block = codelets::dnnl_channel_block();
   if (block == 0) return 0;
   const detail::Uses uses = detail::Uses::of(g);
@@ -73,15 +73,23 @@ int Graph::block_layouts() {
                  val.shape.rank == 4 && val.shape[1] % block == 0 && val.shape.numel() > 0 &&
                  uses.written_by(id) == 1 && uses.read_by(id) >= 1;
   }
-  for (const Node& n : g.nodes)
-    for (size_t b = 0; b < n.buffers.size(); ++b)
-      if (!takes_blocked(n, b)) blocked[static_cast<size_t>(n.buffers[b])] = false;
+  std::vector<Role> roles;
+  roles.reserve(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    roles.push_back(role_of(n));
+    for (size_t b = 0; b < n.buffers.size(); ++b) {
+      const bool takes = roles.back() == Role::per_element ||
+                         (roles.back() == Role::blocked_conv && (b == 0 || b + 1 == n.buffers.size()));
+      if (!takes) blocked[static_cast<size_t>(n.buffers[b])] = false;
+    }
+  }
   // A per-element op computes in one layout: one plain operand makes all of its operands plain. Repeated until
   // nothing changes (each round only clears, so it ends).
   for (bool changed = true; changed;) {
     changed = false;
-    for (const Node& n : g.nodes) {
-      if (blocked_conv(n)) continue;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      if (roles[k] != Role::per_element) continue;
+      const Node& n = g.nodes[k];
       bool all = true;
       for (int v : n.buffers) all = all && blocked[static_cast<size_t>(v)];
       if (all) continue;

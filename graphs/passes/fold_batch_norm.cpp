@@ -7,8 +7,8 @@
 // whose parameters already hold their final values and that will not be trained.
 #include <corun/graph.hpp>
 
-#include "base/check.hpp"
 #include "graphs/graph_impl.hpp"
+#include "graphs/passes/inference_pass.hpp"
 #include "graphs/passes/uses.hpp"
 
 #include <cmath>
@@ -80,12 +80,9 @@ void fold(GraphImpl& g, const Node& bn, Node& conv) {
 
 int Graph::fold_batch_norm() {
   GraphImpl& g = *impl_;
-  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
-              "fold_batch_norm: the graph is bound to an Engine; fold before the first Engine::run (or after "
-              "Engine::release)");
-  CORUN_CHECK(!g.has_backward, Status::invalid_argument,
-              "fold_batch_norm: the graph has a backward(); folding rewrites the convolution weights, so it is for "
-              "inference graphs only (fold before building a training graph's backward, or not at all)");
+  detail::check_inference_pass(g, "fold_batch_norm", "fold",
+                               "; folding rewrites the convolution weights, so it is for inference graphs only (fold "
+                               "before building a training graph's backward, or not at all)");
   const Uses uses = Uses::of(g);
   std::vector<Node> out;
   int folded = 0;

@@ -6,9 +6,9 @@
 // outputs it has just written, so the graph computes the same bits.
 #include <corun/graph.hpp>
 
-#include "base/check.hpp"
 #include "codelets/conv2d/conv2d.hpp"
 #include "graphs/graph_impl.hpp"
+#include "graphs/passes/inference_pass.hpp"
 #include "graphs/passes/uses.hpp"
 
 #include <vector>
@@ -47,12 +47,9 @@ bool fusable(const GraphImpl& g, const Uses& u, const Node& act, int conv) {
 
 int Graph::fuse_conv_activation() {
   GraphImpl& g = *impl_;
-  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
-              "fuse_conv_activation: the graph is bound to an Engine; fuse before the first Engine::run (or after "
-              "Engine::release)");
-  CORUN_CHECK(!g.has_backward, Status::invalid_argument,
-              "fuse_conv_activation: the graph has a backward(), whose gradient nodes read the activation's input; "
-              "fusing is for inference graphs only");
+  detail::check_inference_pass(g, "fuse_conv_activation", "fuse",
+                               ", whose gradient nodes read the activation's input; fusing is for inference graphs "
+                               "only");
   const Uses uses = Uses::of(g);
   std::vector<int> replaced_by(g.nodes.size(), -1);  // conv node -> the activation node it absorbed
   for (size_t k = 0; k < g.nodes.size(); ++k) {
