@@ -30,6 +30,9 @@
 #include <vector>
 
 extern "C" void openblas_set_num_threads(int);
+#ifdef CORUN_HAVE_DNNL
+extern "C" void omp_set_num_threads(int);  // libgomp: oneDNN's threads in Debian's build
+#endif
 
 namespace {
 
@@ -106,6 +109,11 @@ int main(int argc, char** argv) {
     }
   }
   openblas_set_num_threads(1);
+#ifdef CORUN_HAVE_DNNL
+  // Until 2026-12-06 this was missing and dnnl_sgemm ran one OpenMP thread per core: its column of the
+  // earlier tables is a 2-thread rate on the 2-core VM, not a one-thread one.
+  omp_set_num_threads(1);
+#endif
 #ifdef CORUN_HAVE_LIBXSMM
   libxsmm_init();
 #endif

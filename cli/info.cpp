@@ -159,6 +159,7 @@ int info(int argc, char** argv) {
   std::printf("cores used   %d (cpus %s, read back from the workers)\n", cores_used, machine::cpu_list(bound).c_str());
   std::printf("blas         %s, core %s, %d thread(s) per call\n", i.blas.c_str(), i.blas_core.c_str(), i.blas_threads);
   std::printf("convolution  %s\n", i.conv_kernels.c_str());
+  std::printf("products     %s\n", i.gemm_kernels.c_str());
   std::printf("git          %s\n", machine::git_sha().c_str());
   const std::vector<std::string> w = warnings(a, i, bindings, cores_used);
   for (const auto& line : w) std::printf("warning      %s\n", line.c_str());

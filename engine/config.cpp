@@ -4,6 +4,7 @@
 
 #include "base/env.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/matmul/sgemm_backend.hpp"
 #include "engine/conv_kernel.hpp"
 
 #include <sstream>
@@ -22,6 +23,16 @@ void apply_conv_kernel(const std::string& choice) {
                                                  : codelets::ConvKernel::auto_);
 }
 
+std::string gemm_kernel_from_env() {
+  return env::get_choice("CORUN_GEMM_KERNEL", {"auto", "onednn", "openblas"}).value_or("auto");
+}
+
+void apply_gemm_kernel(const std::string& choice) {
+  codelets::set_gemm_kernel(choice == "onednn"     ? codelets::GemmKernel::onednn
+                            : choice == "openblas" ? codelets::GemmKernel::openblas
+                                                   : codelets::GemmKernel::auto_);
+}
+
 }  // namespace engine
 
 Config Config::from_env() {
@@ -30,6 +41,7 @@ Config Config::from_env() {
   if (auto k = env::get_choice("CORUN_KERNELS", {"fast", "ref"})) c.ref_kernels = *k == "ref";
   if (auto q = env::get_bool("CORUN_QUIET")) c.quiet = *q;
   c.conv_kernel = engine::conv_kernel_from_env();
+  c.gemm_kernel = engine::gemm_kernel_from_env();
   if (auto v = env::get("CORUN_EXECUTORS")) c.executors = *v;
   if (auto v = env::get("CORUN_PROFILE")) c.profile = *v;
   if (auto w = env::get_int("CORUN_FIXED_WIDTH", 1, 4096)) c.fixed_width = static_cast<int>(*w);

@@ -37,6 +37,7 @@ InlineRunner::InlineRunner(Graph& graph, bool ref_kernels) : impl_(std::make_uni
   im.check_runnable("InlineRunner");
   blas::pin_single_thread();  // as under the Engine: no BLAS thread pool behind the caller's back
   engine::apply_conv_kernel(engine::conv_kernel_from_env());  // the Engine's convolution kernels, same bits
+  engine::apply_gemm_kernel(engine::gemm_kernel_from_env());  // and its products' library
   im.kernels.reserve(im.nodes);
   im.calls.reserve(im.nodes);
   im.first.reserve(im.nodes);

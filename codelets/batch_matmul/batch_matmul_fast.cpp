@@ -1,11 +1,11 @@
-// Fast batch_matmul: one single-threaded cblas_sgemm per (C entry, tile, summed full entry), the tiles
-// those of the 2-D matmul (matmul_tiling: they depend only on M and N, so each is the same sgemm call at
-// every width; see matmul_fast.cpp for why OpenBLAS needs that). The first product of an entry writes its
+// Fast batch_matmul: one single-threaded sgemm (sgemm_backend.hpp: OpenBLAS or oneDNN) per (C entry, tile,
+// summed full entry), the tiles those of the 2-D matmul (matmul_tiling: they depend only on M and N, so each is the same sgemm call at
+// every width; see matmul_fast.cpp for why the libraries need that). The first product of an entry writes its
 // tile (beta 0), the next ones add to it (beta 1) in increasing full-batch order.
 #include "codelets/batch_matmul/batch_matmul.hpp"
 #include "codelets/matmul/matmul.hpp"
+#include "codelets/matmul/sgemm_backend.hpp"
 
-#include <cblas.h>
 #include <algorithm>
 
 namespace corun::codelets {
@@ -17,8 +17,6 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
   const int64_t m = sc[sc.rank - 2], n = sc[sc.rank - 1];
   const int64_t k = trans_a ? sa[sa.rank - 2] : sa[sa.rank - 1];
   const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
   const BatchMap map = batch_map(call);
   const int64_t c_entries = sc.numel() / (m * n);
   const bool reduced = c_entries != map.count;  // a gradient of a broadcast operand
@@ -39,9 +37,7 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
         a += trans_a ? first : first * k;
       else
         b += trans_b ? first * k : first;
-      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(rows), static_cast<blasint>(cols),
-                  static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-                  static_cast<blasint>(n));
+      sgemm_rowmajor(trans_a, trans_b, rows, cols, k, a, lda, b, ldb, beta, c, n);
       beta = 1.0f;
     }
   }

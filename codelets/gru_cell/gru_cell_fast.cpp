@@ -1,8 +1,9 @@
-// Fast GRU cell: per row of this member's slice, one loop for the exp/tanh of the three gate blocks and
-// plain arithmetic loops GCC vectorises (fixed 16-wide blocks plus a scalar tail, as lstm_cell_fast).
+// Fast GRU cell: per row of this member's slice, loops GCC vectorises (fixed 16-wide blocks plus a scalar
+// tail, as lstm_cell_fast; ew::sigmoid_fast and ew::tanh_fast are branch-free float code).
 // Formulas from codelets/elementwise.hpp, so the cell agrees closely with the same graph built from
 // sigmoid, tanh, mul and add nodes.
 #include "codelets/elementwise.hpp"
+#include "codelets/simd_clones.hpp"
 #include "codelets/gru_cell/gru_cell.hpp"
 
 namespace corun::codelets {
@@ -10,18 +11,31 @@ namespace {
 
 constexpr int kBlock = 16;
 
-// Forward of one row: xp, hp [3H], hprev [H] -> h [H], a [3H] = (z, r, n).
-void cell_row(const float* __restrict xp, const float* __restrict hp, const float* __restrict hprev,
-              float* __restrict h, float* __restrict a, int64_t H) {
-  for (int64_t u = 0; u < 2 * H; ++u) a[u] = ew::sigmoid_fast(xp[u] + hp[u]);  // z and r
-  const float* r = a + H;
-  for (int64_t u = 0; u < H; ++u) a[2 * H + u] = ew::tanh_fast(xp[2 * H + u] + r[u] * hp[2 * H + u]);
-  const float* z = a;
-  const float* n = a + 2 * H;
+// z and r: a = sigmoid(xp + hp) over n units.
+void gates_units(const float* __restrict xp, const float* __restrict hp, float* __restrict a, int64_t n) {
   int64_t u = 0;
-  for (; u + kBlock <= H; u += kBlock)
-    for (int j = 0; j < kBlock; ++j) h[u + j] = (1.0f - z[u + j]) * n[u + j] + z[u + j] * hprev[u + j];
-  for (; u < H; ++u) h[u] = (1.0f - z[u]) * n[u] + z[u] * hprev[u];
+  for (; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) a[u + j] = ew::sigmoid_fast(xp[u + j] + hp[u + j]);
+  for (; u < n; ++u) a[u] = ew::sigmoid_fast(xp[u] + hp[u]);
+}
+
+// The candidate and the new state over n units: nn = tanh(xpn + r * hpn), h = (1 - z) * nn + z * hprev.
+void state_units(const float* __restrict xpn, const float* __restrict hpn, const float* __restrict z,
+                 const float* __restrict r, const float* __restrict hprev, float* __restrict nn,
+                 float* __restrict h, int64_t n) {
+  int64_t u = 0;
+  for (; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) nn[u + j] = ew::tanh_fast(xpn[u + j] + r[u + j] * hpn[u + j]);
+  for (; u < n; ++u) nn[u] = ew::tanh_fast(xpn[u] + r[u] * hpn[u]);
+  for (u = 0; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) h[u + j] = (1.0f - z[u + j]) * nn[u + j] + z[u + j] * hprev[u + j];
+  for (; u < n; ++u) h[u] = (1.0f - z[u]) * nn[u] + z[u] * hprev[u];
+}
+
+// Forward of one row: xp, hp [3H], hprev [H] -> h [H], a [3H] = (z, r, n).
+void cell_row(const float* xp, const float* hp, const float* hprev, float* h, float* a, int64_t H) {
+  gates_units(xp, hp, a, 2 * H);
+  state_units(xp + 2 * H, hp + 2 * H, a, a + H, hprev, a + 2 * H, h, H);
 }
 
 // Backward of units [0, n) of one row; kN > 0 fixes the count at compile time (whole blocks vectorise).
@@ -54,14 +68,14 @@ void cell_grad_row(const float* a, const float* hp, const float* hprev, const fl
 
 }  // namespace
 
-void gru_cell_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void gru_cell_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const int64_t H = call.shapes[2][1];
   const Range r = split_range(call.shapes[2][0], rank, width);
   for (int64_t b = r.begin; b < r.end; ++b)
     cell_row(buf[0] + b * 3 * H, buf[1] + b * 3 * H, buf[2] + b * H, buf[3] + b * H, buf[4] + b * 3 * H, H);
 }
 
-void gru_cell_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void gru_cell_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const int64_t H = call.shapes[2][1];
   const Range r = split_range(call.shapes[2][0], rank, width);
   for (int64_t b = r.begin; b < r.end; ++b)

@@ -3,33 +3,49 @@
 // tanh, mul, add and their gradients; formulas in codelets/elementwise.hpp), so fused and unfused LSTMs
 // agree to the last bit with the fast kernels.
 #include "codelets/elementwise.hpp"
+#include "codelets/simd_clones.hpp"
 #include "codelets/lstm_cell/lstm_cell.hpp"
 
 namespace corun::codelets {
 namespace {
 
-// GCC -O2 (the "very cheap" vectoriser) only vectorises loops with a known trip count: the pure
-// arithmetic loops run 16-wide blocks plus a scalar tail. The loops calling exp/tanh stay scalar.
+// GCC -O2 (the "very cheap" vectoriser) only vectorises loops with a known trip count: every loop runs
+// 16-wide blocks plus a scalar tail. ew::sigmoid_fast and ew::tanh_fast are branch-free float code (no libm
+// call), so the gate loops vectorise too.
 constexpr int kBlock = 16;
 
-// Forward of one row: z [4H] -> a [4H], c, h, tc [H].
-void cell_row(const float* __restrict z, const float* __restrict cp, float* __restrict c, float* __restrict h,
-              float* __restrict a, float* __restrict tc, int64_t H) {
-  for (int64_t u = 0; u < 2 * H; ++u) a[u] = ew::sigmoid_fast(z[u]);  // i and f
-  for (int64_t u = 2 * H; u < 3 * H; ++u) a[u] = ew::tanh_fast(z[u]);
-  for (int64_t u = 3 * H; u < 4 * H; ++u) a[u] = ew::sigmoid_fast(z[u]);
-  const float* i = a;
-  const float* f = a + H;
-  const float* g = a + 2 * H;
-  const float* o = a + 3 * H;
+// y = f(x) elementwise over n units (restrict pointers and a plain block loop: what the vectoriser takes).
+template <class F>
+void map_units(const float* __restrict x, float* __restrict y, int64_t n, F f) {
   int64_t u = 0;
-  for (; u + kBlock <= H; u += kBlock)
+  for (; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) y[u + j] = f(x[u + j]);
+  for (; u < n; ++u) y[u] = f(x[u]);
+}
+
+// c = f*cp + i*g, then tc = tanh(c), h = o*tc, over n units.
+void state_units(const float* __restrict i, const float* __restrict f, const float* __restrict g,
+                 const float* __restrict o, const float* __restrict cp, float* __restrict c, float* __restrict h,
+                 float* __restrict tc, int64_t n) {
+  int64_t u = 0;
+  for (; u + kBlock <= n; u += kBlock)
     for (int j = 0; j < kBlock; ++j) c[u + j] = f[u + j] * cp[u + j] + i[u + j] * g[u + j];
-  for (; u < H; ++u) c[u] = f[u] * cp[u] + i[u] * g[u];
-  for (u = 0; u < H; ++u) {
-    tc[u] = ew::tanh_fast(c[u]);
-    h[u] = o[u] * tc[u];
-  }
+  for (; u < n; ++u) c[u] = f[u] * cp[u] + i[u] * g[u];
+  for (u = 0; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) tc[u + j] = ew::tanh_fast(c[u + j]);
+  for (; u < n; ++u) tc[u] = ew::tanh_fast(c[u]);
+  for (u = 0; u + kBlock <= n; u += kBlock)
+    for (int j = 0; j < kBlock; ++j) h[u + j] = o[u + j] * tc[u + j];
+  for (; u < n; ++u) h[u] = o[u] * tc[u];
+}
+
+// Forward of one row: z [4H] -> a [4H], c, h, tc [H].
+void cell_row(const float* z, const float* cp, float* c, float* h, float* a, float* tc, int64_t H) {
+  const auto sigmoid = [](float x) { return ew::sigmoid_fast(x); };
+  map_units(z, a, 2 * H, sigmoid);  // i and f
+  map_units(z + 2 * H, a + 2 * H, H, [](float x) { return ew::tanh_fast(x); });
+  map_units(z + 3 * H, a + 3 * H, H, sigmoid);
+  state_units(a, a + H, a + 2 * H, a + 3 * H, cp, c, h, tc, H);
 }
 
 // Backward of units [0, n) of one row, each gate block its own restrict parameter; kN > 0 fixes n at compile
@@ -64,14 +80,14 @@ void cell_grad_row(const float* a, const float* cp, const float* tc, const float
 
 }  // namespace
 
-void lstm_cell_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void lstm_cell_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const int64_t H = call.shapes[1][1];
   const Range r = split_range(call.shapes[1][0], rank, width);
   for (int64_t b = r.begin; b < r.end; ++b)
     cell_row(buf[0] + b * 4 * H, buf[1] + b * H, buf[2] + b * H, buf[3] + b * H, buf[4] + b * 4 * H, buf[5] + b * H, H);
 }
 
-void lstm_cell_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void lstm_cell_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const int64_t H = call.shapes[1][1];
   const Range r = split_range(call.shapes[1][0], rank, width);
   for (int64_t b = r.begin; b < r.end; ++b)

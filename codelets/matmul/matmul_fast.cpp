@@ -1,18 +1,18 @@
-// Fast matmul: one single-threaded cblas_sgemm per tile of C.
+// Fast matmul: one single-threaded sgemm per tile of C (sgemm_backend.hpp: OpenBLAS or oneDNN's sgemm).
 //
-// Why fixed tiles instead of one sgemm per member: OpenBLAS does not give the same bits for an element of
-// C when it is computed inside differently shaped sub-GEMMs (measured on OpenBLAS 0.3.21, Haswell
+// Why fixed tiles instead of one sgemm per member: OpenBLAS (oneDNN alike) does not give the same bits for
+// an element of C when it is computed inside differently shaped sub-GEMMs (measured on OpenBLAS 0.3.21, Haswell
 // kernels: its micro-kernel and edge handling group rows/columns depending on the call's M and N, so
 // splitting C at 16- or 32-aligned boundaries still changed results). The tiling below depends only on
 // (M, N); a member runs its contiguous run of tiles one sgemm call each, so every tile is the identical
 // call at any width and the result is bitwise width-independent by construction. Tiles of >= 64 rows or
 // columns cost nothing measurable versus one big call (the repacked operand is amortised).
 #include "codelets/matmul/matmul.hpp"
+#include "codelets/matmul/sgemm_backend.hpp"
 
 #include "base/check.hpp"
 
 #include <algorithm>
-#include <cblas.h>
 
 namespace corun::codelets {
 
@@ -41,8 +41,6 @@ void matmul_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const int64_t k = trans_a ? sa[0] : sa[1];
   const int64_t lda = trans_a ? m : k;
   const int64_t ldb = trans_b ? k : n;
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
   const float* a = buf[0];
   const float* b = buf[1];
   float* c = buf[2];
@@ -54,15 +52,11 @@ void matmul_fast(const OpCall& call, float* const* buf, int rank, int width) {
     if (tiling.rows) {
       const int64_t rows = std::min(tiling.tile, m - first);
       const float* a_tile = trans_a ? a + first : a + first * k;
-      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(rows), static_cast<blasint>(n),
-                  static_cast<blasint>(k), 1.0f, a_tile, static_cast<blasint>(lda), b,
-                  static_cast<blasint>(ldb), beta, c + first * n, static_cast<blasint>(n));
+      sgemm_rowmajor(trans_a, trans_b, rows, n, k, a_tile, lda, b, ldb, beta, c + first * n, n);
     } else {
       const int64_t cols = std::min(tiling.tile, n - first);
       const float* b_tile = trans_b ? b + first * k : b + first;
-      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(cols),
-                  static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b_tile,
-                  static_cast<blasint>(ldb), beta, c + first, static_cast<blasint>(n));
+      sgemm_rowmajor(trans_a, trans_b, m, cols, k, a, lda, b_tile, ldb, beta, c + first, n);
     }
   }
 }

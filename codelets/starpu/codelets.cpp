@@ -2,6 +2,7 @@
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/group/group.hpp"
+#include "codelets/matmul/sgemm_backend.hpp"
 
 #include "base/check.hpp"
 
@@ -161,6 +162,8 @@ uint32_t footprint(const OpCall& call) {
   if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
   // Convolutions on the oneDNN kernels: their own model entries (the im2col ones keep their footprints).
   if (call_uses_dnnl_conv(call)) h = starpu_hash_crc32c_be(0x646e6e6cu /* "dnnl" */, h);
+  // Products on oneDNN's sgemm: likewise (the OpenBLAS ones keep theirs).
+  if (call_uses_onednn_gemm(call)) h = starpu_hash_crc32c_be(0x6f67656du /* "ogem" */, h);
   // group: the members' own footprints, in order.
   for (const OpCall& m : call.members) h = starpu_hash_crc32c_be(footprint(m), h);
   return h;

@@ -49,6 +49,9 @@ struct Config {
   /// CORUN_CONV_KERNEL=auto|dnnl|im2col: the convolutions' fast kernels (docs/models.md): oneDNN in its
   /// blocked layouts, im2col + OpenBLAS, or the measured choice per shape (auto).
   std::string conv_kernel = "auto";
+  /// CORUN_GEMM_KERNEL=auto|onednn|openblas: the library under matmul and batch_matmul (docs/models.md): oneDNN's
+  /// sgemm, OpenBLAS's, or the measured choice per transpose and ISA (auto).
+  std::string gemm_kernel = "auto";
   std::string executors;   ///< CORUN_EXECUTORS=NxK: executor layout of corun's policies ("" = profile/default)
   std::string profile;     ///< CORUN_PROFILE=path: a file written by `corun profile` (layout, machine key)
   int fixed_width = 0;     ///< CORUN_FIXED_WIDTH=w: every task at width w (calibration; 0 = the policy decides)
@@ -200,6 +203,9 @@ struct EngineInfo {
   /// The convolutions' fast kernels: "oneDNN 2.6.3, activations nChw16c (CORUN_CONV_KERNEL=auto)", or why
   /// only im2col + OpenBLAS runs.
   std::string conv_kernels;
+  /// The products' library: "oneDNN 2.6.3 (avx512_core) for A*B and A^T*B, OpenBLAS for A*B^T
+  /// (CORUN_GEMM_KERNEL=auto)".
+  std::string gemm_kernels;
   std::string layout;            ///< executors of corun's policies, "NxK" ("" for built-ins)
   std::string layout_source;     ///< "CORUN_EXECUTORS", "CORUN_PROFILE", "default" or ""
   std::string machine_key;       ///< perfmodel key (STARPU_HOSTNAME), see machine::machine_key()

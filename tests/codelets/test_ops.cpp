@@ -5,6 +5,8 @@
 // agrees with reference (normalised MSE), every width is bitwise equal to width 1, no write outside a
 // buffer (guard bands) and every output element written (sentinel fill).
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/elementwise.hpp"
+#include "codelets/matmul/sgemm_backend.hpp"
 #include "codelets/op.hpp"
 #include "op_cases.hpp"
 
@@ -233,6 +235,126 @@ TEST_P(DnnlConv, Matches) { check_case(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Ops, DnnlConv, ::testing::ValuesIn(testing::dnnl_conv_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
+
+// matmul and batch_matmul on each sgemm library forced (CORUN_GEMM_KERNEL=onednn / openblas), whatever the
+// automatic choice on this CPU: each must match the reference and give the same bits at every width.
+std::vector<OpCaseSpec> product_cases() {
+  std::vector<OpCaseSpec> out;
+  for (const OpCaseSpec& c : testing::all_op_cases())
+    if (c.call.kind == OpKind::matmul || c.call.kind == OpKind::batch_matmul) out.push_back(c);
+  return out;
+}
+
+class GemmOnednn : public OpCase {
+ protected:
+  void SetUp() override { set_gemm_kernel(GemmKernel::onednn); }
+  void TearDown() override { set_gemm_kernel(GemmKernel::auto_); }
+};
+class GemmOpenblas : public OpCase {
+ protected:
+  void SetUp() override { set_gemm_kernel(GemmKernel::openblas); }
+  void TearDown() override { set_gemm_kernel(GemmKernel::auto_); }
+};
+
+TEST_P(GemmOnednn, Matches) { check_case(GetParam()); }
+TEST_P(GemmOpenblas, Matches) { check_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Ops, GemmOnednn, ::testing::ValuesIn(product_cases()),
+                         [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(Ops, GemmOpenblas, ::testing::ValuesIn(product_cases()),
+                         [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
+
+TEST(GemmKernel, AutoFollowsTheTransposeRule) {
+  set_gemm_kernel(GemmKernel::openblas);
+  EXPECT_FALSE(gemm_uses_onednn(false, false));
+  EXPECT_NE(gemm_description().find("OpenBLAS for every product"), std::string::npos) << gemm_description();
+  set_gemm_kernel(GemmKernel::auto_);
+  // A*B^T stays on OpenBLAS under auto whatever the CPU; A*B and A^T*B go to oneDNN only on AVX-512.
+  EXPECT_FALSE(gemm_uses_onednn(false, true));
+  EXPECT_FALSE(gemm_uses_onednn(true, true));
+  EXPECT_EQ(gemm_uses_onednn(false, false), gemm_uses_onednn(true, false));
+  OpCall mm;
+  mm.kind = OpKind::matmul;
+  EXPECT_EQ(call_uses_onednn_gemm(mm), gemm_uses_onednn(false, false));
+  OpCall add;
+  add.kind = OpKind::add;
+  EXPECT_FALSE(call_uses_onednn_gemm(add));
+}
+
+// The fused cells' vector loops (their AVX-512 / AVX2 copies on such CPUs, codelets/simd_clones.hpp) give
+// the bits of the per-element formulas evaluated one float at a time here, as the unfused graph's ops do.
+// H = 40: two whole 16-unit blocks and a tail.
+std::vector<float> random_floats(std::mt19937& rng, size_t n, float scale) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(FusedCells, LstmCellGivesTheBitsOfItsScalarFormulas) {
+  const int64_t B = 3, H = 40;
+  std::mt19937 rng(5);
+  std::vector<float> z = random_floats(rng, B * 4 * H, 3.0f), cp = random_floats(rng, B * H, 1.0f);
+  std::vector<float> c(B * H), h(B * H), a(B * 4 * H), tc(B * H);
+  OpCall call;
+  call.kind = OpKind::lstm_cell;
+  call.shapes = {Shape{B, 4 * H}, Shape{B, H}, Shape{B, H}, Shape{B, H}, Shape{B, 4 * H}, Shape{B, H}};
+  float* buf[] = {z.data(), cp.data(), c.data(), h.data(), a.data(), tc.data()};
+  op_info(OpKind::lstm_cell).fast(call, buf, 0, 1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t u = 0; u < H; ++u) {
+      const float* zr = z.data() + b * 4 * H;
+      const float i = ew::sigmoid_fast(zr[u]), f = ew::sigmoid_fast(zr[H + u]);
+      const float g = ew::tanh_fast(zr[2 * H + u]), o = ew::sigmoid_fast(zr[3 * H + u]);
+      const float cc = ew::add_fast(ew::mul_fast(f, cp[b * H + u]), ew::mul_fast(i, g));
+      const float t = ew::tanh_fast(cc);
+      ASSERT_EQ(c[b * H + u], cc) << b << "," << u;
+      ASSERT_EQ(tc[b * H + u], t) << b << "," << u;
+      ASSERT_EQ(h[b * H + u], ew::mul_fast(o, t)) << b << "," << u;
+      ASSERT_EQ(a[b * 4 * H + 2 * H + u], g) << b << "," << u;
+    }
+  // The backward, from those saved activations.
+  std::vector<float> dh = random_floats(rng, B * H, 1.0f), dcn = random_floats(rng, B * H, 1.0f);
+  std::vector<float> dz(B * 4 * H), dcp(B * H);
+  OpCall grad;
+  grad.kind = OpKind::lstm_cell_grad;
+  grad.shapes = {Shape{B, 4 * H}, Shape{B, H}, Shape{B, H}, Shape{B, H}, Shape{B, H}, Shape{B, 4 * H}, Shape{B, H}};
+  float* gbuf[] = {a.data(), cp.data(), tc.data(), dh.data(), dcn.data(), dz.data(), dcp.data()};
+  op_info(OpKind::lstm_cell_grad).fast(grad, gbuf, 0, 1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t u = 0; u < H; ++u) {
+      const float* ar = a.data() + b * 4 * H;
+      const int64_t e = b * H + u;
+      const float i = ar[u], f = ar[H + u], g = ar[2 * H + u], o = ar[3 * H + u];
+      const float dc = dcn[e] + ew::tanh_grad_fast(tc[e], dh[e] * o);
+      ASSERT_EQ(dz[b * 4 * H + u], ew::sigmoid_grad_fast(i, dc * g)) << b << "," << u;
+      ASSERT_EQ(dz[b * 4 * H + 2 * H + u], ew::tanh_grad_fast(g, dc * i)) << b << "," << u;
+      ASSERT_EQ(dz[b * 4 * H + 3 * H + u], ew::sigmoid_grad_fast(o, dh[e] * tc[e])) << b << "," << u;
+      ASSERT_EQ(dcp[e], dc * f) << b << "," << u;
+    }
+}
+
+TEST(FusedCells, GruCellGivesTheBitsOfItsScalarFormulas) {
+  const int64_t B = 3, H = 40;
+  std::mt19937 rng(6);
+  std::vector<float> xp = random_floats(rng, B * 3 * H, 2.0f), hp = random_floats(rng, B * 3 * H, 2.0f);
+  std::vector<float> hprev = random_floats(rng, B * H, 1.0f), h(B * H), a(B * 3 * H);
+  OpCall call;
+  call.kind = OpKind::gru_cell;
+  call.shapes = {Shape{B, 3 * H}, Shape{B, 3 * H}, Shape{B, H}, Shape{B, H}, Shape{B, 3 * H}};
+  float* buf[] = {xp.data(), hp.data(), hprev.data(), h.data(), a.data()};
+  op_info(OpKind::gru_cell).fast(call, buf, 0, 1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t u = 0; u < H; ++u) {
+      const float* x = xp.data() + b * 3 * H;
+      const float* r3 = hp.data() + b * 3 * H;
+      const float zg = ew::sigmoid_fast(x[u] + r3[u]), r = ew::sigmoid_fast(x[H + u] + r3[H + u]);
+      const float n = ew::tanh_fast(x[2 * H + u] + r * r3[2 * H + u]);
+      ASSERT_EQ(a[b * 3 * H + u], zg) << b << "," << u;
+      ASSERT_EQ(a[b * 3 * H + 2 * H + u], n) << b << "," << u;
+      ASSERT_EQ(h[b * H + u], (1.0f - zg) * n + zg * hprev[b * H + u]) << b << "," << u;
+    }
+}
 
 // The table is generated from codelets/ops.def: every kind has both kernels, a width, a unique name that
 // op_kind() finds again, and an ew_chain arity of 0, 1 or 2.

@@ -1,0 +1,108 @@
+// sgemm_backend.hpp has the why; this file holds the rule and the two calls.
+#include "codelets/matmul/sgemm_backend.hpp"
+
+#include "base/check.hpp"
+
+#include <atomic>
+#include <cblas.h>
+
+#ifdef CORUN_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+
+extern "C" void omp_set_num_threads(int);  // libgomp, oneDNN's threading runtime in Debian's build
+#endif
+
+namespace corun::codelets {
+namespace {
+
+std::atomic<GemmKernel> g_gemm_kernel{GemmKernel::auto_};
+
+#ifdef CORUN_HAVE_DNNL
+// oneDNN's sgemm kernels on this CPU: AVX-512 (avx512_core and above) is where they were measured faster.
+bool onednn_avx512() {
+  static const bool avx512 = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core;
+  return avx512;
+}
+
+const char* onednn_isa_name() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx512_mic: case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    default: return "avx512_core_amx or later";
+  }
+}
+#endif
+
+}  // namespace
+
+void set_gemm_kernel(GemmKernel choice) { g_gemm_kernel.store(choice); }
+GemmKernel gemm_kernel() { return g_gemm_kernel.load(); }
+
+bool gemm_uses_onednn(bool trans_a, bool trans_b) {
+#ifdef CORUN_HAVE_DNNL
+  switch (gemm_kernel()) {
+    case GemmKernel::openblas: return false;
+    case GemmKernel::onednn: return true;
+    case GemmKernel::auto_: break;
+  }
+  // auto, the rule bench/small_gemm measured on the tiles matmul_fast cuts (one thread, quiet 2-core Zen 5,
+  // bench/results/gemm-kernels-*.md): on AVX-512 oneDNN was 1.4-2.3x faster than OpenBLAS's kernels for A*B
+  // (forward products) and 1.2-1.6x for A^T*B (weight gradients), but 0.7-1.1x for A*B^T (input gradients,
+  // the weight read transposed); with AVX2 kernels only the two were within noise of each other.
+  (void)trans_a;
+  return onednn_avx512() && !trans_b;
+#else
+  (void)trans_a, (void)trans_b;
+  return false;
+#endif
+}
+
+bool call_uses_onednn_gemm(const OpCall& call) {
+  if (call.kind != OpKind::matmul && call.kind != OpKind::batch_matmul) return false;
+  return gemm_uses_onednn(call.i[0] != 0, call.i[1] != 0);
+}
+
+std::string gemm_description() {
+#ifdef CORUN_HAVE_DNNL
+  const dnnl_version_t* v = dnnl_version();
+  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                             std::to_string(v->patch) + " (" + onednn_isa_name() + ")";
+  const bool nn = gemm_uses_onednn(false, false), nt = gemm_uses_onednn(false, true);
+  if (nn && nt) return onednn + " for every product";
+  if (nn) return onednn + " for A*B and A^T*B, OpenBLAS for A*B^T";
+  return std::string("OpenBLAS for every product (") + onednn + " in the build)";
+#else
+  return "OpenBLAS for every product (built without oneDNN)";
+#endif
+}
+
+void sgemm_rowmajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+#ifdef CORUN_HAVE_DNNL
+  if (gemm_uses_onednn(trans_a, trans_b)) {
+    // The first oneDNN call on a thread (a StarPU worker) bounds its OpenMP team to that thread: a team
+    // member never spawns a nested team.
+    thread_local bool one_thread = false;
+    if (!one_thread) {
+      omp_set_num_threads(1);
+      one_thread = true;
+    }
+    const dnnl_status_t s =
+        dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    if (s != dnnl_success)
+      CORUN_ABORT("oneDNN sgemm failed with status " << static_cast<int>(s) << " on " << m << "x" << n << "x" << k
+                  << " (CORUN_GEMM_KERNEL=openblas avoids oneDNN)");
+    return;
+  }
+#endif
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+}  // namespace corun::codelets
