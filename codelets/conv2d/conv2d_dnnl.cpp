@@ -1,6 +1,7 @@
 // oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
+#include "codelets/onednn_runtime.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,8 +14,6 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
-
-extern "C" void omp_set_num_threads(int);  // libgomp, oneDNN's threading runtime in Debian's build
 #endif
 
 namespace corun::codelets {
@@ -109,7 +108,7 @@ dnnl::engine& cpu_engine() {
 dnnl::stream& thread_stream() {
   thread_local std::unique_ptr<dnnl::stream> stream;
   if (!stream) {
-    omp_set_num_threads(1);
+    onednn_one_thread();
     stream = std::make_unique<dnnl::stream>(cpu_engine());
   }
   return *stream;
@@ -445,9 +444,7 @@ int64_t dnnl_channel_block() {
 }
 
 std::string dnnl_description() {
-  const dnnl_version_t* v = dnnl_version();
-  const std::string version =
-      "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  const std::string version = onednn_version();
   const int64_t block = dnnl_channel_block();
   if (block == 0) return version + ", no blocked kernels on this CPU (needs AVX2): im2col + OpenBLAS";
   return version + ", activations nChw" + std::to_string(block) + "c";

@@ -1,23 +1,17 @@
 // Fast GRU cell: per row of this member's slice, loops GCC vectorises (fixed 16-wide blocks plus a scalar
-// tail, as lstm_cell_fast; ew::sigmoid_fast and ew::tanh_fast are branch-free float code).
+// tail: ew::map2 where two inputs do, as lstm_cell_fast; ew::sigmoid_fast and ew::tanh_fast are branch-free
+// float code).
 // Formulas from codelets/elementwise.hpp, so the cell agrees closely with the same graph built from
 // sigmoid, tanh, mul and add nodes.
 #include "codelets/elementwise.hpp"
+#include "codelets/elementwise_kernels.hpp"
 #include "codelets/simd_clones.hpp"
 #include "codelets/gru_cell/gru_cell.hpp"
 
 namespace corun::codelets {
 namespace {
 
-constexpr int kBlock = 16;
-
-// z and r: a = sigmoid(xp + hp) over n units.
-void gates_units(const float* __restrict xp, const float* __restrict hp, float* __restrict a, int64_t n) {
-  int64_t u = 0;
-  for (; u + kBlock <= n; u += kBlock)
-    for (int j = 0; j < kBlock; ++j) a[u + j] = ew::sigmoid_fast(xp[u + j] + hp[u + j]);
-  for (; u < n; ++u) a[u] = ew::sigmoid_fast(xp[u] + hp[u]);
-}
+using ew::kBlock;
 
 // The candidate and the new state over n units: nn = tanh(xpn + r * hpn), h = (1 - z) * nn + z * hprev.
 void state_units(const float* __restrict xpn, const float* __restrict hpn, const float* __restrict z,
@@ -34,7 +28,7 @@ void state_units(const float* __restrict xpn, const float* __restrict hpn, const
 
 // Forward of one row: xp, hp [3H], hprev [H] -> h [H], a [3H] = (z, r, n).
 void cell_row(const float* xp, const float* hp, const float* hprev, float* h, float* a, int64_t H) {
-  gates_units(xp, hp, a, 2 * H);
+  ew::map2([](float x, float r) { return ew::sigmoid_fast(x + r); }, xp, hp, a, 2 * H);  // z and r
   state_units(xp + 2 * H, hp + 2 * H, a, a + H, hprev, a + 2 * H, h, H);
 }
 

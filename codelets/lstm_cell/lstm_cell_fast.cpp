@@ -3,6 +3,7 @@
 // tanh, mul, add and their gradients; formulas in codelets/elementwise.hpp), so fused and unfused LSTMs
 // agree to the last bit with the fast kernels.
 #include "codelets/elementwise.hpp"
+#include "codelets/elementwise_kernels.hpp"
 #include "codelets/simd_clones.hpp"
 #include "codelets/lstm_cell/lstm_cell.hpp"
 
@@ -10,42 +11,30 @@ namespace corun::codelets {
 namespace {
 
 // GCC -O2 (the "very cheap" vectoriser) only vectorises loops with a known trip count: every loop runs
-// 16-wide blocks plus a scalar tail. ew::sigmoid_fast and ew::tanh_fast are branch-free float code (no libm
-// call), so the gate loops vectorise too.
-constexpr int kBlock = 16;
+// 16-wide blocks plus a scalar tail (ew::map1 / ew::map2, the unfused ops' own loops, where one or two inputs
+// do). ew::sigmoid_fast and ew::tanh_fast are branch-free float code (no libm call), so the gate loops
+// vectorise too.
+using ew::kBlock;
 
-// y = f(x) elementwise over n units (restrict pointers and a plain block loop: what the vectoriser takes).
-template <class F>
-void map_units(const float* __restrict x, float* __restrict y, int64_t n, F f) {
-  int64_t u = 0;
-  for (; u + kBlock <= n; u += kBlock)
-    for (int j = 0; j < kBlock; ++j) y[u + j] = f(x[u + j]);
-  for (; u < n; ++u) y[u] = f(x[u]);
-}
-
-// c = f*cp + i*g, then tc = tanh(c), h = o*tc, over n units.
+// c = f*cp + i*g over n units (three inputs: no ew:: loop takes them).
 void state_units(const float* __restrict i, const float* __restrict f, const float* __restrict g,
-                 const float* __restrict o, const float* __restrict cp, float* __restrict c, float* __restrict h,
-                 float* __restrict tc, int64_t n) {
+                 const float* __restrict cp, float* __restrict c, int64_t n) {
   int64_t u = 0;
   for (; u + kBlock <= n; u += kBlock)
     for (int j = 0; j < kBlock; ++j) c[u + j] = f[u + j] * cp[u + j] + i[u + j] * g[u + j];
   for (; u < n; ++u) c[u] = f[u] * cp[u] + i[u] * g[u];
-  for (u = 0; u + kBlock <= n; u += kBlock)
-    for (int j = 0; j < kBlock; ++j) tc[u + j] = ew::tanh_fast(c[u + j]);
-  for (; u < n; ++u) tc[u] = ew::tanh_fast(c[u]);
-  for (u = 0; u + kBlock <= n; u += kBlock)
-    for (int j = 0; j < kBlock; ++j) h[u + j] = o[u + j] * tc[u + j];
-  for (; u < n; ++u) h[u] = o[u] * tc[u];
 }
 
 // Forward of one row: z [4H] -> a [4H], c, h, tc [H].
 void cell_row(const float* z, const float* cp, float* c, float* h, float* a, float* tc, int64_t H) {
   const auto sigmoid = [](float x) { return ew::sigmoid_fast(x); };
-  map_units(z, a, 2 * H, sigmoid);  // i and f
-  map_units(z + 2 * H, a + 2 * H, H, [](float x) { return ew::tanh_fast(x); });
-  map_units(z + 3 * H, a + 3 * H, H, sigmoid);
-  state_units(a, a + H, a + 2 * H, a + 3 * H, cp, c, h, tc, H);
+  const auto tanh = [](float x) { return ew::tanh_fast(x); };
+  ew::map1(sigmoid, z, a, 2 * H);  // i and f
+  ew::map1(tanh, z + 2 * H, a + 2 * H, H);
+  ew::map1(sigmoid, z + 3 * H, a + 3 * H, H);
+  state_units(a, a + H, a + 2 * H, cp, c, H);
+  ew::map1(tanh, c, tc, H);
+  ew::map2([](float o, float t) { return ew::mul_fast(o, t); }, a + 3 * H, tc, h, H);
 }
 
 // Backward of units [0, n) of one row, each gate block its own restrict parameter; kN > 0 fixes n at compile

@@ -2,14 +2,13 @@
 #include "codelets/matmul/sgemm_backend.hpp"
 
 #include "base/check.hpp"
+#include "codelets/onednn_runtime.hpp"
 
 #include <atomic>
 #include <cblas.h>
 
 #ifdef CORUN_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
-
-extern "C" void omp_set_num_threads(int);  // libgomp, oneDNN's threading runtime in Debian's build
 #endif
 
 namespace corun::codelets {
@@ -69,9 +68,7 @@ bool call_uses_onednn_gemm(const OpCall& call) {
 
 std::string gemm_description() {
 #ifdef CORUN_HAVE_DNNL
-  const dnnl_version_t* v = dnnl_version();
-  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                             std::to_string(v->patch) + " (" + onednn_isa_name() + ")";
+  const std::string onednn = onednn_version() + " (" + onednn_isa_name() + ")";
   const bool nn = gemm_uses_onednn(false, false), nt = gemm_uses_onednn(false, true);
   if (nn && nt) return onednn + " for every product";
   if (nn) return onednn + " for A*B and A^T*B, OpenBLAS for A*B^T";
@@ -85,13 +82,7 @@ void sgemm_rowmajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
 #ifdef CORUN_HAVE_DNNL
   if (gemm_uses_onednn(trans_a, trans_b)) {
-    // The first oneDNN call on a thread (a StarPU worker) bounds its OpenMP team to that thread: a team
-    // member never spawns a nested team.
-    thread_local bool one_thread = false;
-    if (!one_thread) {
-      omp_set_num_threads(1);
-      one_thread = true;
-    }
+    onednn_one_thread();
     const dnnl_status_t s =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
     if (s != dnnl_success)
