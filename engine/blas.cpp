@@ -2,10 +2,10 @@
 
 #include "base/check.hpp"
 #include "base/memory_budget.hpp"
+#include "codelets/matmul/openblas_core.hpp"
 
 #include <cblas.h>
 #include <starpu.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,32 +23,22 @@ std::string config_string() {
   return openblas_get_config();
 }
 std::string core_name() {
-  return openblas_get_corename();
+  return codelets::openblas_core_name();
 }
 int threads() {
   return openblas_get_num_threads();
 }
 
 std::string core_warning(const std::string& core, bool avx2_fma, bool avx512) {
-  // OpenBLAS's DYNAMIC_ARCH cores without AVX2 kernels (openblas_get_corename's spelling).
-  static const char* const kPreAvx2[] = {"Prescott", "Core2",   "Penryn",     "Dunnington", "Nehalem",   "Sandybridge",
-                                         "Atom",     "Opteron", "Barcelona",  "Bobcat",     "Bulldozer", "Piledriver",
-                                         "Steamroller", "Katmai", "Coppermine", "Northwood", "Banias",   "Generic"};
-  if (!avx2_fma) return "";
-  bool old = false;
-  for (const char* c : kPreAvx2) old = old || strcasecmp(core.c_str(), c) == 0;
-  if (!old) return "";
+  if (!avx2_fma || !codelets::openblas_core_lacks_avx2(core)) return "";
   return "OpenBLAS runs its " + core + " kernels (no AVX2) on a CPU with AVX2" + (avx512 ? " and AVX-512" : "") +
          ": it did not recognise this CPU, and every GEMM runs several times slower than it could; set "
          "OPENBLAS_CORETYPE=" + (avx512 ? "SkylakeX" : "Haswell");
 }
 
 std::string core_warning() {
-  __builtin_cpu_init();
-  const bool avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return core_warning(core_name(), avx2_fma, avx512);
+  const codelets::CpuVectorIsa isa = codelets::cpu_vector_isa();
+  return core_warning(core_name(), isa.avx2_fma, isa.avx512);
 }
 
 namespace {

@@ -32,13 +32,15 @@ esac
 # libdnnl-dev: oneDNN, the conv2d codelets' blocked-layout kernels (codelets/conv2d/conv2d_dnnl.cpp; optional at build
 # time) and bench/conv_kernels.sh.
 # libxsmm-dev: libxsmm's JIT small-GEMM kernels, measured against OpenBLAS by bench/small_gemm (optional there).
+# ccache: the builds of scripts/test.sh (and a CI clone in another folder) share compiled objects (cmake/ccache.cmake).
 # libonnx-dev + libprotobuf-dev: the ONNX importer (onnx/, corun::import_onnx); python3-onnx, python3-torch and
 # python3-torchvision: scripts/export-onnx.py and the onnx tests' models (skipped without torch).
 # openmpi-bin + libopenmpi-dev: mpirun and MPI for `mpirun -np N corun train` over StarPU-MPI (the MPI
 # component, CMake option CORUN_MPI; docs/batch-jobs.md#several-nodes) and the tests of label mpi.
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
           libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev
-          openmpi-bin libopenmpi-dev libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision libxsmm-dev)
+          openmpi-bin libopenmpi-dev libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision libxsmm-dev
+          ccache)
 # libsimgrid-dev: SimGrid 3.32, which the simgrid flavour's StarPU is built against and links at run time.
 if [[ "$flavour" == simgrid ]]; then packages+=(libsimgrid-dev); fi
 missing=()

@@ -31,9 +31,11 @@ if [[ "${CORUN_TEST_NCPU8:-1}" != 0 ]]; then
   # Not again here: what neither the StarPU build nor the worker count can change. The PyTorch comparisons
   # (label torch: the same numbers at every width, checked by test_ops; most of their time is torch's), the
   # random kill -9 loop (file-system atomicity of the checkpoint writer), the sbatch templates and plot-trace
-  # (no StarPU at all).
+  # (no StarPU at all), and the finite-difference checks of the ops' gradients (test_op_gradients*: a quarter
+  # of this pass; they run under the default policy, whose tasks are one worker wide at any worker count, and
+  # the kernels' bits at widths 1 to 8 are the op harness's, label unit).
   (cd "$source_build" && STARPU_NCPU=8 ctest --output-on-failure --no-tests=error -L 'engine|cli|install' -LE torch \
-    -E '^(slurm\.templates|Checkpoint\.KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint|PlotTrace\..*)$' -j1)
+    -E '^(slurm\.templates|Checkpoint\.KillNineAtRandomMomentsNeverBreaksTheNewestCheckpoint|PlotTrace\..*|(OpGradient|Transposes/MatmulGradient|Geometries/ConvGradient|WithAndWithoutConvBias/FoldBatchNorm)\..*)$' -j1)
   passes_run+=(ncpu8)
 else
   passes_skipped+=(ncpu8)

@@ -6,6 +6,7 @@
 // buffer (guard bands) and every output element written (sentinel fill).
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/elementwise.hpp"
+#include "codelets/matmul/openblas_core.hpp"
 #include "codelets/matmul/sgemm_backend.hpp"
 #include "codelets/op.hpp"
 #include "op_cases.hpp"
@@ -269,16 +270,30 @@ TEST(GemmKernel, AutoFollowsTheTransposeRule) {
   EXPECT_FALSE(gemm_uses_onednn(false, false));
   EXPECT_NE(gemm_description().find("OpenBLAS for every product"), std::string::npos) << gemm_description();
   set_gemm_kernel(GemmKernel::auto_);
-  // A*B^T stays on OpenBLAS under auto whatever the CPU; A*B and A^T*B go to oneDNN only on AVX-512.
-  EXPECT_FALSE(gemm_uses_onednn(false, true));
-  EXPECT_FALSE(gemm_uses_onednn(true, true));
-  EXPECT_EQ(gemm_uses_onednn(false, false), gemm_uses_onednn(true, false));
+  // A*B and A^T*B go to oneDNN on AVX-512; A*B^T stays on OpenBLAS, unless OpenBLAS runs kernels older than
+  // the CPU (a CPU it did not recognise): then every product runs oneDNN (where the build has it).
+  const bool nn = gemm_uses_onednn(false, false), nt = gemm_uses_onednn(false, true);
+  EXPECT_EQ(nt, gemm_uses_onednn(true, true));
+  EXPECT_EQ(nn, gemm_uses_onednn(true, false));
+  if (openblas_kernels_older_than_cpu())
+    EXPECT_EQ(nt, nn) << gemm_description();
+  else
+    EXPECT_FALSE(nt) << gemm_description();
   OpCall mm;
   mm.kind = OpKind::matmul;
   EXPECT_EQ(call_uses_onednn_gemm(mm), gemm_uses_onednn(false, false));
   OpCall add;
   add.kind = OpKind::add;
   EXPECT_FALSE(call_uses_onednn_gemm(add));
+}
+
+TEST(GemmKernel, OpenBlasCoresWithoutAvx2AreKnown) {
+  for (const char* old : {"Prescott", "prescott", "Core2", "Nehalem", "Sandybridge", "Generic"})
+    EXPECT_TRUE(openblas_core_lacks_avx2(old)) << old;
+  for (const char* recent : {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"})
+    EXPECT_FALSE(openblas_core_lacks_avx2(recent)) << recent;
+  EXPECT_EQ(openblas_kernels_older_than_cpu(),
+            cpu_vector_isa().avx2_fma && openblas_core_lacks_avx2(openblas_core_name()));
 }
 
 // The fused cells' vector loops (their AVX-512 / AVX2 copies on such CPUs, codelets/simd_clones.hpp) give
