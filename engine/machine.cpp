@@ -228,6 +228,29 @@ int cores_containing(const std::vector<int>& cpus) {
   return n;
 }
 
+namespace {
+// The CPUs a /proc status file (a process's or one thread's) allows; empty for a thread that went away or a
+// format we do not know.
+std::vector<int> cpus_allowed(const std::string& status_file) {
+  std::ifstream status(status_file);
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+      try {
+        return cgroup::parse_cpu_list(line.substr(18), status_file);
+      } catch (const Error&) {
+        return {};
+      }
+    }
+  return {};
+}
+
+// StarPU 1.3 names its CPU worker threads "CPU <n>" (src/drivers/cpu/driver_cpu.c).
+bool is_starpu_cpu_worker(const std::string& comm) {
+  return comm.size() > 4 && comm.rfind("CPU ", 0) == 0 &&
+         std::all_of(comm.begin() + 4, comm.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
 std::vector<OtherProcess> other_starpu_processes() {
   std::vector<OtherProcess> out;
   const int self = static_cast<int>(getpid());
@@ -241,28 +264,27 @@ std::vector<OtherProcess> other_starpu_processes() {
     OtherProcess p;
     p.pid = static_cast<int>(pid);
     std::getline(std::ifstream(dir + "/comm"), p.name);
-    // StarPU 1.3 names its CPU worker threads "CPU <n>" (src/drivers/cpu/driver_cpu.c).
+    // Where the process computes is where its worker threads may run, each bound to its own CPU by StarPU:
+    // the union of their masks. The process's own mask (its main thread's) is only the fallback for a process
+    // without workers: the main thread's mask says nothing about the workers once they are bound, and a
+    // library may change it (CI saw a corun started under `taskset -c 0` reported on cpu 1).
+    std::vector<int> worker_cpus;
     if (DIR* tasks = opendir((dir + "/task").c_str())) {
       while (dirent* t = readdir(tasks)) {
         if (t->d_name[0] == '.') continue;
+        const std::string task = dir + "/task/" + t->d_name;
         std::string comm;
-        std::getline(std::ifstream(dir + "/task/" + t->d_name + "/comm"), comm);
-        if (comm.size() > 4 && comm.rfind("CPU ", 0) == 0 &&
-            std::all_of(comm.begin() + 4, comm.end(), [](char c) { return c >= '0' && c <= '9'; }))
-          ++p.starpu_workers;
+        std::getline(std::ifstream(task + "/comm"), comm);
+        if (!is_starpu_cpu_worker(comm)) continue;
+        ++p.starpu_workers;
+        for (int c : cpus_allowed(task + "/status")) worker_cpus.push_back(c);
       }
       closedir(tasks);
     }
     if (p.name != "corun" && p.starpu_workers == 0) continue;
-    std::ifstream status(dir + "/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("Cpus_allowed_list:", 0) == 0) {
-        try {
-          p.cpus = cgroup::parse_cpu_list(line.substr(18), dir + "/status");
-        } catch (const Error&) {
-          // a process that went away or a format we do not know: report it without CPUs
-        }
-      }
+    std::sort(worker_cpus.begin(), worker_cpus.end());
+    worker_cpus.erase(std::unique(worker_cpus.begin(), worker_cpus.end()), worker_cpus.end());
+    p.cpus = worker_cpus.empty() ? cpus_allowed(dir + "/status") : worker_cpus;
     out.push_back(p);
   }
   closedir(proc);

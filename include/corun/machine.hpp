@@ -55,7 +55,8 @@ int cores_containing(const std::vector<int>& cpus);
 struct OtherProcess {
   int pid = -1;
   std::string name;                  ///< /proc/<pid>/comm
-  std::vector<int> cpus;             ///< its affinity (Cpus_allowed_list)
+  std::vector<int> cpus;             ///< where its StarPU workers may run (the union of their threads'
+                                     ///< Cpus_allowed_list); the process's own mask when it has none
   int starpu_workers = 0;            ///< threads named like StarPU CPU workers
 };
 /// Every such process except this one (one read of /proc/<pid>/comm per process, plus its thread names).
