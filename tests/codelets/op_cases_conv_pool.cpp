@@ -111,6 +111,9 @@ void pool_general_cases(std::vector<OpCaseSpec>& out) {
       {"include_pad_k3s1p1", 2, 3, 5, 5, {3, 3, 1, 1, 1, 1, 1, 1, false, true}},
       {"ceil_k2s3_asym", 1, 4, 10, 7, {2, 3, 3, 2, 1, 0, 0, 2, true, true}},
       {"global_5x7", 2, 3, 5, 7, {5, 7, 1, 1, 0, 0, 0, 0, false, false}},
+      // rows of 19 and 33 outputs: the fast max pool's vector blocks of 16, a tail, the last row's fallback
+      {"wide_k3s2_p1", 2, 3, 20, 37, {3, 3, 2, 2, 1, 1, 1, 1, false, false}},
+      {"wide_k2s2", 1, 2, 8, 66, {2, 2, 2, 2, 0, 0, 0, 0, false, false}},
   };
   for (const PoolCase& q : cases) {
     const PoolParams& p = q.p;

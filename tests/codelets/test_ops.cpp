@@ -9,6 +9,7 @@
 #include "codelets/matmul/openblas_core.hpp"
 #include "codelets/matmul/sgemm_backend.hpp"
 #include "codelets/op.hpp"
+#include "codelets/pool/pool.hpp"
 #include "op_cases.hpp"
 
 #include <gtest/gtest.h>
@@ -391,6 +392,70 @@ TEST(KernelTable, EveryKindHasItsKernels) {
   EXPECT_EQ(static_cast<int>(OpKind::matmul), 0);
   EXPECT_EQ(static_cast<int>(OpKind::phased_gate_grad), 40);
   EXPECT_STREQ(op_info(OpKind::sigmoid).colour, "#e15759");  // the Gantt colours of before the table
+}
+
+// The fast max pool takes rows in vector blocks of 16 outputs (a short row as one block reading into the next
+// row, except where that would read past X); its rule must stay the reference's, bit for bit: the first tap,
+// then `v > best`, in row-major window order. Rows from 5 to 37 outputs, strides 1, 2 and 3, padding and ceil
+// mode, on values with many ties (-0 and +0 among them) and a few NaNs. The gradients are small integers, so
+// the reference's double sums and the fast kernel's float sums are exact and must match bitwise too.
+TEST(MaxPoolFast, SameBitsAsTheReferenceOnBlocksTailsTiesAndNaN) {
+  struct Case {
+    int64_t n, c, h, w;
+    PoolParams p;
+  };
+  const Case cases[] = {
+      {2, 3, 28, 28, {3, 3, 2, 2, 0, 0, 0, 0, false, false}},    // CIFAR-quick: 13 outputs a row
+      {1, 2, 34, 70, {2, 2, 2, 2, 0, 0, 0, 0, false, false}},    // 35 a row: two blocks and a tail
+      {2, 2, 9, 40, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},     // stride 1, padded edges
+      {1, 3, 31, 50, {3, 3, 3, 3, 1, 1, 0, 2, true, false}},     // stride 3, asymmetric pads, ceil mode
+      {3, 1, 11, 12, {3, 2, 2, 2, 1, 0, 1, 1, true, false}},     // 6 a row, the last plane's tail
+  };
+  std::mt19937 rng(7);
+  for (const Case& q : cases) {
+    const PoolParams& p = q.p;
+    auto extent = [](int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil) {
+      const int64_t span = in + pb + pe - k;
+      int64_t out = (ceil ? span + s - 1 : span) / s + 1;
+      if (ceil && (out - 1) * s >= in + pb) --out;
+      return out;
+    };
+    const Shape xs{q.n, q.c, q.h, q.w};
+    const Shape ys{q.n, q.c, extent(q.h, p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom, p.ceil_mode),
+                   extent(q.w, p.kernel_w, p.stride_w, p.pad_left, p.pad_right, p.ceil_mode)};
+    const std::string what = "case " + xs.str() + " -> " + ys.str();
+    std::vector<float> x(static_cast<size_t>(xs.numel())), dy(static_cast<size_t>(ys.numel()));
+    std::uniform_int_distribution<int> level(-3, 3), pick(0, 99), grad(1, 8);
+    for (float& v : x) {
+      const int k = pick(rng);
+      v = k < 2 ? std::nanf("") : k < 12 ? -0.0f : static_cast<float>(level(rng)) * 0.25f;
+    }
+    for (float& v : dy) v = static_cast<float>(grad(rng));
+    OpCall fwd;
+    fwd.kind = OpKind::max_pool;
+    fwd.shapes = {xs, ys};
+    fwd.modes = {Access::read, Access::write};
+    fwd.i = p.attrs();
+    OpCall bwd = fwd;
+    bwd.kind = OpKind::max_pool_grad;
+    bwd.shapes = {xs, ys, xs};
+    bwd.modes = {Access::read, Access::read, Access::write};
+    std::vector<float> y_ref(dy.size()), y_fast(dy.size()), dx_ref(x.size()), dx_fast(x.size());
+    for (int width : {1, 3}) {
+      for (int rank = 0; rank < width; ++rank) {
+        float* r[] = {x.data(), y_ref.data()};
+        float* f[] = {x.data(), y_fast.data()};
+        op_info(OpKind::max_pool).ref(fwd, r, rank, width);
+        op_info(OpKind::max_pool).fast(fwd, f, rank, width);
+        float* rb[] = {x.data(), dy.data(), dx_ref.data()};
+        float* fb[] = {x.data(), dy.data(), dx_fast.data()};
+        op_info(OpKind::max_pool_grad).ref(bwd, rb, rank, width);
+        op_info(OpKind::max_pool_grad).fast(bwd, fb, rank, width);
+      }
+      EXPECT_EQ(std::memcmp(y_ref.data(), y_fast.data(), y_ref.size() * sizeof(float)), 0) << what << " width " << width;
+      EXPECT_EQ(std::memcmp(dx_ref.data(), dx_fast.data(), dx_ref.size() * sizeof(float)), 0) << what << " width " << width;
+    }
+  }
 }
 
 // A constant image makes every window a tie: both max_pool_grad kernels must send each window's gradient
