@@ -21,7 +21,6 @@ namespace {
 // first wins). Written as a select rather than a branch: on random data the branch of the old kernel
 // mispredicted about every other tap (15 ms for CIFAR-quick's first pool at batch 128, one thread, against
 // its 2.4 ms convolution); the select compiles to a max or blend, and a block of adjacent outputs to vectors.
-inline float take_greater(float v, float best) { return v > best ? v : best; }
 
 // Adjacent outputs of one row handled together as one vector (GCC's vector extension: one AVX-512
 // register, two AVX2 or four SSE registers), their taps loaded at the window stride.
@@ -56,76 +55,6 @@ struct InteriorColumns {
   }
 };
 
-// One output row of a max pool: outputs [lo, hi) into `out` (the Y row). `rows` is the window's first input
-// row (clamped), `nrows` its height (> 0), `end` the end of the whole X buffer. SW: the column stride when it
-// is 1 or 2, else 0 (read from g). A row shorter than a block (CIFAR-quick's 13 outputs) still runs as one
-// block whose extra lanes read the next row's floats and are dropped, wherever that stays inside X.
-template <int64_t SW>
-void max_row_interior(const PoolGeometry& g, const float* rows, int64_t nrows, int64_t lo, int64_t hi,
-                      const float* end, float* out) {
-  const int64_t sw = SW > 0 ? SW : g.sw;
-  const int64_t reach = (nrows - 1) * g.w + g.kw + (kPoolBlock - 1) * sw;  // floats a block reads from its base
-  int64_t ow = lo;
-  for (; ow < hi; ow += kPoolBlock) {
-    const float* base = rows + ow * sw - g.pl;
-    const int64_t n = std::min(kPoolBlock, hi - ow);
-    if (n < kPoolBlock && reach > end - base) break;
-    Floats best, v;
-    load_strided<SW>(base, sw, best);
-    for (int64_t r = 0; r < nrows; ++r)
-      for (int64_t s = 0; s < g.kw; ++s) {
-        load_strided<SW>(base + r * g.w + s, sw, v);
-        best = v > best ? v : best;
-      }
-    std::memcpy(out + ow, &best, static_cast<size_t>(n) * sizeof(float));
-  }
-  for (; ow < hi; ++ow) {
-    const float* base = rows + ow * sw - g.pl;
-    float best = base[0];
-    for (int64_t r = 0; r < nrows; ++r)
-      for (int64_t s = 0; s < g.kw; ++s) best = take_greater(base[r * g.w + s], best);
-    out[ow] = best;
-  }
-}
-
-// The same for the argmax (backward): `arg` gets each window's first maximum as an index into the plane.
-template <int64_t SW>
-void argmax_row_interior(const PoolGeometry& g, const float* plane, int64_t h0, int64_t nrows, int64_t lo,
-                         int64_t hi, const float* end, int64_t* arg) {
-  const int64_t sw = SW > 0 ? SW : g.sw;
-  const int64_t reach = (nrows - 1) * g.w + g.kw + (kPoolBlock - 1) * sw;
-  const float* rows = plane + h0 * g.w;
-  int64_t ow = lo;
-  for (; ow < hi; ow += kPoolBlock) {
-    const float* base = rows + ow * sw - g.pl;
-    const int64_t n = std::min(kPoolBlock, hi - ow);
-    if (n < kPoolBlock && reach > end - base) break;
-    Floats best, v;
-    load_strided<SW>(base, sw, best);
-    Ints at{};  // each output's tap offset from its window's first tap
-    for (int64_t r = 0; r < nrows; ++r)
-      for (int64_t s = 0; s < g.kw; ++s) {
-        load_strided<SW>(base + r * g.w + s, sw, v);
-        const Ints greater = v > best;
-        best = greater ? v : best;
-        at = greater ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
-      }
-    for (int64_t j = 0; j < n; ++j) arg[ow + j] = (base - plane) + j * sw + at[j];
-  }
-  for (; ow < hi; ++ow) {
-    const float* base = rows + ow * sw - g.pl;
-    float best = base[0];
-    int64_t at = 0;
-    for (int64_t r = 0; r < nrows; ++r)
-      for (int64_t s = 0; s < g.kw; ++s) {
-        const bool greater = base[r * g.w + s] > best;
-        best = greater ? base[r * g.w + s] : best;
-        at = greater ? r * g.w + s : at;
-      }
-    arg[ow] = (base - plane) + at;
-  }
-}
-
 // The clamped window [h0, h1) x [w0, w1) of one output: its first maximum's index in the plane, -1 when the
 // window holds no input (all padding).
 int64_t argmax_clamped(const PoolGeometry& g, const float* plane, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
@@ -141,7 +70,53 @@ int64_t argmax_clamped(const PoolGeometry& g, const float* plane, int64_t h0, in
   return at;
 }
 
-// Calls max_row_interior / argmax_row_interior with the stride as a constant for the common strides, so the
+// One output row of a max pool, its outputs [lo, hi) (the windows inside the image's columns; rows [h0, h1)
+// clamped, h0 < h1): with Out = float their maxima into `out` (the Y row), with Out = int64_t their first
+// maxima's indices in the plane (the backward). `end` is the end of the whole X buffer. SW: the column stride
+// when it is 1 or 2, else 0 (read from g). A row shorter than a block (CIFAR-quick's 13 outputs) still runs as
+// one block whose extra lanes read the next row's floats and are dropped, wherever that stays inside X; the
+// outputs a block cannot take go one by one through argmax_clamped.
+template <int64_t SW, class Out>
+void max_row_interior(const PoolGeometry& g, const float* plane, int64_t h0, int64_t h1, int64_t lo, int64_t hi,
+                      const float* end, Out* out) {
+  constexpr bool kArgmax = std::is_same_v<Out, int64_t>;
+  const int64_t sw = SW > 0 ? SW : g.sw;
+  const int64_t nrows = h1 - h0;
+  const int64_t reach = (nrows - 1) * g.w + g.kw + (kPoolBlock - 1) * sw;  // floats a block reads from its base
+  const float* rows = plane + h0 * g.w;
+  int64_t ow = lo;
+  for (; ow < hi; ow += kPoolBlock) {
+    const float* base = rows + ow * sw - g.pl;
+    const int64_t n = std::min(kPoolBlock, hi - ow);
+    if (n < kPoolBlock && reach > end - base) break;
+    Floats best, v;
+    load_strided<SW>(base, sw, best);
+    Ints at{};  // each output's tap offset from its window's first tap (kArgmax)
+    for (int64_t r = 0; r < nrows; ++r)
+      for (int64_t s = 0; s < g.kw; ++s) {
+        load_strided<SW>(base + r * g.w + s, sw, v);
+        if constexpr (kArgmax) {
+          const Ints greater = v > best;
+          best = greater ? v : best;
+          at = greater ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
+        } else {
+          best = v > best ? v : best;
+        }
+      }
+    if constexpr (kArgmax)
+      for (int64_t j = 0; j < n; ++j) out[ow + j] = (base - plane) + j * sw + at[j];
+    else
+      std::memcpy(out + ow, &best, static_cast<size_t>(n) * sizeof(float));
+  }
+  for (; ow < hi; ++ow) {
+    const int64_t w0 = ow * sw - g.pl;
+    const int64_t at = argmax_clamped(g, plane, h0, h1, w0, w0 + g.kw);
+    if constexpr (kArgmax) out[ow] = at;
+    else out[ow] = plane[at];
+  }
+}
+
+// Calls max_row_interior with the stride as a constant for the common strides, so the
 // block's loads are a fixed pattern the compiler vectorises.
 template <class F>
 void with_stride(int64_t sw, F&& f) {
@@ -186,7 +161,7 @@ CORUN_SIMD_CLONES void max_pool_fast(const OpCall& call, float* const* buf, int 
       for_each_row(
           g, cols,
           [&](int64_t oh, int64_t h0, int64_t h1, int64_t lo, int64_t hi) {
-            max_row_interior<decltype(sw)::value>(g, plane + h0 * g.w, h1 - h0, lo, hi, end, out + oh * g.ow);
+            max_row_interior<decltype(sw)::value>(g, plane, h0, h1, lo, hi, end, out + oh * g.ow);
           },
           [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
             const int64_t at = argmax_clamped(g, plane, h0, h1, w0, w1);
@@ -214,7 +189,7 @@ CORUN_SIMD_CLONES void max_pool_grad_fast(const OpCall& call, float* const* buf,
       for_each_row(
           g, cols,
           [&](int64_t, int64_t h0, int64_t h1, int64_t lo, int64_t hi) {
-            argmax_row_interior<decltype(sw)::value>(g, plane, h0, h1 - h0, lo, hi, end, arg.data());
+            max_row_interior<decltype(sw)::value>(g, plane, h0, h1, lo, hi, end, arg.data());
           },
           [&](int64_t, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
             arg[ow] = argmax_clamped(g, plane, h0, h1, w0, w1);
