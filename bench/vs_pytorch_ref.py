@@ -4,7 +4,7 @@ docs/models.md), timed the same way, one JSON line per run on stdout.
 
     vs_pytorch_ref.py WORKLOAD --threads N [--iters N] [--warmup N] [--data DIR]
 
-WORKLOAD: pathnet | cifar-quick | lstm-small | lstm-medium | serve-E-H-B-T (an LSTM inference of batch B,
+WORKLOAD: pathnet | googlenet (small: batch 32, --image-size 64) | cifar-quick | lstm-small | lstm-medium | serve-E-H-B-T (an LSTM inference of batch B,
 sequence T, input E, hidden H) | wide-deep (batch-1 inference) | onnx-MODEL (a model of
 scripts/export-onnx.py --list, built by that script's own table at --image-size; --mode train: one SGD
 step of softmax cross-entropy at --batch, as `corun train --onnx`; --mode infer: eval-mode inference at
@@ -59,6 +59,53 @@ class CifarQuick(nn.Module):
         x = F.avg_pool2d(F.relu(self.c2(x)), 3, 2)
         x = F.avg_pool2d(F.relu(self.c3(x)), 3, 2)
         return self.fc2(self.fc1(x.flatten(1)))
+
+
+class GoogLeNet(nn.Module):
+    """corun's `googlenet` (graphs/models/cnn.cpp): stem 7x7/2 conv, 3x3/2 max pool (pad 1), 1x1 and 3x3
+    convs, max pool; inception 3a, 3b, max pool, 4a-4e, max pool, 5a, 5b; global average pool; dense head.
+    Every conv is followed by a ReLU and padded by kernel // 2; no normalisation layers, no auxiliary heads
+    (torchvision's GoogLeNet has both, so it is not the same network)."""
+
+    BLOCKS = (("3a", (64, 96, 128, 16, 32, 32)), ("3b", (128, 128, 192, 32, 96, 64)), "pool",
+              ("4a", (192, 96, 208, 16, 48, 64)), ("4b", (160, 112, 224, 24, 64, 64)),
+              ("4c", (128, 128, 256, 24, 64, 64)), ("4d", (112, 144, 288, 32, 64, 64)),
+              ("4e", (256, 160, 320, 32, 128, 128)), "pool",
+              ("5a", (256, 160, 320, 32, 128, 128)), ("5b", (384, 192, 384, 48, 128, 128)))
+
+    class Inception(nn.Module):
+        def __init__(self, c, f):
+            super().__init__()
+            conv = lambda i, o, k: nn.Conv2d(i, o, k, padding=k // 2)
+            self.b1 = conv(c, f[0], 1)
+            self.b2r, self.b2 = conv(c, f[1], 1), conv(f[1], f[2], 3)
+            self.b3r, self.b3 = conv(c, f[3], 1), conv(f[3], f[4], 5)
+            self.proj = conv(c, f[5], 1)
+
+        def forward(self, x):
+            return torch.cat([F.relu(self.b1(x)), F.relu(self.b2(F.relu(self.b2r(x)))),
+                              F.relu(self.b3(F.relu(self.b3r(x)))),
+                              F.relu(self.proj(F.max_pool2d(x, 3, 1, 1)))], 1)
+
+    def __init__(self, channels=3, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, 64, 7, stride=2, padding=3)
+        self.conv2r, self.conv2 = nn.Conv2d(64, 64, 1), nn.Conv2d(64, 192, 3, padding=1)
+        self.blocks, c = nn.ModuleList(), 192
+        for b in self.BLOCKS:
+            if b == "pool":
+                self.blocks.append(nn.MaxPool2d(3, 2, 1))
+            else:
+                self.blocks.append(self.Inception(c, b[1]))
+                c = b[1][0] + b[1][2] + b[1][4] + b[1][5]
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 3, 2, 1)
+        x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv2r(x)))), 3, 2, 1)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
 class LstmClassifier(nn.Module):
@@ -163,7 +210,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--batch", type=int, default=0)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    ap.add_argument("--image-size", type=int, default=0, help="onnx-MODEL: the image models' height and width")
+    ap.add_argument("--image-size", type=int, default=0, help="onnx-MODEL, googlenet: the image height and width")
     ap.add_argument("--mode", choices=("train", "infer"), default="train", help="onnx-MODEL: train or infer")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -175,6 +222,13 @@ def main():
         model = PathNet()
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         x, y = torch.randn(b, 3, 32, 32), torch.randint(0, 10, (b,))
+        t = time_loop(train_step(model, opt, lambda: (x, y)), a.iters, a.warmup)
+        out["ms_per_iter"] = statistics.median(t) * 1e3
+    elif w == "googlenet":
+        b, image = a.batch or 32, a.image_size or 64
+        model = GoogLeNet()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x, y = torch.randn(b, 3, image, image), torch.randint(0, 10, (b,))
         t = time_loop(train_step(model, opt, lambda: (x, y)), a.iters, a.warmup)
         out["ms_per_iter"] = statistics.median(t) * 1e3
     elif w == "cifar-quick":
@@ -225,7 +279,7 @@ def main():
     elif w.startswith("onnx-"):
         out["ms_per_iter"] = onnx_model_ms(w[5:], a)
     else:
-        sys.exit(f"vs_pytorch_ref.py: unknown workload '{w}' (pathnet, cifar-quick, lstm-small, lstm-medium, "
+        sys.exit(f"vs_pytorch_ref.py: unknown workload '{w}' (pathnet, googlenet, cifar-quick, lstm-small, lstm-medium, "
                  "serve-E-H-B-T, wide-deep)")
     print(json.dumps(out))
 

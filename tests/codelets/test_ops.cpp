@@ -410,6 +410,16 @@ TEST(MaxPoolFast, SameBitsAsTheReferenceOnBlocksTailsTiesAndNaN) {
       {2, 2, 9, 40, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},     // stride 1, padded edges
       {1, 3, 31, 50, {3, 3, 3, 3, 1, 1, 0, 2, true, false}},     // stride 3, asymmetric pads, ceil mode
       {3, 1, 11, 12, {3, 2, 2, 2, 1, 0, 1, 1, true, false}},     // 6 a row, the last plane's tail
+      // Plane mode (short padded rows, GoogLeNet's inception and stem pools): blocks of whole planes.
+      {2, 5, 8, 8, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},      // 64 a plane: four blocks, one load a tap
+      {1, 7, 7, 7, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},      // 49 a plane: the last block part-filled
+      {3, 5, 4, 4, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},      // one block a plane
+      {3, 5, 2, 2, {3, 3, 1, 1, 1, 1, 1, 1, false, false}},      // four planes a block, short last groups
+      {2, 9, 8, 8, {3, 3, 2, 2, 1, 1, 1, 1, false, false}},      // stride 2, W = 2 OW: one strided load a tap
+      {1, 3, 32, 32, {3, 3, 2, 2, 1, 1, 1, 1, false, false}},    // 16 a row, the first one padded
+      {2, 3, 9, 9, {3, 3, 2, 2, 1, 1, 1, 1, false, false}},      // W = 2 OW - 1: one load a lane
+      {1, 19, 2, 2, {3, 3, 2, 2, 1, 1, 1, 1, false, false}},     // 1x1 outputs: 16 planes a block
+      {2, 3, 5, 6, {2, 3, 1, 2, 2, 1, 1, 2, true, false}},       // all-padding windows, 2x3 kernel, ceil
   };
   std::mt19937 rng(7);
   for (const Case& q : cases) {
