@@ -13,6 +13,7 @@ from benchlib import fmt, machine_header  # noqa: E402
 
 LABELS = {
     "pathnet": "PathNet small training, ms/iter",
+    "googlenet": "GoogLeNet small (64 px, batch 32) training, ms/iter",
     "cifar-quick": "CIFAR-quick (Fashion-MNIST, batch 128) training, ms/iter",
     "lstm-small": "LSTM small training, ms/iter",
     "lstm-medium": "LSTM medium training, ms/iter",

@@ -3,11 +3,13 @@
 # OpenBLAS's sgemm rate on the same machine.
 #
 #   bench/vs_pytorch.sh [--rounds R] [--policies "lws dmdas cpf corun"] [--passes "off auto"]
-#                       [--iters N] [--lstm-medium-iters N] [--cifar-iters N] [--requests N]
+#                       [--iters N] [--lstm-medium-iters N] [--googlenet-iters N] [--cifar-iters N] [--requests N]
 #                       [--quick] [--build DIR] [--out FILE]
 #
-# Rows: PathNet small training, CIFAR-quick on Fashion-MNIST (batch 128; the epoch time is the median step
-# times the epoch's 468 steps, so a run of --cifar-iters steps stands for the epoch: said in the table),
+# Rows: PathNet small training, GoogLeNet small training (corun's `googlenet`: 64 px, batch 32; the same
+# network in PyTorch is vs_pytorch_ref.py's GoogLeNet, not torchvision's), CIFAR-quick on Fashion-MNIST
+# (batch 128; the epoch time is the median step times the epoch's 468 steps, so a run of --cifar-iters steps
+# stands for the epoch: said in the table),
 # LSTM small and medium training, LSTM serving 256/256 batch 10 seq 100, LSTM serving batch 1 (E = H = 64,
 # 256, 1024, seq 100), wide&deep batch-1 inference (inline). Training rows run corun under every policy
 # of --policies, once per parallel-op pass setting of --passes (CORUN_PARALLEL_OPS: off, auto = corun
@@ -31,11 +33,12 @@ policies="lws dmdas cpf corun"
 passes="off auto"
 iters=10
 lstm_medium_iters=6
+googlenet_iters=8
 cifar_iters=40
 requests=200
 build=
 out=
-usage="usage: $0 [--rounds R] [--policies \"P ...\"] [--passes \"off auto on\"] [--iters N] [--lstm-medium-iters N] [--cifar-iters N] [--requests N] [--quick] [--build DIR] [--out FILE]"
+usage="usage: $0 [--rounds R] [--policies \"P ...\"] [--passes \"off auto on\"] [--iters N] [--lstm-medium-iters N] [--googlenet-iters N] [--cifar-iters N] [--requests N] [--quick] [--build DIR] [--out FILE]"
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -43,15 +46,16 @@ while (($#)); do
     --passes) passes=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --lstm-medium-iters) lstm_medium_iters=$2; shift 2 ;;
+    --googlenet-iters) googlenet_iters=$2; shift 2 ;;
     --cifar-iters) cifar_iters=$2; shift 2 ;;
     --requests) requests=$2; shift 2 ;;
-    --quick) rounds=1; iters=3; lstm_medium_iters=2; cifar_iters=5; requests=20; shift ;;
+    --quick) rounds=1; iters=3; lstm_medium_iters=2; googlenet_iters=2; cifar_iters=5; requests=20; shift ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-for n in "$rounds" "$iters" "$lstm_medium_iters" "$cifar_iters" "$requests"; do
+for n in "$rounds" "$iters" "$lstm_medium_iters" "$googlenet_iters" "$cifar_iters" "$requests"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: counts must be positive integers, got '$n'" >&2; echo "$usage" >&2; exit 2; }
 done
 for p in $passes; do
@@ -111,6 +115,7 @@ ref="$here/vs_pytorch_ref.py"
 # name, corun train arguments, PyTorch workload, iterations
 train_rows=(
   "pathnet|--model pathnet --size small|pathnet|$iters"
+  "googlenet|--model googlenet --size small|googlenet|$googlenet_iters"
   "cifar-quick|--model cifar-quick --batch 128|cifar-quick|$cifar_iters"
   "lstm-small|--model lstm --size small|lstm-small|$iters"
   "lstm-medium|--model lstm --size medium|lstm-medium|$lstm_medium_iters"
@@ -168,7 +173,7 @@ done
 
 sgemm1=$("$sgemm" 2048 1 10)
 sgemm2=$("$sgemm" 2048 2 10)
-cmd="bench/vs_pytorch.sh --rounds $rounds --policies \"$policies\" --passes \"$passes\" --iters $iters --lstm-medium-iters $lstm_medium_iters --cifar-iters $cifar_iters --requests $requests"
+cmd="bench/vs_pytorch.sh --rounds $rounds --policies \"$policies\" --passes \"$passes\" --iters $iters --lstm-medium-iters $lstm_medium_iters --googlenet-iters $googlenet_iters --cifar-iters $cifar_iters --requests $requests"
 python3 "$here/summarize_vs_pytorch.py" --results "$results" --machine "$work/machine.json" --command "$cmd" \
   --git "$(bench_git_sha)" --info "$(bench_corun_info "$corun")" --sgemm "$sgemm1" --sgemm "$sgemm2" \
   --torch "$("$torch_py" -c 'import torch; print(torch.__version__, "with oneDNN" if torch.backends.mkldnn.is_available() else "without oneDNN")')" \
