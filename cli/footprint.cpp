@@ -20,7 +20,10 @@ Footprint lstm_footprint(const models::LstmConfig& c) {
   const double L = c.layers, S = c.seq, B = c.batch, H = c.hidden, I = c.input;
   // Per layer and step, forward: xh [B, in+H], the matmul and gates [B, 4H], h and c [B, H]: 12 BH; the
   // backward pass holds as much again. 16 BH is below that (the count of the fused cell, which holds least).
-  const double activations = L * S * B * H * 16.0 + S * B * I;
+  double activations = L * S * B * H * 16.0 + S * B * I;
+  // The backward's stacked weight-gradient operands (BackwardOptions::stack_weight_gradient_rows): copies of
+  // xh [B, >= 2H] and of the gates' gradient [B, 4H] of at least every step but one.
+  if (c.optimizer.stack_weight_gradient_rows > B && S > 1) activations += L * (S - 1.0) * B * H * 6.0;
   // Weights [in+H, 4H] and biases of every layer, and their gradients.
   const double weights = 2.0 * (L * (2.0 * H * 4.0 * H + 4.0 * H) + H * c.classes);
   Footprint f;

@@ -13,6 +13,9 @@
 namespace corun::cli {
 namespace {
 
+// BackwardOptions' default, which corun train keeps unless --weight-grad-rows says otherwise.
+constexpr long kDefaultWeightGradRows = static_cast<long>(BackwardOptions{}.stack_weight_gradient_rows);
+
 // A number in [lo, hi) (hi_open) or [lo, hi]; the message names the flag and the range.
 float ranged(const Args& args, const std::string& flag, float fallback, double lo, double hi, bool hi_open,
              const std::string& range) {
@@ -49,6 +52,9 @@ std::vector<FlagSpec> optimizer_flags() {
        "default constant"},
       {"--warmup", true,
        "iterations of linear learning-rate warm-up before the schedule (0: none; default googlenet 20, others 0)"},
+      {"--weight-grad-rows", true,
+       "a parameter's per-step gradient products (an RNN weight's over its time steps) stacked into products "
+       "of at least N rows (default 256; 0: one product per step, the bits of earlier versions)"},
   };
 }
 
@@ -93,6 +99,7 @@ OptimizerChoice optimizer_from(const Args& args, float model_momentum, int model
       throw UsageError("--warmup must be a whole number of iterations >= 0, got '" + w + "'");
     c.schedule.warmup = v;
   }
+  c.options.stack_weight_gradient_rows = args.non_negative("--weight-grad-rows", kDefaultWeightGradRows);
   c.model_default = c.name == default_name && c.options.weight_decay == 0.0f && !c.options.nesterov &&
                     c.schedule.kind == LrSchedule::Kind::constant;
   return c;
@@ -103,6 +110,8 @@ void add_optimizer_identity(const OptimizerChoice& c, long run_iters, RunIdentit
     if (std::none_of(id.begin(), id.end(), [&](const auto& e) { return e.first == key; })) id.emplace_back(key, value);
   };
   if (c.schedule.warmup > 0) add("warmup", std::to_string(c.schedule.warmup));  // the CNNs have it already
+  if (c.options.stack_weight_gradient_rows != kDefaultWeightGradRows)  // other gradient bits
+    add("weight_grad_rows", std::to_string(c.options.stack_weight_gradient_rows));
   if (c.model_default) return;
   add("optimizer", c.name);
   if (c.name == "momentum" || c.name == "sgd") add("momentum", exact(c.momentum));

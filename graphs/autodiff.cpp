@@ -5,7 +5,8 @@
 // contributions to the gradients of its inputs. Contributions to one value are summed in the order they are
 // produced, which is fixed by the graph, so the result never depends on timing or policy. A weight gradient
 // that gets many matmul contributions (an LSTM weight over timesteps) is accumulated in place (C += A*B,
-// one RW chain), never through one temporary per timestep.
+// one RW chain), never through one temporary per timestep, and its A^T B contributions are stacked into
+// products of BackwardOptions::stack_weight_gradient_rows rows (GradContext::contribute_matmul).
 #include <corun/graph.hpp>
 
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
@@ -52,6 +53,7 @@ void visit(graphs::GradContext& ctx, const detail::Node& n) {
 
 void run(GraphImpl& g, int loss, const BackwardOptions& options) {
   graphs::GradContext ctx(g, needs_grad(g));
+  ctx.set_stack_rows(options.stack_weight_gradient_rows);
   CORUN_CHECK(ctx.needs(loss), Status::invalid_argument,
               "backward: loss '" << ctx.name(loss) << "' does not depend on any parameter");
   g.grad_of[static_cast<size_t>(loss)] = ctx.constant(Shape{1}, 1.0f, "d" + ctx.name(loss));
@@ -60,6 +62,7 @@ void run(GraphImpl& g, int loss, const BackwardOptions& options) {
     const detail::Node n = g.nodes[k];  // copy: the rules append to g.nodes
     if (!n.is_gradient) visit(ctx, n);
   }
+  ctx.flush_stacked();
   if (graphs::uses_hyper_updates(options)) return graphs::append_hyper_updates(ctx, options);
   if (!options.sgd_update && options.momentum <= 0.0f) return;
   const size_t nvalues = g.values.size();
@@ -108,6 +111,9 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   CORUN_CHECK(options.momentum >= 0.0f && options.momentum < 1.0f, Status::invalid_argument,
               "backward: momentum must be in [0, 1), got " << options.momentum);
   graphs::check_optimizer_options(options);
+  CORUN_CHECK(options.stack_weight_gradient_rows >= 0, Status::invalid_argument,
+              "backward: stack_weight_gradient_rows must be >= 0 (0: no stacking), got "
+                  << options.stack_weight_gradient_rows);
   run(g, loss.id(), options);
   g.has_backward = true;
   g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run

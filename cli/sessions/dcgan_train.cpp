@@ -68,7 +68,8 @@ const char* const kOtherTrainFlags[] = {"--size",
                                         "--weight-decay",
                                         "--eps",
                                         "--lr-schedule",
-                                        "--warmup"};
+                                        "--warmup",
+                                        "--weight-grad-rows"};
 
 std::string usage() {
   return "usage: corun train --model dcgan [--iters N] [--batch B] [--samples FILE.png] [options]\n"

@@ -47,6 +47,7 @@ void GradContext::add_node(OpKind kind, const std::string& name, const std::vect
 }
 
 void GradContext::contribute(int v, int c, bool exclusive) {
+  flush_stacked(v);  // contributions are summed in the order they are made
   const int gv = g_.grad_of[static_cast<size_t>(v)];
   if (gv < 0) {
     g_.grad_of[static_cast<size_t>(v)] = c;
@@ -61,6 +62,51 @@ void GradContext::contribute(int v, int c, bool exclusive) {
 }
 
 void GradContext::contribute_matmul(int v, int a, bool ta, int b, bool tb) {
+  // Held only for parameters: nothing reads a parameter's gradient before the backward ends, while an
+  // activation's gradient is read when its producer is visited.
+  const Shape sa = shape(a), sb = shape(b);
+  constexpr size_t kMaxHeld = 32;  // operands of one concat
+  if (stack_rows_ > 0 && ta && !tb && g_.values[static_cast<size_t>(v)].kind == ValueKind::param &&
+      sa.rank == 2 && sb.rank == 2 && sa[0] == sb[0] && sa[0] < stack_rows_) {
+    Held& h = held_[v];
+    h.ab.emplace_back(a, b);
+    h.rows += sa[0];
+    if (h.rows >= stack_rows_ || h.ab.size() >= kMaxHeld) flush_stacked(v);
+    return;
+  }
+  flush_stacked(v);
+  emit_matmul(v, a, ta, b, tb);
+}
+
+void GradContext::flush_stacked() {
+  while (!held_.empty()) flush_stacked(held_.begin()->first);  // by value id: a fixed order
+}
+
+void GradContext::flush_stacked(int v) {
+  const auto it = held_.find(v);
+  if (it == held_.end()) return;
+  const std::vector<std::pair<int, int>> ab = std::move(it->second.ab);
+  const int64_t rows = it->second.rows;
+  held_.erase(it);
+  if (ab.size() == 1) return emit_matmul(v, ab[0].first, true, ab[0].second, false);
+  // concat_0 of the A_t and of the dC_t, then one product over all their rows.
+  const std::string id = std::to_string(counter_++);
+  auto stack = [&](bool second, const char* what) {
+    const Shape s0 = shape(second ? ab[0].second : ab[0].first);
+    const Shape stacked{rows, s0[1]};
+    const int out = new_grad_value(stacked, "d" + name(v) + "." + what + id);
+    std::vector<Buf> bufs;
+    for (const auto& [a, b] : ab) bufs.push_back({second ? b : a, Access::read, shape(second ? b : a)});
+    bufs.push_back({out, Access::write, stacked});
+    add_node(OpKind::concat, "grad_stack." + name(v) + "." + what + id, bufs, {0, 0, 0, 0});
+    return out;
+  };
+  const int a = stack(false, "a");
+  const int b = stack(true, "b");
+  emit_matmul(v, a, true, b, false);
+}
+
+void GradContext::emit_matmul(int v, int a, bool ta, int b, bool tb) {
   const Shape sv = shape(v);
   const int gv = g_.grad_of[static_cast<size_t>(v)];
   const bool in_place = gv >= 0 && owned_[static_cast<size_t>(gv)];

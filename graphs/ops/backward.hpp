@@ -12,7 +12,9 @@
 #include "graphs/graph_impl.hpp"
 
 #include <array>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace corun::graphs {
@@ -56,8 +58,13 @@ class GradContext {
   /// Adds value c to grad(v). `exclusive`: c was made for v alone, so later contributions may update it in
   /// place.
   void contribute(int v, int c, bool exclusive);
-  /// grad(v) += op(a) * op(b): accumulated in place when grad(v) is exclusively v's.
+  /// grad(v) += op(a) * op(b): accumulated in place when grad(v) is exclusively v's. A parameter's
+  /// a^T b contributions are held and made as one product of their stacked rows once they reach
+  /// stack_rows (BackwardOptions::stack_weight_gradient_rows).
   void contribute_matmul(int v, int a, bool ta, int b, bool tb);
+  /// Makes the contributions still held for stacking (the autodiff calls it after the last rule).
+  void flush_stacked();
+  void set_stack_rows(int64_t rows) { stack_rows_ = rows; }
   /// A fresh gradient value "d<v><what>" for v, produced by the one node `fill(c)` appends.
   template <class Fill>
   void contribute_new(int v, const Shape& s, const std::string& what, Fill fill) {
@@ -84,6 +91,16 @@ class GradContext {
   const detail::Node* node_ = nullptr;
   std::string tag_;
   int counter_ = 0;
+  // Held a^T b contributions per parameter, in the order made, and their rows.
+  struct Held {
+    std::vector<std::pair<int, int>> ab;
+    int64_t rows = 0;
+  };
+  std::map<int, Held> held_;
+  int64_t stack_rows_ = 0;
+
+  void flush_stacked(int v);
+  void emit_matmul(int v, int a, bool ta, int b, bool tb);
 };
 
 }  // namespace corun::graphs

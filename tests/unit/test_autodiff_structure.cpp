@@ -14,6 +14,7 @@
 
 namespace {
 
+using corun::BackwardOptions;
 using corun::Graph;
 using corun::Shape;
 using corun::Tensor;
@@ -25,7 +26,7 @@ struct Recurrence {
   Graph g;
   Tensor w, b, loss;
   std::vector<Tensor> xh;  // the concat of each step (the A operand of that step's matmul)
-  explicit Recurrence(int steps, int64_t batch = 4, int64_t in = 3, int64_t hidden = 5) {
+  explicit Recurrence(int steps, int64_t stack_rows = 0, int64_t batch = 4, int64_t in = 3, int64_t hidden = 5) {
     auto t = g.input("t", {batch, hidden});
     w = g.param("w", {in + hidden, hidden});
     b = g.param("b", {hidden});
@@ -37,7 +38,9 @@ struct Recurrence {
       h = g.tanh(g.add(g.matmul(xh.back(), w, false, false, "mm" + id), b, "pre" + id), "h" + id);
     }
     loss = g.softmax_xent(h, t, "loss");
-    g.backward(loss);
+    BackwardOptions o;
+    o.stack_weight_gradient_rows = stack_rows;
+    g.backward(loss, o);
   }
 };
 
@@ -102,6 +105,54 @@ TEST(AutodiffStructure, SharedWeightGradientAccumulatesInPlace) {
   EXPECT_EQ(sgd_reads, 1);
 }
 
+// With stacking, dW = sum_t xh_t^T dpre_t is made in groups of steps: each group one concat of its xh_t, one
+// of its dpre_t (in the order the backward made them: reverse step order), and one product over the stacked
+// rows; the first group writes dW, the others accumulate into it. A last lone step stays one product.
+TEST(AutodiffStructure, StackedWeightGradientIsOneProductPerGroupOfSteps) {
+  constexpr int kSteps = 7, kBatch = 4;
+  Recurrence r(kSteps, /*stack_rows=*/3 * kBatch);  // groups of 3 steps: 3, 3, then 1 alone
+  const Tensor dw = r.g.grad(r.w);
+  const auto mm = matmul_grads_writing(r.g, dw.id());
+  ASSERT_EQ(mm.fresh.size(), 1u);
+  ASSERT_EQ(mm.accumulate.size(), 2u);
+  const auto& g = r.g.impl();
+  std::vector<int> order{mm.fresh[0]};
+  order.insert(order.end(), mm.accumulate.begin(), mm.accumulate.end());
+  int next_step = kSteps - 1;
+  for (size_t j = 0; j < order.size(); ++j) {
+    const auto& n = g.nodes[static_cast<size_t>(order[j])];
+    EXPECT_EQ(n.call.i[0], 1) << n.name;
+    EXPECT_EQ(n.call.i[1], 0) << n.name;
+    const int a = n.buffers[0];
+    if (j == 2) {  // the lone last step: its own xh, no concat
+      EXPECT_EQ(a, r.xh[0].id()) << n.name;
+      continue;
+    }
+    EXPECT_EQ(g.values[static_cast<size_t>(a)].shape, (Shape{3 * kBatch, r.xh[0].shape()[1]})) << n.name;
+    const auto& cat = g.nodes[static_cast<size_t>(g.values[static_cast<size_t>(a)].producer)];
+    ASSERT_EQ(cat.call.kind, OpKind::concat) << cat.name;
+    EXPECT_EQ(cat.call.i[0], 0) << cat.name;
+    ASSERT_EQ(cat.buffers.size(), 4u) << cat.name;
+    for (int k = 0; k < 3; ++k, --next_step) EXPECT_EQ(cat.buffers[static_cast<size_t>(k)], r.xh[static_cast<size_t>(next_step)].id());
+  }
+  EXPECT_EQ(next_step, 0);
+}
+
+TEST(AutodiffStructure, StackingLeavesALoneContributionAlone) {
+  Recurrence once(1, /*stack_rows=*/256), off(1, 0);
+  EXPECT_EQ(once.g.impl().nodes.size(), off.g.impl().nodes.size());
+  for (const auto& n : once.g.impl().nodes) EXPECT_EQ(n.name.find("grad_stack."), std::string::npos) << n.name;
+}
+
+TEST(AutodiffStructure, NegativeStackRowsAreRefused) {
+  Graph g;
+  const Tensor w = g.param("w", {2, 2});
+  const Tensor loss = g.reduce_sum(g.matmul(g.input("x", {1, 2}), w));
+  BackwardOptions o;
+  o.stack_weight_gradient_rows = -1;
+  EXPECT_THROW(g.backward(loss, o), corun::Error);
+}
+
 TEST(AutodiffStructure, SingleUseWeightHasNoAccumulation) {
   Recurrence r(1);
   const auto mm = matmul_grads_writing(r.g, r.g.grad(r.w).id());
@@ -117,6 +168,7 @@ TEST(AutodiffStructure, LstmWeightsAccumulateOverTimesteps) {
   cfg.hidden = 4;
   cfg.input = 4;
   cfg.classes = 3;
+  cfg.optimizer.stack_weight_gradient_rows = 0;  // one product per step (the stacked form: next test)
   corun::models::Lstm m(cfg);
   for (int l = 0; l < cfg.layers; ++l) {
     const Tensor w = m.graph.find("w" + std::to_string(l));
