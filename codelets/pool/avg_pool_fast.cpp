@@ -18,8 +18,7 @@ void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
       float sum = 0.0f;
       for (int64_t ih = h0; ih < h1; ++ih)
         for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * g.w + iw];
-      const int64_t n =
-          g.include_pad ? g.padded_count(oh, ow) : std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+      const int64_t n = g.average_count(oh, ow, h0, h1, w0, w1);
       out[oh * g.ow + ow] = n == 0 ? 0.0f : sum / static_cast<float>(n);
     });
   }
@@ -33,8 +32,7 @@ void avg_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int wid
     float* dx = buf[1] + p * g.h * g.w;
     std::fill_n(dx, g.h * g.w, 0.0f);
     for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
-      const int64_t n =
-          g.include_pad ? g.padded_count(oh, ow) : std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+      const int64_t n = g.average_count(oh, ow, h0, h1, w0, w1);
       if (n == 0) return;
       const float share = dy[oh * g.ow + ow] / static_cast<float>(n);
       for (int64_t ih = h0; ih < h1; ++ih)

@@ -90,6 +90,12 @@ struct PoolGeometry {
     const int64_t h0 = out_row * sh - pt, w0 = out_col * sw - pl;
     return (std::min(h0 + kh, h + pb) - h0) * (std::min(w0 + kw, w + pr) - w0);
   }
+  /// The divisor of average pooling for window (oh, ow) clamped to [h0, h1) x [w0, w1): its positions inside
+  /// the padded image with count_include_pad, else those inside the image.
+  int64_t average_count(int64_t out_row, int64_t out_col, int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
+    return include_pad ? padded_count(out_row, out_col)
+                       : std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+  }
 };
 
 /// The clamped input window [h0, h1) x [w0, w1) of every output (oh, ow) of one plane, in output order:

@@ -11,6 +11,7 @@
 
 #include "graphs/graph_impl.hpp"
 #include "graphs/passes/stack_input_projections.hpp"
+#include "lstm_inline_training.hpp"
 
 #include <gtest/gtest.h>
 
@@ -138,23 +139,6 @@ models::LstmConfig tiny_lstm(bool stack) {
   return c;
 }
 
-std::vector<std::vector<float>> train_lstm(models::Lstm& m, int steps) {
-  const models::SequenceTask task(m.config);
-  m.init_params();
-  InlineRunner runner(m.graph);
-  std::vector<std::vector<float>> out, xs;
-  std::vector<float> targets;
-  for (int s = 0; s < steps; ++s) {
-    task.make_batch(static_cast<uint64_t>(s), xs, targets);
-    for (size_t t = 0; t < xs.size(); ++t) std::copy(xs[t].begin(), xs[t].end(), m.graph.data(m.x[t]));
-    std::copy(targets.begin(), targets.end(), m.graph.data(m.targets));
-    runner.run();
-    out.push_back({m.graph.data(m.loss)[0]});
-  }
-  for (Tensor p : m.graph.params()) out.emplace_back(m.graph.data(p), m.graph.data(p) + p.shape().numel());
-  return out;
-}
-
 TEST(InputProjection, LstmConcatFormSplitsTheWeightAndTrainsTheSame) {
   models::Lstm off(tiny_lstm(false)), on(tiny_lstm(true));
   // Off: per layer and step a concat [x_t, h] and one matmul; plus the output layer's matmul.
@@ -164,7 +148,7 @@ TEST(InputProjection, LstmConcatFormSplitsTheWeightAndTrainsTheSame) {
   EXPECT_EQ(count(on.graph, OpKind::concat), 2);
   EXPECT_EQ(count(on.graph, OpKind::matmul), 2 + 10 + 1);
   EXPECT_EQ(count(on.graph, OpKind::split), 4);
-  expect_close(train_lstm(on, 3), train_lstm(off, 3), 1e-5);
+  expect_close(test::train_lstm_inline(on, 3), test::train_lstm_inline(off, 3), 1e-5);
 }
 
 TEST(InputProjection, InnerLayersInputsAreStaggered) {

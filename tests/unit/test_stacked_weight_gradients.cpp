@@ -8,11 +8,11 @@
 #include <corun/models/lstm.hpp>
 
 #include "graphs/graph_impl.hpp"
+#include "lstm_inline_training.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,29 +24,6 @@ models::LstmConfig tiny_lstm(int64_t stack_rows) {
   c.layers = 2, c.batch = 3, c.seq = 7, c.hidden = 6, c.input = 6, c.classes = 4;
   c.optimizer.stack_weight_gradient_rows = stack_rows;  // batch 3: groups of 2 steps at 6 rows
   return c;
-}
-
-// Losses of `steps` SGD steps, then the parameters (so every update is compared too), then the last
-// gradients.
-std::vector<std::vector<float>> train(models::Lstm& m, int steps) {
-  const models::SequenceTask task(m.config);
-  m.init_params();
-  InlineRunner runner(m.graph);
-  std::vector<std::vector<float>> out, xs;
-  std::vector<float> targets;
-  for (int s = 0; s < steps; ++s) {
-    task.make_batch(static_cast<uint64_t>(s), xs, targets);
-    for (size_t t = 0; t < xs.size(); ++t) std::copy(xs[t].begin(), xs[t].end(), m.graph.data(m.x[t]));
-    std::copy(targets.begin(), targets.end(), m.graph.data(m.targets));
-    runner.run();
-    out.push_back({m.graph.data(m.loss)[0]});
-  }
-  for (Tensor p : m.graph.params()) {
-    out.emplace_back(m.graph.data(p), m.graph.data(p) + p.shape().numel());
-    const Tensor gp = m.graph.grad(p);
-    out.emplace_back(m.graph.data(gp), m.graph.data(gp) + gp.shape().numel());
-  }
-  return out;
 }
 
 int count_nodes(const Graph& g, const std::string& prefix) {
@@ -61,7 +38,8 @@ TEST(StackedWeightGradients, SameLossesGradientsAndUpdatesWithinRounding) {
   EXPECT_EQ(count_nodes(on.graph, "grad_stack."), 2 * 3 * 2);
   EXPECT_EQ(count_nodes(off.graph, "grad_stack."), 0);
   EXPECT_EQ(count_nodes(off.graph, "grad_mm.w0.") - count_nodes(on.graph, "grad_mm.w0."), 3);
-  const auto a = train(on, 4), b = train(off, 4);
+  // Losses, then each parameter after the steps (every update compared) and its last gradient.
+  const auto a = test::train_lstm_inline(on, 4, true), b = test::train_lstm_inline(off, 4, true);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].size(), b[i].size());
@@ -73,16 +51,12 @@ TEST(StackedWeightGradients, SameLossesGradientsAndUpdatesWithinRounding) {
 TEST(StackedWeightGradients, GradientsMatchFiniteDifferences) {
   const models::LstmConfig config = tiny_lstm(6);
   const models::SequenceTask task(config);
-  std::vector<std::vector<float>> xs;
-  std::vector<float> targets;
-  task.make_batch(0, xs, targets);
   // One forward+backward at the initial parameters, w0[e] moved by delta; the loss is computed before the
   // graph's SGD update, so it is the loss at those parameters.
   auto run_at = [&](models::Lstm& m, int e, float delta) {
     m.init_params();
     m.graph.data(m.graph.find("w0"))[e] += delta;
-    for (size_t t = 0; t < xs.size(); ++t) std::copy(xs[t].begin(), xs[t].end(), m.graph.data(m.x[t]));
-    std::copy(targets.begin(), targets.end(), m.graph.data(m.targets));
+    test::feed_lstm_batch(m, task, 0);
     InlineRunner(m.graph).run();
     return static_cast<double>(m.graph.data(m.loss)[0]);
   };
