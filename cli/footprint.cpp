@@ -25,7 +25,10 @@ Footprint lstm_footprint(const models::LstmConfig& c) {
   // xh [B, >= 2H] and of the gates' gradient [B, 4H] of at least every step but one.
   if (c.optimizer.stack_weight_gradient_rows > B && S > 1) activations += L * (S - 1.0) * B * H * 6.0;
   // Weights [in+H, 4H] and biases of every layer, and their gradients.
-  const double weights = 2.0 * (L * (2.0 * H * 4.0 * H + 4.0 * H) + H * c.classes);
+  double weights = 2.0 * (L * (2.0 * H * 4.0 * H + 4.0 * H) + H * c.classes);
+  // The backward's transposed copy of each layer's weight (BackwardOptions::transpose_reused_weight_uses).
+  const double uses = static_cast<double>(c.optimizer.transpose_reused_weight_uses);
+  if (uses > 0 && S >= uses) weights += L * 2.0 * H * 4.0 * H;
   Footprint f;
   f.tasks = L * S * 8.0;  // fused cell: at least concat, matmul, add and the cell forward, and as many backward
   f.bytes = 4.0 * (activations + weights) + f.tasks * kBytesPerNode;

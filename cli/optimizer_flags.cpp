@@ -15,6 +15,7 @@ namespace {
 
 // BackwardOptions' default, which corun train keeps unless --weight-grad-rows says otherwise.
 constexpr long kDefaultWeightGradRows = static_cast<long>(BackwardOptions{}.stack_weight_gradient_rows);
+constexpr long kDefaultTransposeUses = static_cast<long>(BackwardOptions{}.transpose_reused_weight_uses);
 
 // A number in [lo, hi) (hi_open) or [lo, hi]; the message names the flag and the range.
 float ranged(const Args& args, const std::string& flag, float fallback, double lo, double hi, bool hi_open,
@@ -55,6 +56,9 @@ std::vector<FlagSpec> optimizer_flags() {
       {"--weight-grad-rows", true,
        "a parameter's per-step gradient products (an RNN weight's over its time steps) stacked into products "
        "of at least N rows (default 256; 0: one product per step, the bits of earlier versions)"},
+      {"--weight-transpose-uses", true,
+       "a weight read by at least N products (an RNN weight, once per time step) is transposed once per "
+       "iteration for its input gradients (default 8; 0: never, the bits of earlier versions)"},
   };
 }
 
@@ -100,6 +104,7 @@ OptimizerChoice optimizer_from(const Args& args, float model_momentum, int model
     c.schedule.warmup = v;
   }
   c.options.stack_weight_gradient_rows = args.non_negative("--weight-grad-rows", kDefaultWeightGradRows);
+  c.options.transpose_reused_weight_uses = args.non_negative("--weight-transpose-uses", kDefaultTransposeUses);
   c.model_default = c.name == default_name && c.options.weight_decay == 0.0f && !c.options.nesterov &&
                     c.schedule.kind == LrSchedule::Kind::constant;
   return c;
@@ -112,6 +117,8 @@ void add_optimizer_identity(const OptimizerChoice& c, long run_iters, RunIdentit
   if (c.schedule.warmup > 0) add("warmup", std::to_string(c.schedule.warmup));  // the CNNs have it already
   if (c.options.stack_weight_gradient_rows != kDefaultWeightGradRows)  // other gradient bits
     add("weight_grad_rows", std::to_string(c.options.stack_weight_gradient_rows));
+  if (c.options.transpose_reused_weight_uses != kDefaultTransposeUses)
+    add("weight_transpose_uses", std::to_string(c.options.transpose_reused_weight_uses));
   if (c.model_default) return;
   add("optimizer", c.name);
   if (c.name == "momentum" || c.name == "sgd") add("momentum", exact(c.momentum));

@@ -6,7 +6,9 @@
 // produced, which is fixed by the graph, so the result never depends on timing or policy. A weight gradient
 // that gets many matmul contributions (an LSTM weight over timesteps) is accumulated in place (C += A*B,
 // one RW chain), never through one temporary per timestep, and its A^T B contributions are stacked into
-// products of BackwardOptions::stack_weight_gradient_rows rows (GradContext::contribute_matmul).
+// products of BackwardOptions::stack_weight_gradient_rows rows (GradContext::contribute_matmul); the input
+// gradients dA = dC W^T of a W many products read use one transposed copy of W
+// (BackwardOptions::transpose_reused_weight_uses).
 #include <corun/graph.hpp>
 
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
@@ -54,6 +56,7 @@ void visit(graphs::GradContext& ctx, const detail::Node& n) {
 void run(GraphImpl& g, int loss, const BackwardOptions& options) {
   graphs::GradContext ctx(g, needs_grad(g));
   ctx.set_stack_rows(options.stack_weight_gradient_rows);
+  ctx.set_transpose_reused(options.transpose_reused_weight_uses);
   CORUN_CHECK(ctx.needs(loss), Status::invalid_argument,
               "backward: loss '" << ctx.name(loss) << "' does not depend on any parameter");
   g.grad_of[static_cast<size_t>(loss)] = ctx.constant(Shape{1}, 1.0f, "d" + ctx.name(loss));
@@ -114,6 +117,9 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   CORUN_CHECK(options.stack_weight_gradient_rows >= 0, Status::invalid_argument,
               "backward: stack_weight_gradient_rows must be >= 0 (0: no stacking), got "
                   << options.stack_weight_gradient_rows);
+  CORUN_CHECK(options.transpose_reused_weight_uses >= 0, Status::invalid_argument,
+              "backward: transpose_reused_weight_uses must be >= 0 (0: never transpose), got "
+                  << options.transpose_reused_weight_uses);
   run(g, loss.id(), options);
   g.has_backward = true;
   g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run

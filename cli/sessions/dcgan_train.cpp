@@ -69,7 +69,8 @@ const char* const kOtherTrainFlags[] = {"--size",
                                         "--eps",
                                         "--lr-schedule",
                                         "--warmup",
-                                        "--weight-grad-rows"};
+                                        "--weight-grad-rows",
+                                        "--weight-transpose-uses"};
 
 std::string usage() {
   return "usage: corun train --model dcgan [--iters N] [--batch B] [--samples FILE.png] [options]\n"

@@ -61,7 +61,36 @@ void GradContext::contribute(int v, int c, bool exclusive) {
   owned_[static_cast<size_t>(sum)] = true;
 }
 
+void GradContext::set_transpose_reused(int64_t min_uses) {
+  transpose_reused_.assign(g_.values.size(), false);
+  if (min_uses <= 0) return;
+  std::vector<int64_t> uses(g_.values.size(), 0);
+  for (const detail::Node& n : g_.nodes)
+    if (n.call.kind == OpKind::matmul && n.call.i[1] == 0 && n.call.i[2] == 0 && !n.is_gradient)
+      ++uses[static_cast<size_t>(n.buffers[1])];
+  for (size_t v = 0; v < uses.size(); ++v) transpose_reused_[v] = uses[v] >= min_uses;
+}
+
+int GradContext::transposed(int b) {
+  const auto it = transposed_.find(b);
+  if (it != transposed_.end()) return it->second;
+  const Shape sb = shape(b);
+  const Shape st{sb[1], sb[0]};
+  const int t = new_grad_value(st, name(b) + ".T");
+  add_node(OpKind::transpose, "grad_transpose." + name(b), {{b, Access::read, sb}, {t, Access::write, st}},
+           {1, 0, 0, 0});
+  transposed_.emplace(b, t);
+  return t;
+}
+
 void GradContext::contribute_matmul(int v, int a, bool ta, int b, bool tb) {
+  // dA = dC B^T with a B many products read (an RNN weight): one transposed copy of B serves them all, and
+  // each becomes an untransposed product, the faster kernel (BackwardOptions::transpose_reused_weight_uses).
+  if (!ta && tb && static_cast<size_t>(b) < transpose_reused_.size() && transpose_reused_[static_cast<size_t>(b)] &&
+      shape(b).rank == 2) {
+    b = transposed(b);
+    tb = false;
+  }
   // Held only for parameters: nothing reads a parameter's gradient before the backward ends, while an
   // activation's gradient is read when its producer is visited.
   const Shape sa = shape(a), sb = shape(b);

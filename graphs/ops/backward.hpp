@@ -65,6 +65,9 @@ class GradContext {
   /// Makes the contributions still held for stacking (the autodiff calls it after the last rule).
   void flush_stacked();
   void set_stack_rows(int64_t rows) { stack_rows_ = rows; }
+  /// From now on, dA = dC B^T contributions whose B is read untransposed by at least `min_uses` forward
+  /// products read one transposed copy of B instead (BackwardOptions::transpose_reused_weight_uses; 0: off).
+  void set_transpose_reused(int64_t min_uses);
   /// A fresh gradient value "d<v><what>" for v, produced by the one node `fill(c)` appends.
   template <class Fill>
   void contribute_new(int v, const Shape& s, const std::string& what, Fill fill) {
@@ -98,8 +101,12 @@ class GradContext {
   };
   std::map<int, Held> held_;
   int64_t stack_rows_ = 0;
+  // Values to read through a transposed copy (set_transpose_reused), and the copies made so far.
+  std::vector<bool> transpose_reused_;
+  std::map<int, int> transposed_;
 
   void flush_stacked(int v);
+  int transposed(int b);
   void emit_matmul(int v, int a, bool ta, int b, bool tb);
 };
 

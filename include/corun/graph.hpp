@@ -78,6 +78,13 @@ struct BackwardOptions {
   /// The bits differ from one product per step within float rounding; they never depend on the width or
   /// the policy. 0: one product per contribution, accumulated in place (the bits of earlier versions).
   int64_t stack_weight_gradient_rows = 256;
+  /// A tensor read untransposed as the B operand of at least this many products (an RNN weight W, once
+  /// per time step) is transposed once by a transpose node of the backward, and the input gradients
+  /// dA = dC W^T of those products read that copy as ordinary products dC (W^T): on AVX-512 oneDNN's A*B
+  /// ran them at 80-88 GF/s on one core where A*B^T ran at 67-72 (docs/models.md, "Transposed once"). One
+  /// copy of W per such tensor; the bits differ within float rounding, never with the width or the policy.
+  /// 0: never (every dA = dC W^T a product with B transposed, the bits of earlier versions).
+  int64_t transpose_reused_weight_uses = 8;
 };
 
 /// A computation graph of f32 tensors. Not copyable (values own their buffers). Movable: tensors and an
