@@ -14,11 +14,12 @@ namespace corun {
 namespace engine {
 
 std::string conv_kernel_from_env() {
-  return env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "im2col"}).value_or("auto");
+  return env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "direct", "im2col"}).value_or("auto");
 }
 
 void apply_conv_kernel(const std::string& choice) {
   codelets::set_conv_kernel(choice == "dnnl"     ? codelets::ConvKernel::dnnl
+                            : choice == "direct" ? codelets::ConvKernel::direct
                             : choice == "im2col" ? codelets::ConvKernel::im2col
                                                  : codelets::ConvKernel::auto_);
 }

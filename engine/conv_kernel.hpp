@@ -7,7 +7,7 @@
 
 namespace corun::engine {
 
-/// Sets the codelets' convolution kernels from a Config::conv_kernel value ("auto", "dnnl", "im2col").
+/// Sets the codelets' convolution kernels from a Config::conv_kernel value ("auto", "dnnl", "direct", "im2col").
 void apply_conv_kernel(const std::string& choice);
 
 /// CORUN_CONV_KERNEL alone, strictly parsed ("auto" when unset); defined in engine/config.cpp, the only

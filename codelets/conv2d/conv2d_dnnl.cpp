@@ -1,10 +1,10 @@
-// oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme.
+// oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme, conv_kernel_choice.cpp
+// which kernels run which shape.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 #include "codelets/onednn_runtime.hpp"
 
 #include <algorithm>
-#include <atomic>
 
 #ifdef CORUN_HAVE_DNNL
 #include <dnnl.hpp>
@@ -17,76 +17,11 @@
 #endif
 
 namespace corun::codelets {
-namespace {
-std::atomic<ConvKernel> g_conv_kernel{ConvKernel::auto_};
-}  // namespace
-
-void set_conv_kernel(ConvKernel choice) { g_conv_kernel.store(choice); }
-ConvKernel conv_kernel() { return g_conv_kernel.load(); }
-
-namespace {
-std::atomic<int64_t> g_work_items{kDnnlMaxWorkItems};
-}  // namespace
-
-void set_conv_work_items(int64_t items) { g_work_items.store(std::clamp<int64_t>(items, 1, kDnnlMaxWorkItems)); }
-int64_t conv_work_items() { return g_work_items.load(); }
-
-bool use_dnnl_conv(const ConvGeometry& g, OpKind pass) {
-  const ConvKernel choice = conv_kernel();
-  if (choice == ConvKernel::im2col || !dnnl_conv_supported(g)) return false;
-  if (choice == ConvKernel::dnnl) return true;
-  // auto, the rule measured by bench/conv_kernels.sh on a quiet machine (bench/results/conv-kernels-*.md,
-  // CIFAR-quick and PathNet shapes, one thread, AVX-512): oneDNN's direct kernels were 1.5-9x faster than
-  // im2col + OpenBLAS in the forward and backward-filter passes at every input channel count (1, 3, 16, 32),
-  // and in backward-data from 3 input channels (with 3 about even: 0.8-1.3x over three runs); backward-data
-  // with one input channel was 2.5-2.8x slower on oneDNN (the channel is padded to a block of 8): im2col.
-  // Dilated windows run oneDNN's gemm:jit in backward (im2col + GEMM itself), and fewer than 8 output
-  // channels were not measured: both stay on im2col.
-  // (The forward pass sat on im2col for a while: onnx.model.resnet18's gradients with the AVX2 oneDNN
-  // forward differed from PyTorch's by 7e-2. The cause was one ReLU input within float32 rounding of zero,
-  // rounded to the other side: docs/models.md, "Convolution kernels". The check now recognises such a kink.)
-  if (g.dh != 1 || g.dw != 1) return false;
-  // Depthwise (one input and one output channel per group, MobileNet's 3x3 layers; bench/conv_kernels.sh on
-  // MobileNetV2's shapes at 64 px, batch 16): oneDNN's jit_dw kernels in nChw16c were 6-16x faster than the
-  // direct loops in forward, 3-12x in backward-data and 4-7x in backward-filter. With an input smaller than
-  // the window (MobileNetV2's last 2x2 maps under a 3x3 window) oneDNN has no jit_dw backward-weights and
-  // falls back to gemm:jit, 3x slower than the direct loops: that one stays on them. Other groupings (ResNeXt)
-  // were not measured and stay on im2col.
-  if (g.groups > 1) {
-    if (g.cg() != 1 || g.kg() != 1) return false;
-    return pass != OpKind::conv2d_grad_filter || (g.h >= g.r && g.w >= g.s);
-  }
-  if (g.kg() < 8) return false;
-  return pass != OpKind::conv2d_grad_data || g.cg() >= 3;
-}
-
-bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass) {
-  // bench/conv_kernels.sh on MobileNetV2's and ResNet-50's 1x1 layers (64 px, batch 16, one thread, AVX-512;
-  // bench/results/conv-kernels-20261204-*.md): on 16x16 maps oneDNN's gemm:jit on the plain buffers took
-  // 0.55-0.8x the time of the blocked kernels with their reorders in forward and 0.45-0.55x in backward-data
-  // (one GEMM of the whole map per image, and no reorders); on 8x8 maps the two were even, and on 4x4 and 2x2
-  // maps gemm:jit was 1.3-5x slower (GEMMs 16 or 4 columns wide). Backward-filter on the plain layouts, one
-  // GEMM per 16-channel tile and image, was no faster than the blocked kernel at any map size (tiles of 32 and
-  // 64 channels neither, over three runs): it stays blocked.
-  return pass != OpKind::conv2d_grad_filter && g.groups == 1 && g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 &&
-         g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w && g.h * g.w >= 256;
-}
-
-bool call_uses_dnnl_conv(const OpCall& call) {
-  const auto& s = call.shapes;
-  switch (call.kind) {
-    case OpKind::conv2d: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[1], s.back()), call.kind);
-    case OpKind::conv2d_grad_data: return use_dnnl_conv(ConvGeometry::of(call, s[2], s[1], s[0]), call.kind);
-    case OpKind::conv2d_grad_filter: return use_dnnl_conv(ConvGeometry::of(call, s[0], s[2], s[1]), call.kind);
-    default: return false;
-  }
-}
 
 #ifndef CORUN_HAVE_DNNL
 
 int64_t dnnl_channel_block() { return 0; }
 std::string dnnl_description() { return "im2col + OpenBLAS (built without oneDNN)"; }
-bool dnnl_conv_supported(const ConvGeometry&) { return false; }
 void conv2d_dnnl(const OpCall&, float* const*, int, int) {}
 void conv2d_grad_data_dnnl(const OpCall&, float* const*, int, int) {}
 void conv2d_grad_filter_dnnl(const OpCall&, float* const*, int, int) {}
@@ -294,16 +229,21 @@ ChannelTile channel_tile(const ConvGeometry& g, const TileCut& cut, int64_t t, b
   return {0, g.k, first, count, 1};
 }
 
+// oneDNN's algorithm for a pass: Winograd where dnnl_winograd() picks it, direct otherwise.
+dnnl::algorithm algorithm_of(const ConvGeometry& g, OpKind pass) {
+  return dnnl_winograd(g, pass) ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+}
+
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
-                                                     bool bias, Layouts l) {
+                                                     bool bias, Layouts l,
+                                                     dnnl::algorithm alg = dnnl::algorithm::convolution_direct) {
   const memory::dims src{mb, g.c, g.h, g.w}, wei = weights_dims(g), dst{mb, g.k, g.oh, g.ow};
-  const auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                           dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
-                                                           plain({g.k}, tag::x), l.act(dst), win.strides, win.dilates,
-                                                           win.pad_l, win.pad_r)
-                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                           dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
-                                                           l.act(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
+  const auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, l.act(src),
+                                                           l.wei(wei), plain({g.k}, tag::x), l.act(dst), win.strides,
+                                                           win.dilates, win.pad_l, win.pad_r)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, l.act(src),
+                                                           l.wei(wei), l.act(dst), win.strides, win.dilates, win.pad_l,
+                                                           win.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
 }
 
@@ -312,7 +252,8 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
 std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
                                     bool bias, ConvLayouts layouts) {
   const ConvGeometry tile = tile_geometry(g, t);
-  const auto pd = forward_pd(tile, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)});
+  const auto pd = forward_pd(tile, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)},
+                             algorithm_of(g, OpKind::conv2d));
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
   // X and Y as the graph holds them: a blocked one (Graph::block_layouts) in the layout the primitive chose
@@ -335,9 +276,10 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   const ConvGeometry tile = tile_geometry(g, t);
   const memory::dims src{mb, t.ct, g.h, g.w}, wei = weights_dims(tile), dst{mb, t.kt, g.oh, g.ow};
   const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_data)};
-  const auto hint = forward_pd(tile, win, mb, false, l);
-  const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, l.act(src), l.wei(wei),
-                                                   l.act(dst), win.strides, win.dilates, win.pad_l, win.pad_r);
+  const dnnl::algorithm alg = algorithm_of(g, OpKind::conv2d_grad_data);
+  const auto hint = forward_pd(tile, win, mb, false, l, alg);
+  const dnnl::convolution_backward_data::desc desc(alg, l.act(src), l.wei(wei), l.act(dst), win.strides, win.dilates,
+                                                   win.pad_l, win.pad_r);
   const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_data(pd);
@@ -385,13 +327,13 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   const memory::dims src{g.n, ft.ct, g.h, g.w}, wei = weights_dims(tile), dst{g.n, ft.kt, g.oh, g.ow};
   // (Plain layouts would make the tile's dY a dense copy of its strided view, a port's reorder.)
   const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_filter)};
-  const auto hint = forward_pd(tile, win, g.n, bias, l);
-  const auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, l.act(src),
-                                                                    l.wei(wei), plain({ft.kt}, tag::x), l.act(dst),
-                                                                    win.strides, win.dilates, win.pad_l, win.pad_r)
-                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, l.act(src),
-                                                                    l.wei(wei), l.act(dst), win.strides, win.dilates,
-                                                                    win.pad_l, win.pad_r);
+  const dnnl::algorithm alg = algorithm_of(g, OpKind::conv2d_grad_filter);
+  const auto hint = forward_pd(tile, win, g.n, bias, l, alg);
+  const auto desc = bias ? dnnl::convolution_backward_weights::desc(alg, l.act(src), l.wei(wei), plain({ft.kt}, tag::x),
+                                                                    l.act(dst), win.strides, win.dilates, win.pad_l,
+                                                                    win.pad_r)
+                         : dnnl::convolution_backward_weights::desc(alg, l.act(src), l.wei(wei), l.act(dst),
+                                                                    win.strides, win.dilates, win.pad_l, win.pad_r);
   const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_weights(pd);
@@ -448,11 +390,6 @@ std::string dnnl_description() {
   const int64_t block = dnnl_channel_block();
   if (block == 0) return version + ", no blocked kernels on this CPU (needs AVX2): im2col + OpenBLAS";
   return version + ", activations nChw" + std::to_string(block) + "c";
-}
-
-bool dnnl_conv_supported(const ConvGeometry& g) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 && g.groups >= 1 && g.n > 0 && g.c > 0 && g.k > 0 && g.oh > 0 && g.ow > 0;
 }
 
 void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {

@@ -33,8 +33,9 @@
 
 namespace corun::codelets {
 
-/// Which convolution kernels the fast path runs (CORUN_CONV_KERNEL, read by engine/config.cpp).
-enum class ConvKernel { auto_, dnnl, im2col };
+/// Which convolution kernels the fast path runs (CORUN_CONV_KERNEL, read by engine/config.cpp): `direct` is
+/// `auto` without oneDNN's Winograd kernels (dnnl_winograd).
+enum class ConvKernel { auto_, dnnl, direct, im2col };
 
 /// Sets the process-wide convolution kernel choice (before any task runs).
 void set_conv_kernel(ConvKernel choice);
@@ -72,20 +73,28 @@ bool dnnl_conv_supported(const ConvGeometry& g);
 
 /// Whether the fast path of `pass` (conv2d, conv2d_grad_data or conv2d_grad_filter) uses oneDNN for this
 /// geometry under the current choice: `dnnl` forces it where supported, `im2col` never, `auto` follows
-/// the measured rule in conv2d_dnnl.cpp. Depends on the shape and pass only, never on the team width, so
+/// the measured rule in conv_kernel_choice.cpp. Depends on the shape and pass only, never on the team width, so
 /// the bits never depend on the width either.
 bool use_dnnl_conv(const ConvGeometry& g, OpKind pass);
 
 /// Whether the oneDNN kernels of `pass` run on the graph's own NCHW / OIHW buffers (oneDNN's gemm:jit, no
 /// reorders) instead of oneDNN's blocked layouts: forward and backward-data of 1x1 windows at stride 1 without
 /// groups on maps of at least 16x16, where one GEMM per image is the whole convolution and the blocked layouts'
-/// reorders cost more than they save (the measurement is in conv2d_dnnl.cpp). Shape and pass only.
+/// reorders cost more than they save (the measurement is in conv_kernel_choice.cpp). Shape and pass only.
 bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass);
+
+/// Whether the oneDNN kernels of `pass` run oneDNN's Winograd F(4x4, 3x3) (`jit_wino_4x3`) instead of its direct
+/// kernels: 3x3 windows at stride 1 padded by 1 on every side ("same"), one group, at least 32 input and output
+/// channels in whole blocks of 16, maps of at least 16x16 and batches of more than one image chunk, where oneDNN has these kernels (AVX-512) and
+/// CORUN_CONV_KERNEL is not `direct` or `im2col` (the measurement is in conv_kernel_choice.cpp). Shape and pass only.
+bool dnnl_winograd(const ConvGeometry& g, OpKind pass);
 
 /// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the
 /// oneDNN kernels: its perfmodel footprint then differs from the im2col one, so that the per-width models
 /// keep the two kernels' timings apart.
 bool call_uses_dnnl_conv(const OpCall& call);
+/// The same for the Winograd kernels (their timings kept apart from the direct kernels' too).
+bool call_uses_winograd_conv(const OpCall& call);
 
 /// The kernels (same signature and buffers as conv2d_fast & co; only valid when dnnl_conv_supported).
 void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width);

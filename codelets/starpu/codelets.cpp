@@ -162,6 +162,7 @@ uint32_t footprint(const OpCall& call) {
   if (!call.program.empty()) h = starpu_hash_crc32c_be_n(call.program.data(), call.program.size() * sizeof(int32_t), h);
   // Convolutions on the oneDNN kernels: their own model entries (the im2col ones keep their footprints).
   if (call_uses_dnnl_conv(call)) h = starpu_hash_crc32c_be(0x646e6e6cu /* "dnnl" */, h);
+  if (call_uses_winograd_conv(call)) h = starpu_hash_crc32c_be(0x77696e6fu /* "wino" */, h);
   // Products on oneDNN's sgemm: likewise (the OpenBLAS ones keep theirs).
   if (call_uses_onednn_gemm(call)) h = starpu_hash_crc32c_be(0x6f67656du /* "ogem" */, h);
   // group: the members' own footprints, in order.

@@ -46,8 +46,9 @@ struct Config {
   int ncpus = -1;          ///< CPU workers (-1: STARPU_NCPU, else one per allocated core: machine::Allocation)
   bool ref_kernels = false;///< CORUN_KERNELS=ref: run the reference kernels (debugging)
   bool quiet = false;      ///< CORUN_QUIET=1: do not print the configuration line
-  /// CORUN_CONV_KERNEL=auto|dnnl|im2col: the convolutions' fast kernels (docs/models.md): oneDNN in its
-  /// blocked layouts, im2col + OpenBLAS, or the measured choice per shape (auto).
+  /// CORUN_CONV_KERNEL=auto|dnnl|direct|im2col: the convolutions' fast kernels (docs/models.md): oneDNN in its
+  /// blocked layouts, im2col + OpenBLAS, or the measured choice per shape (auto, with oneDNN's Winograd kernels
+  /// where they were measured faster; direct: the same choice without them).
   std::string conv_kernel = "auto";
   /// CORUN_GEMM_KERNEL=auto|onednn|openblas: the library under matmul and batch_matmul (docs/models.md): oneDNN's
   /// sgemm, OpenBLAS's, or the measured choice per transpose and ISA (auto).

@@ -8,7 +8,9 @@
 // padding, dilation, a channel multiplier of 2) and a grouped convolution with 4 input and 8 output channels
 // per group (two groups per backward-weights tile). Batches of 1 and 2, one image chunk each: forward and
 // backward-data cut into channel tiles instead (conv_work_items(): 16 outside an engine), a short last
-// tile included. Some forwards again with X, Y or both in the blocked layouts of Graph::block_layouts.
+// tile included. Some forwards again with X, Y or both in the blocked layouts of Graph::block_layouts. 3x3
+// "same" convolutions of 32 and 48 channels on 16x18 and 17x16 maps at batches 6 and 5: oneDNN's Winograd
+// kernels on AVX-512 (dnnl_winograd).
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
@@ -53,6 +55,11 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n2_c600_k40_3x3_wide_tiles", 2, 600, 4, 4, 40, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
       {"depthwise_n1_c72_tiles", 1, 72, 5, 5, 72, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 72}, true},
       {"n1_c32_k96_3x3_tiles", 1, 32, 5, 4, 96, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
+      // 3x3 "same" on maps of 16x16 and more, >= 32 channels in whole blocks, more than one image chunk: oneDNN's
+      // Winograd kernels where it has them (dnnl_winograd: AVX-512), the direct ones elsewhere: short last image
+      // chunks (6 and 5 images), 2 and 3 backward-weights tiles, non-square maps, with and without bias.
+      {"winograd_n6_c32_k48_16x18", 6, 32, 16, 18, 48, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
+      {"winograd_n5_c48_k32_17x16", 5, 48, 17, 16, 32, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
   };
   // Blocked layouts (Graph::block_layouts): X and Y in oneDNN's nChw<B>c (B as this CPU's kernels take it; 8
   // without them, where the reference and fallback kernels still take it), each side alone and both.
@@ -71,6 +78,7 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n1_c16_k16_3x3", true, true, ConvActivation::none},
       {"n1_c32_k96_3x3_tiles", true, true, ConvActivation::relu},
       {"n1_c32_k96_3x3_tiles", false, true, ConvActivation::none},
+      {"winograd_n6_c32_k48_16x18", true, true, ConvActivation::relu},
   };
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {

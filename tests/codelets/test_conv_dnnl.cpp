@@ -121,7 +121,25 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
     EXPECT_EQ(use_dnnl_conv(depthwise_2x2, pass), pass != filt);
     EXPECT_FALSE(use_dnnl_conv(grouped, pass));
   }
+  // Winograd (dnnl_winograd): 3x3 "same" from 32 channels in whole blocks on maps of 16x16 and more, batches of
+  // more than one image chunk, where oneDNN has the kernels (AVX-512: its 16-channel blocks); never under
+  // `direct` or `im2col`.
+  const bool wino_kernels = dnnl_channel_block() == 16;
+  const ConvGeometry googlenet_stem2{32, 64, 16, 16, 192, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry on_8x8{32, 128, 8, 8, 192, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry one_chunk{4, 64, 16, 16, 192, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
+  const ConvGeometry stride2{32, 64, 32, 32, 128, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 1};
+  const ConvGeometry c24{32, 24, 16, 16, 64, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
+  for (OpKind pass : {fwd, data, filt}) {
+    EXPECT_EQ(dnnl_winograd(googlenet_stem2, pass), wino_kernels);
+    for (const ConvGeometry& g : {pathnet_l1, on_8x8, one_chunk, stride2, c24, depthwise})
+      EXPECT_FALSE(dnnl_winograd(g, pass));
+  }
+  set_conv_kernel(ConvKernel::direct);
+  EXPECT_TRUE(use_dnnl_conv(googlenet_stem2, fwd));
+  EXPECT_FALSE(dnnl_winograd(googlenet_stem2, fwd));
   set_conv_kernel(ConvKernel::im2col);
+  EXPECT_FALSE(dnnl_winograd(googlenet_stem2, fwd));
   EXPECT_FALSE(use_dnnl_conv(pathnet_l1, fwd));
   set_conv_kernel(ConvKernel::dnnl);
   EXPECT_TRUE(use_dnnl_conv(cifar_conv1, data));

@@ -269,7 +269,7 @@ TEST(PlanStep, FusionThenGroupingAndBackwardAfterwards) {
 TEST_F(ConfigFromEnv, ConvKernelChoice) {
   unsetenv("CORUN_CONV_KERNEL");
   EXPECT_EQ(Config::from_env().conv_kernel, "auto");
-  for (const char* v : {"auto", "dnnl", "im2col"}) {
+  for (const char* v : {"auto", "dnnl", "direct", "im2col"}) {
     setenv("CORUN_CONV_KERNEL", v, 1);
     EXPECT_EQ(Config::from_env().conv_kernel, v);
   }
