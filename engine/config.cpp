@@ -68,6 +68,7 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;
   if (auto v = env::get_choice("CORUN_COTENANCY", {"auto", "off"})) c.cotenancy = *v == "auto";
+  if (auto v = env::get_choice("CORUN_CPF_MERGE", {"auto", "off"})) c.cpf_merge = *v == "auto";
   if (auto v = env::get_choice("CORUN_TEST_PAUSE_IN_CHECKPOINT", {"files", "manifest", "prune", "stuck"}))
     c.test_pause_in_checkpoint = *v;
   if (auto v = env::get_int("CORUN_TEST_GRACE_SECONDS", 1, 60)) c.test_grace_seconds = static_cast<int>(*v);

@@ -46,6 +46,7 @@ std::string configure_policy_options(const Config& config, bool own, const std::
   }
   sched::PolicyOptions opt;
   opt.verbose_sched = config.verbose_sched;
+  opt.merge_when_alone = config.cpf_merge;
   // Calibration measures the width it asks for, and a deterministic schedule keeps its widths.
   opt.cotenancy = config.cotenancy && config.fixed_width == 0 && !config.deterministic;
   opt.quiet = config.quiet;
@@ -183,7 +184,9 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       const sched::ExecutorLayout layout = sched::effective_layout();
       i.layout = layout.str();
       i.layout_source = layout_source;
-      impl_->planner = std::make_unique<engine::Planner>(layout, layout.width, config.fixed_width);
+      // cpf may merge executors for a lone task (Config::cpf_merge): its hints then carry every width's model.
+      const int hint_width = policy.name == "cpf" && config.cpf_merge ? layout.count * layout.width : layout.width;
+      impl_->planner = std::make_unique<engine::Planner>(layout, hint_width, config.fixed_width);
     }
     impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);
     i.replicas = static_cast<int>(impl_->places.size());

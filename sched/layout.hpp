@@ -34,6 +34,7 @@ ExecutorLayout parse_layout(const std::string& text, const std::string& what);
 struct PolicyOptions {
   ExecutorLayout layout;       ///< requested layout (count 0 = fill the workers with executors of `width`)
   bool narrow_when_faster = true;  ///< cpf: run a task narrower than its executor when the model says it is faster
+  bool merge_when_alone = true;    ///< cpf: a lone ready task on an idle machine gets merged executors (CORUN_CPF_MERGE)
   bool verbose_sched = false;      ///< corun: print every placement and its reason (CORUN_VERBOSE=sched)
   bool cotenancy = true;           ///< measure team tasks and narrow teams on shared cores (CORUN_COTENANCY)
   bool quiet = false;              ///< CORUN_QUIET: no co-tenancy warning line

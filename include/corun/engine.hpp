@@ -64,6 +64,11 @@ struct Config {
   /// CORUN_COTENANCY=auto|off: corun's policies measure team tasks and narrow their teams while the cores are
   /// shared with another process (docs/testing.md, "Bad inputs"); off keeps the widths they choose.
   bool cotenancy = true;
+  /// CORUN_CPF_MERGE=auto|off: under cpf, a lone ready task on an idle machine (every executor idle, nothing
+  /// else ready: a chain of ops such as a CNN's stem) runs on merged executors, up to every core, when its
+  /// per-width model predicts that faster or, not measured merged yet, when it is long (docs/scheduling.md);
+  /// off: executors never merge.
+  bool cpf_merge = true;
 
   // NUMA (docs/numa.md).
   enum class NumaMode { unset, off, replicate, interleave };

@@ -4,7 +4,8 @@
 // order, teams, pushing a placement to its workers) are the toolbox's (sched/toolbox/team_policy.hpp).
 // This adapter
 //   * cuts the ordered workers into the executors of the requested layout and creates one team per
-//     (executor, team width > 1) on the executor's first cores (the planner's convention);
+//     (executor, team width > 1) on the executor's first cores (the planner's convention), and the teams of
+//     merged executors from core 0 (a lone task on an idle machine, CpfPlanner's merge_when_alone);
 //   * on push, turns the task's TaskHint into a PlannerTask, lets the planner dispatch, and places each
 //     assignment: a width-w task becomes w aliases, all appended under the one policy mutex, so every
 //     member's queue sees team tasks in the same order (the alias-ordering rule of the StarPU notes). An
@@ -65,10 +66,13 @@ PlannerTask planner_task(starpu_task* task, const CpfPlanner& planner, int width
     if (h->max_width > 0) p.max_width = std::min(p.max_width, h->max_width);
     p.fixed_width = h->fixed_width;
     if (h->npredicted > 0) {
-      const auto& widths = planner.team_widths();
-      p.predicted.resize(widths.size(), NAN);
-      for (size_t i = 0; i < widths.size(); ++i)
-        if (widths[i] <= h->npredicted) p.predicted[i] = h->predicted_us[widths[i] - 1];
+      auto predict = [h](const std::vector<int>& widths, std::vector<double>& out) {
+        out.resize(widths.size(), NAN);
+        for (size_t i = 0; i < widths.size(); ++i)
+          if (widths[i] <= h->npredicted) out[i] = h->predicted_us[widths[i] - 1];
+      };
+      predict(planner.team_widths(), p.predicted);
+      predict(planner.merged_widths(), p.predicted_merged);
     }
   }
   // A task that asks for an exact width (calibration, a frozen schedule, a test) keeps it.
@@ -86,7 +90,9 @@ class CpfPolicy final : public TeamPolicy {
   ExecutorLayout start(int ncores) override {
     const PolicyOptions& opt = policy_options();
     const ExecutorLayout layout = fit_layout(opt.layout, ncores);
-    planner_ = std::make_unique<CpfPlanner>(layout, order_, opt.narrow_when_faster);
+    // fifo stays the naive baseline: no merged teams.
+    planner_ = std::make_unique<CpfPlanner>(layout, order_, opt.narrow_when_faster,
+                                            order_ == ReadyOrder::level && opt.merge_when_alone);
     members_left_.assign(static_cast<size_t>(layout.count), 0);
     waiting_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(layout.count));
     for (int e = 0; e < layout.count; ++e) waiting_[static_cast<size_t>(e)] = false;
@@ -99,6 +105,7 @@ class CpfPolicy final : public TeamPolicy {
     for (int e = 0; e < layout.count; ++e)
       for (int w : planner_->team_widths())
         if (w > 1) add_team(e * layout.width, w, context.c_str());
+    for (int w : planner_->merged_widths()) add_team(0, w, (context + ", merged executors").c_str());
   }
 
   void pushed_locked(starpu_task* task, int caller_core) override {
@@ -151,7 +158,12 @@ class CpfPolicy final : public TeamPolicy {
 
   // The executor's bookkeeping for an assignment, and what the toolbox records and pushes.
   Placement placement(const Assignment& a) {
-    members_left_[static_cast<size_t>(a.executor)] = a.width;
+    // A merged team (a lone task on an idle machine) spans whole executors: each frees itself when its own
+    // members are done.
+    const int w = planner_->layout().width;
+    if (a.width <= w) members_left_[static_cast<size_t>(a.executor)] = a.width;
+    else
+      for (int e = a.executor; e < a.executor + a.width / w; ++e) members_left_[static_cast<size_t>(e)] = w;
     return Placement{reinterpret_cast<starpu_task*>(a.id), a.executor, a.first_core, a.width, a.predicted, nullptr};
   }
 

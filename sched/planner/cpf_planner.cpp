@@ -27,10 +27,14 @@ std::vector<int> team_widths_of(int executor_width) {
   return w;
 }
 
-CpfPlanner::CpfPlanner(ExecutorLayout layout, ReadyOrder order, bool narrow_when_faster)
+CpfPlanner::CpfPlanner(ExecutorLayout layout, ReadyOrder order, bool narrow_when_faster, bool merge_when_alone)
     : layout_(layout), order_(order), narrow_(narrow_when_faster), ready_(Before{order}) {
   CORUN_ASSERT(layout.count >= 1 && layout.width >= 1);
   widths_ = team_widths_of(layout.width);
+  if (merge_when_alone && layout.count > 1) {
+    for (int n = 2; n < layout.count; n *= 2) merged_.push_back(n * layout.width);
+    merged_.push_back(layout.count * layout.width);
+  }
   busy_.assign(static_cast<size_t>(layout.count), 0);
   idle_count_ = layout.count;
 }
@@ -75,7 +79,42 @@ Assignment CpfPlanner::assign(int e) {
   return a;
 }
 
+bool CpfPlanner::assign_merged(Assignment& out) {
+  const PlannerTask& task = ready_.top().task;
+  if (task.fixed_width > 0) return false;
+  size_t pick = merged_.size();
+  for (size_t i = 0; i < merged_.size(); ++i)
+    if (merged_[i] <= task.max_width) pick = i;
+  if (pick == merged_.size()) return false;  // the task cannot use more than one executor
+  double alone = NAN;
+  choose_width(task, &alone);
+  const double merged = pick < task.predicted_merged.size() ? task.predicted_merged[pick] : NAN;
+  if (std::isnan(merged)) {
+    // Never measured merged: tried (and so calibrated) only on a task long enough at its executor's width that
+    // a team's synchronisation (a few µs per task at 2 cores) cannot outweigh the split; a chain of small ops
+    // would pay it on every link.
+    if (std::isnan(alone) || alone < kTryMergedFromUs) return false;
+  } else if (!std::isnan(alone) && !(merged < alone)) {
+    return false;  // measured: only when predicted strictly faster
+  }
+  out.id = task.id;
+  out.executor = 0;
+  out.first_core = 0;
+  out.width = merged_[pick];
+  out.level = level_of(task);
+  out.predicted = merged;
+  ready_.pop();
+  const int spanned = out.width / layout_.width;
+  for (int e = 0; e < spanned; ++e) busy_[static_cast<size_t>(e)] = 1;
+  idle_count_ -= spanned;
+  return true;
+}
+
 void CpfPlanner::dispatch(std::vector<Assignment>& out, int preferred) {
+  if (!merged_.empty() && idle_count_ == layout_.count && ready_.size() == 1) {
+    Assignment a;
+    if (assign_merged(a)) return out.push_back(a);
+  }
   if (preferred >= 0 && preferred < layout_.count && !busy_[static_cast<size_t>(preferred)] && !ready_.empty())
     out.push_back(assign(preferred));
   while (idle_count_ > 0 && !ready_.empty()) {

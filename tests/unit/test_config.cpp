@@ -21,7 +21,8 @@ const char* const kVariables[] = {
     "CORUN_SCHED",       "CORUN_KERNELS",        "CORUN_QUIET",         "CORUN_EXECUTORS",        "CORUN_PROFILE",
     "CORUN_FIXED_WIDTH", "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC", "CORUN_SCHEDULE",         "CORUN_VERBOSE",
     "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT",
-    "CORUN_SERVE_PLANS", "CORUN_TEST_PAUSE_IN_CHECKPOINT", "CORUN_COTENANCY", "CORUN_TEST_GRACE_SECONDS"};
+    "CORUN_SERVE_PLANS", "CORUN_TEST_PAUSE_IN_CHECKPOINT", "CORUN_COTENANCY", "CORUN_TEST_GRACE_SECONDS",
+    "CORUN_CPF_MERGE"};
 
 // Every test starts and ends with none of Config's variables set.
 class ConfigFromEnv : public ::testing::Test {
@@ -67,11 +68,14 @@ TEST_F(ConfigFromEnv, EveryVariableLandsInItsField) {
   setenv("CORUN_SERVE_PLANS", "/tmp/plans", 1);
   setenv("CORUN_TEST_PAUSE_IN_CHECKPOINT", "prune", 1);
   EXPECT_TRUE(Config::from_env().cotenancy);  // unset: auto
+  EXPECT_TRUE(Config::from_env().cpf_merge);  // unset: auto
   EXPECT_EQ(Config::from_env().test_grace_seconds, 0);
   setenv("CORUN_COTENANCY", "off", 1);
+  setenv("CORUN_CPF_MERGE", "off", 1);
   setenv("CORUN_TEST_GRACE_SECONDS", "2", 1);
   const Config c = Config::from_env();
   EXPECT_FALSE(c.cotenancy);
+  EXPECT_FALSE(c.cpf_merge);
   EXPECT_EQ(c.test_grace_seconds, 2);
   EXPECT_EQ(c.policy, "cpf");
   EXPECT_TRUE(c.ref_kernels);
@@ -103,7 +107,7 @@ TEST_F(ConfigFromEnv, MalformedValuesNameTheVariable) {
       {"CORUN_PARALLEL_OPS", "maybe"}, {"CORUN_PARALLEL_OPS_MIN", "1"}, {"CORUN_PARALLEL_OPS_MIN", "two"},
       {"CORUN_KERNELS", "turbo"},      {"CORUN_QUIET", "yes"},          {"CORUN_FIXED_WIDTH", "0"},
       {"CORUN_TEST_PAUSE_IN_CHECKPOINT", "sometimes"}, {"CORUN_COTENANCY", "on"},
-      {"CORUN_TEST_GRACE_SECONDS", "0"}};
+      {"CORUN_TEST_GRACE_SECONDS", "0"}, {"CORUN_CPF_MERGE", "on"}};
   for (const auto& [name, value] : bad) {
     setenv(name, value, 1);
     EXPECT_CORUN_ERROR(Config::from_env(), Status::invalid_config, name, value);

@@ -168,5 +168,104 @@ TEST(CpfPlanner, SameCallsGiveTheSameAssignments) {
   }
 }
 
+// A lone ready task on an idle machine (merge_when_alone): teams that span 2, 4, ... executors from executor 0.
+TEST(CpfPlannerMerge, MergedWidthsSpanPowersOfTwoOfExecutorsAndAllOfThem) {
+  const auto merged = [](ExecutorLayout l) { return CpfPlanner(l, ReadyOrder::level, true, true).merged_widths(); };
+  EXPECT_EQ(merged({2, 1}), (std::vector<int>{2}));
+  EXPECT_EQ(merged({4, 1}), (std::vector<int>{2, 4}));
+  EXPECT_EQ(merged({3, 1}), (std::vector<int>{2, 3}));
+  EXPECT_EQ(merged({4, 4}), (std::vector<int>{8, 16}));
+  EXPECT_TRUE(merged({1, 4}).empty());
+  EXPECT_TRUE(CpfPlanner({4, 1}, ReadyOrder::level, true, false).merged_widths().empty());
+}
+
+TEST(CpfPlannerMerge, ALoneTaskOnAnIdleMachineGetsEveryCore) {
+  CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+  p.add_ready(task(7, 10, /*max_width=*/4, {500.0}));  // not measured merged, long: merged (calibrates it)
+  const auto a = dispatch(p);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, 7u);
+  EXPECT_EQ(a[0].executor, 0);
+  EXPECT_EQ(a[0].first_core, 0);
+  EXPECT_EQ(a[0].width, 2);
+  EXPECT_EQ(p.idle_executors(), 0);
+  p.add_ready(task(8, 5, 4, {500.0}));  // became ready meanwhile (a source task): waits, nothing is idle
+  EXPECT_TRUE(dispatch(p).empty());
+  p.finished(1);  // each executor frees itself when its member is done
+  const auto b = dispatch(p);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].width, 1) << "executor 0 is still busy: not an idle machine";
+  EXPECT_EQ(b[0].executor, 1);
+}
+
+TEST(CpfPlannerMerge, OnlyALoneTaskOnAWhollyIdleMachineThatCanUseTheCores) {
+  auto first_width = [](CpfPlanner& p) {
+    const auto a = dispatch(p);
+    return a.empty() ? 0 : a[0].width;
+  };
+  {  // two ready tasks: one executor each
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    p.add_ready(task(1, 10, 2, {500.0}));
+    p.add_ready(task(2, 5, 2, {500.0}));
+    const auto a = dispatch(p);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].width, 1);
+    EXPECT_EQ(a[1].width, 1);
+  }
+  {  // a task that cannot use two cores
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    p.add_ready(task(1, 10, 1, {500.0}));
+    EXPECT_EQ(first_width(p), 1);
+  }
+  {  // not measured merged: short at its executor's width, or not measured at all
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    p.add_ready(task(1, 10, 2, {kTryMergedFromUs / 2}));
+    EXPECT_EQ(first_width(p), 1);
+    CpfPlanner q({2, 1}, ReadyOrder::level, true, true);
+    q.add_ready(task(1, 10, 2));
+    EXPECT_EQ(first_width(q), 1);
+  }
+  {  // a fixed width (calibration, a frozen schedule) is kept
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    PlannerTask t = task(1, 10, 2, {500.0});
+    t.fixed_width = 1;
+    p.add_ready(t);
+    EXPECT_EQ(first_width(p), 1);
+  }
+  {  // the model predicts the merged team slower: its executor alone
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    PlannerTask t = task(1, 10, 2, {100.0});
+    t.predicted_merged = {120.0};
+    p.add_ready(t);
+    EXPECT_EQ(first_width(p), 1);
+  }
+  {  // ... and faster: merged
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, true);
+    PlannerTask t = task(1, 10, 2, {100.0});
+    t.predicted_merged = {60.0};
+    p.add_ready(t);
+    EXPECT_EQ(first_width(p), 2);
+  }
+  {  // without merge_when_alone (fifo, CORUN_CPF_MERGE=off): never
+    CpfPlanner p({2, 1}, ReadyOrder::level, true, false);
+    p.add_ready(task(1, 10, 2, {500.0}));
+    EXPECT_EQ(first_width(p), 1);
+  }
+}
+
+TEST(CpfPlannerMerge, TheWidestMergedTeamTheTaskAllowsAndTheRestStayIdle) {
+  CpfPlanner p({4, 1}, ReadyOrder::level, true, true);
+  p.add_ready(task(1, 10, /*max_width=*/3, {500.0}));
+  const auto a = dispatch(p);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].width, 2);  // merged widths 2 and 4: 4 is above the task's maximum
+  EXPECT_EQ(p.idle_executors(), 2);
+  p.add_ready(task(2, 5, 3, {500.0}));
+  const auto b = dispatch(p);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].executor, 2) << "executors 0 and 1 hold the merged team";
+  EXPECT_EQ(b[0].width, 1);
+}
+
 }  // namespace
 }  // namespace corun::sched
