@@ -85,8 +85,9 @@ bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass);
 
 /// Whether the oneDNN kernels of `pass` run oneDNN's Winograd F(4x4, 3x3) (`jit_wino_4x3`) instead of its direct
 /// kernels: 3x3 windows at stride 1 padded by 1 on every side ("same"), one group, at least 32 input and output
-/// channels in whole blocks of 16, maps of at least 16x16 and batches of more than one image chunk, where oneDNN has these kernels (AVX-512) and
-/// CORUN_CONV_KERNEL is not `direct` or `im2col` (the measurement is in conv_kernel_choice.cpp). Shape and pass only.
+/// channels in whole blocks of 16, maps of at least 16x16 and batches of more than one image chunk, where oneDNN
+/// has these kernels (AVX-512) and CORUN_CONV_KERNEL is not `direct` or `im2col` (the measurement is in
+/// conv_kernel_choice.cpp). Shape and pass only.
 bool dnnl_winograd(const ConvGeometry& g, OpKind pass);
 
 /// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the

@@ -39,34 +39,21 @@ TEST(StackedWeightGradients, SameLossesGradientsAndUpdatesWithinRounding) {
   EXPECT_EQ(count_nodes(off.graph, "grad_stack."), 0);
   EXPECT_EQ(count_nodes(off.graph, "grad_mm.w0.") - count_nodes(on.graph, "grad_mm.w0."), 3);
   // Losses, then each parameter after the steps (every update compared) and its last gradient.
-  const auto a = test::train_lstm_inline(on, 4, true), b = test::train_lstm_inline(off, 4, true);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].size(), b[i].size());
-    for (size_t e = 0; e < a[i].size(); ++e)
-      EXPECT_NEAR(a[i][e], b[i][e], 1e-5 * (1.0 + std::fabs(b[i][e]))) << "tensor " << i << " element " << e;
-  }
+  test::expect_within_rounding(test::train_lstm_inline(on, 4, true), test::train_lstm_inline(off, 4, true), 1e-5);
 }
 
 TEST(StackedWeightGradients, GradientsMatchFiniteDifferences) {
   const models::LstmConfig config = tiny_lstm(6);
   const models::SequenceTask task(config);
-  // One forward+backward at the initial parameters, w0[e] moved by delta; the loss is computed before the
-  // graph's SGD update, so it is the loss at those parameters.
-  auto run_at = [&](models::Lstm& m, int e, float delta) {
-    m.init_params();
-    m.graph.data(m.graph.find("w0"))[e] += delta;
-    test::feed_lstm_batch(m, task, 0);
-    InlineRunner(m.graph).run();
-    return static_cast<double>(m.graph.data(m.loss)[0]);
-  };
   models::Lstm probe(config);
-  run_at(probe, 0, 0.0f);
+  test::lstm_loss_at(probe, task, "w0", 0, 0.0f);
   ASSERT_GT(static_cast<int>(probe.graph.impl().nodes.size()), 0);
   const Tensor dw = probe.graph.grad(probe.graph.find("w0"));
   for (int e : {0, 13, 41, 97}) {
     models::Lstm plus(config), minus(config);
-    const double eps = 1e-2, fd = (run_at(plus, e, eps) - run_at(minus, e, -eps)) / (2 * eps);
+    const double eps = 1e-2;
+    const double fd = (test::lstm_loss_at(plus, task, "w0", e, eps) - test::lstm_loss_at(minus, task, "w0", e, -eps)) /
+                      (2 * eps);
     EXPECT_NEAR(probe.graph.data(dw)[e], fd, 2e-3 + 1e-2 * std::fabs(fd)) << "w0 element " << e;
   }
 }

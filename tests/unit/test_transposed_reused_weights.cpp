@@ -66,35 +66,23 @@ TEST(TransposedReusedWeights, OneCopyPerWeightReadByEveryInputGradient) {
 
 TEST(TransposedReusedWeights, SameLossesGradientsAndUpdatesWithinRounding) {
   models::Lstm on(tiny_lstm(2)), off(tiny_lstm(0));
-  const auto a = test::train_lstm_inline(on, 4, true), b = test::train_lstm_inline(off, 4, true);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].size(), b[i].size());
-    for (size_t e = 0; e < a[i].size(); ++e)
-      EXPECT_NEAR(a[i][e], b[i][e], 1e-5 * (1.0 + std::fabs(b[i][e]))) << "tensor " << i << " element " << e;
-  }
+  test::expect_within_rounding(test::train_lstm_inline(on, 4, true), test::train_lstm_inline(off, 4, true), 1e-5);
 }
 
 TEST(TransposedReusedWeights, GradientsMatchFiniteDifferences) {
   const models::LstmConfig config = tiny_lstm(2);
   const models::SequenceTask task(config);
-  // One forward+backward at the initial parameters with w1[e] moved by delta (w1's input gradients flow
-  // through the copy into layer 0); the loss is computed before the graph's SGD update.
-  auto run_at = [&](models::Lstm& m, const std::string& w, int e, float delta) {
-    m.init_params();
-    m.graph.data(m.graph.find(w))[e] += delta;
-    test::feed_lstm_batch(m, task, 0);
-    InlineRunner(m.graph).run();
-    return static_cast<double>(m.graph.data(m.loss)[0]);
-  };
+  // w0's and w1's gradients (w1's input gradients flow through the copy into layer 0).
   for (const std::string w : {"w0", "w1"}) {
     models::Lstm probe(config);
-    run_at(probe, w, 0, 0.0f);
+    test::lstm_loss_at(probe, task, w, 0, 0.0f);
     ASSERT_EQ(reads(probe.graph).transposes, 2);
     const Tensor dw = probe.graph.grad(probe.graph.find(w));
     for (int e : {0, 13, 41, 97}) {
       models::Lstm plus(config), minus(config);
-      const double eps = 1e-2, fd = (run_at(plus, w, e, eps) - run_at(minus, w, e, -eps)) / (2 * eps);
+      const double eps = 1e-2;
+      const double fd = (test::lstm_loss_at(plus, task, w, e, eps) - test::lstm_loss_at(minus, task, w, e, -eps)) /
+                        (2 * eps);
       EXPECT_NEAR(probe.graph.data(dw)[e], fd, 2e-3 + 1e-2 * std::fabs(fd)) << w << " element " << e;
     }
   }
