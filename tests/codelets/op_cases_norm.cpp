@@ -13,8 +13,11 @@ constexpr Access W = Access::write;
 constexpr Access RW = Access::readwrite;
 
 void batch_norm_cases(std::vector<OpCaseSpec>& out) {
-  const Shape xs[] = {Shape{2, 1},     Shape{3, 5},       Shape{65, 130},
-                      Shape{2, 3, 17}, Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}};
+  // The fast kernels' paths (batch_norm_fast.cpp): short rows (S < 16) in spans, long rows with and without a
+  // tail, channel blocks of 1, several and 64 (the last one short), a channel of more than one block's floats.
+  const Shape xs[] = {Shape{2, 1},       Shape{3, 5},         Shape{65, 130},       Shape{2, 3, 17},
+                      Shape{4, 7, 5, 3}, Shape{2, 33, 9, 11}, Shape{2, 130, 3, 3},  Shape{3, 70, 4, 4},
+                      Shape{3, 70, 5, 5}, Shape{2, 5, 40, 41}, Shape{9, 3, 64, 60}};
   const int64_t momentum = batch_norm_encode(0.9f);
   for (const Shape& x : xs) {
     const Shape c{x[1]};
