@@ -272,7 +272,8 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
 
 // Backward-data of one tile over `mb` images: ports a = dY (the tile's output channels), b = W (the tile's
 // part), c = dX (its input channels).
-std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t) {
+std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
+                                          ConvLayouts layouts) {
   const ConvGeometry tile = tile_geometry(g, t);
   const memory::dims src{mb, t.ct, g.h, g.w}, wei = weights_dims(tile), dst{mb, t.kt, g.oh, g.ow};
   const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_data)};
@@ -283,9 +284,10 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_data(pd);
-  e->a = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt), pd.diff_dst_desc(), true);
+  // dY and dX as the graph holds them (Graph::block_layouts): blocked ones in the chosen layout need no reorder.
+  e->a = Port(activation_view(mb, g.k, g.oh, g.ow, t.k0, t.kt, layouts.y_block), pd.diff_dst_desc(), true);
   e->b = Port(weights_view(g, t), pd.weights_desc(), true);
-  e->c = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct), pd.diff_src_desc(), false);
+  e->c = Port(activation_view(mb, g.c, g.h, g.w, t.c0, t.ct, layouts.x_block), pd.diff_src_desc(), false);
   e->scratch = memory(pd.scratchpad_desc(), cpu_engine());
   e->args = {{DNNL_ARG_DIFF_DST, e->a.inner}, {DNNL_ARG_WEIGHTS, e->b.inner}, {DNNL_ARG_DIFF_SRC, e->c.inner},
              {DNNL_ARG_SCRATCHPAD, e->scratch}};
@@ -316,10 +318,11 @@ FilterTile filter_tile(const ConvGeometry& g, int64_t t) {
 }
 
 // Backward-weights of one tile over the whole batch: ports a = X (the tile's input channels, a strided view
-// of the plain X when the tile has fewer than all), b = dY (the tile's channels, a strided view of the plain
-// dY), c = dW (the tile's rows), d = dB.
+// of X when the tile has fewer than all), b = dY (the tile's channels, a strided view of dY), c = dW (the
+// tile's rows), d = dB. X and dY in the graph's layouts (Graph::block_layouts): a blocked dY's view is whole
+// channel blocks, a copy of contiguous runs rather than a transposing reorder.
 std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window& win, const FilterTile& ft,
-                                             bool bias) {
+                                             bool bias, ConvLayouts layouts) {
   ConvGeometry tile = g;
   tile.k = ft.kt;
   tile.c = ft.ct;
@@ -337,9 +340,9 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
   const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_backward_weights(pd);
-  const memory::desc whole_x = plain({g.n, g.c, g.h, g.w}, tag::nchw);
+  const memory::desc whole_x = plain({g.n, g.c, g.h, g.w}, activation_tag(layouts.x_block));
   e->a = Port(ft.ct == g.c ? whole_x : whole_x.submemory_desc(src, {0, ft.c0, 0, 0}), pd.src_desc(), true);
-  const memory::desc whole_dy = plain({g.n, g.k, g.oh, g.ow}, tag::nchw);
+  const memory::desc whole_dy = plain({g.n, g.k, g.oh, g.ow}, activation_tag(layouts.y_block));
   e->b = Port(whole_dy.submemory_desc(dst, {0, ft.k0, 0, 0}), pd.diff_dst_desc(), true);
   e->c = Port(plain_weights(tile), pd.diff_weights_desc(), false);
   if (bias) e->d = Port(plain({ft.kt}, tag::x), pd.diff_bias_desc(), false);
@@ -441,11 +444,12 @@ void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int 
   if (items.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
+  const ConvLayouts layouts = ConvLayouts::of(call);  // part of the cache key (call.i)
   Entry* weights_ready = nullptr;
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, false);
     Entry& e = cached(key_of(Pass::backward_data, call, g, it.mb, it.tile.c0, it.tile.ct, false),
-                      [&] { return make_backward_data(g, win, it.mb, it.tile); });
+                      [&] { return make_backward_data(g, win, it.mb, it.tile, layouts); });
     if (weights_ready != &e) {
       e.b.bind(buf[1]);
       e.b.in(s);
@@ -467,6 +471,7 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
   if (tiles.size() <= 0) return;
   const Window win = window_of(call, g);
   dnnl::stream& s = thread_stream();
+  const ConvLayouts layouts = ConvLayouts::of(call);  // part of the cache key (call.i)
   // X in the layout of the previous tile's primitive, already reordered. With one group every tile reads the
   // whole X: reordered once per call unless a tile's primitive wants another layout. With several, each tile
   // reads its own input channels.
@@ -474,7 +479,7 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
     const FilterTile ft = filter_tile(g, t);
     Entry& e = cached(key_of(Pass::backward_weights, call, g, ft.k0, ft.kt, 0, has_bias),
-                      [&] { return make_backward_weights(g, win, ft, has_bias); });
+                      [&] { return make_backward_weights(g, win, ft, has_bias, layouts); });
     if (g.groups > 1 || !x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
       e.a.bind(buf[0]);
       e.a.in(s);

@@ -264,6 +264,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
   if (use_dnnl_conv(g, OpKind::conv2d_grad_data)) return conv2d_grad_data_dnnl(call, buf, rank, width);
+  if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_grad_data_fast, call, buf, rank, width);
   grad_data(g, buf[0], buf[1], nullptr, buf[2], rank, width);
 }
 
@@ -280,6 +281,8 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   float* dw = buf[2];
   float* db = call.nbuffers() == 4 ? buf[3] : nullptr;
   if (use_dnnl_conv(g, OpKind::conv2d_grad_filter)) return conv2d_grad_filter_dnnl(call, buf, rank, width);
+  if (ConvLayouts::of(call).any())
+    return conv2d_grad_filter_via_plain(&conv2d_grad_filter_fast, call, buf, rank, width);
   // Units: group-major filter tiles, kConvFilterTile output channels each, none straddling two groups.
   const int64_t per_group = (g.kg() + kConvFilterTile - 1) / kConvFilterTile;
   const Range mine = split_range(g.groups * per_group, rank, width);

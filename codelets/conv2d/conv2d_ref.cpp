@@ -58,6 +58,7 @@ void conv2d_ref(const OpCall& call, float* const* buf, int rank, int width) {
 }
 
 void conv2d_grad_data_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_grad_data_ref, call, buf, rank, width);
   grad_data(ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]), buf[0], buf[1], nullptr, buf[2],
             rank, width);
 }
@@ -69,6 +70,7 @@ void conv_transpose2d_ref(const OpCall& call, float* const* buf, int rank, int w
 }
 
 void conv2d_grad_filter_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (ConvLayouts::of(call).any()) return conv2d_grad_filter_via_plain(&conv2d_grad_filter_ref, call, buf, rank, width);
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[0], call.shapes[2], call.shapes[1]);
   const float* x = buf[0];
   const float* dy = buf[1];

@@ -78,6 +78,11 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       ConvEpilogue::set(al, ConvActivation::relu);
       ConvLayouts::set(al, 8, 8);
       out.push_back(make("conv2d_" + name + "_blocked8_relu", OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, al));
+      auto ag = a;
+      ConvLayouts::set(ag, 8, 8);
+      out.push_back(make("conv2d_grad_data_" + name + "_blocked8", OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, ag));
+      out.push_back(make("conv2d_grad_filter_" + name + "_blocked8", OpKind::conv2d_grad_filter, {x, y, wt, b},
+                         {R, R, W, W}, ag));
     }
     // The transposed convolution of the same geometry: X is the convolution's Y, Y its X.
     const Shape bt{q.c};

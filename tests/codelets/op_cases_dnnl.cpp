@@ -79,7 +79,10 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n1_c32_k96_3x3_tiles", true, true, ConvActivation::relu},
       {"n1_c32_k96_3x3_tiles", false, true, ConvActivation::none},
       {"winograd_n6_c32_k48_16x18", true, true, ConvActivation::relu},
-  };
+      {"winograd_n6_c32_k48_16x18", true, true, ConvActivation::none},
+      {"winograd_n5_c48_k32_17x16", false, true, ConvActivation::none},
+      {"winograd_n5_c48_k32_17x16", true, false, ConvActivation::none},
+};
   std::vector<OpCaseSpec> out;
   for (const Geometry& q : cases) {
     const ConvParams& p = q.p;
@@ -118,6 +121,16 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
                                  (l.act == ConvActivation::relu ? "_relu" : l.act == ConvActivation::clip ? "_clip" : "");
       if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, al));
       else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, al));
+      if (l.act != ConvActivation::none) continue;
+      // The gradients in the same layouts (training graphs): dX on X's side, dY on Y's.
+      auto ag = a;
+      ConvLayouts::set(ag, l.x ? block : 0, l.y ? block : 0);
+      out.push_back(make("conv2d_grad_data_" + name + suffix, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, ag));
+      if (q.bias)
+        out.push_back(make("conv2d_grad_filter_" + name + suffix, OpKind::conv2d_grad_filter, {x, y, wt, b},
+                           {R, R, W, W}, ag));
+      else
+        out.push_back(make("conv2d_grad_filter_" + name + suffix, OpKind::conv2d_grad_filter, {x, y, wt}, {R, R, W}, ag));
     }
   }
   return out;
