@@ -7,35 +7,12 @@ namespace corun::codelets {
 
 namespace {
 
-// Copies between NCHW and nChw<block>c: `into_blocked` from the first to the second, else back.
-void reblock(const float* src, float* dst, int64_t images, int64_t channels, int64_t plane, int64_t block,
-             bool into_blocked) {
-  for (int64_t n = 0; n < images; ++n)
-    for (int64_t cb = 0; cb < channels / block; ++cb) {
-      const int64_t base = (n * channels + cb * block) * plane;
-      for (int64_t j = 0; j < block; ++j)
-        for (int64_t p = 0; p < plane; ++p) {
-          const int64_t plain = base + j * plane + p, blocked = base + p * block + j;
-          if (into_blocked) dst[blocked] = src[plain];
-          else dst[plain] = src[blocked];
-        }
-    }
-}
-
 float* grown(std::vector<float>& buffer, int64_t floats) {
   if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(static_cast<size_t>(floats));
   return buffer.data();
 }
 
 }  // namespace
-
-void to_blocked(const float* plain, float* blocked, int64_t images, int64_t channels, int64_t plane, int64_t block) {
-  reblock(plain, blocked, images, channels, plane, block, true);
-}
-
-void to_plain(const float* blocked, float* plain, int64_t images, int64_t channels, int64_t plane, int64_t block) {
-  reblock(blocked, plain, images, channels, plane, block, false);
-}
 
 void conv2d_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width) {
   const ConvLayouts layouts = ConvLayouts::of(call);

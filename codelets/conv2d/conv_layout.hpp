@@ -21,6 +21,7 @@
 // layout changes where bytes sit, not the arithmetic.
 #pragma once
 
+#include "codelets/blocked_layout.hpp"
 #include "codelets/op.hpp"
 
 namespace corun::codelets {
@@ -48,12 +49,6 @@ struct ConvLayouts {
   }
   bool any() const { return x_block != 0 || y_block != 0; }
 };
-
-/// blocked = plain in nChw<block>c, for `images` images of `channels` channels (a multiple of `block`) and
-/// `plane` positions each.
-void to_blocked(const float* plain, float* blocked, int64_t images, int64_t channels, int64_t plane, int64_t block);
-/// The inverse: plain NCHW from nChw<block>c.
-void to_plain(const float* blocked, float* plain, int64_t images, int64_t channels, int64_t plane, int64_t block);
 
 /// Runs `kernel`, a conv2d or conv2d_grad_data kernel of plain layouts, on this member's images of `call`, whose
 /// input (X, or dY) or output (Y, or dX) is blocked: the member's images of the input are copied to plain NCHW

@@ -299,6 +299,7 @@ void for_each_plane_block(const PoolGeometry& g, const PlaneBlocks& table, int64
 }  // namespace
 
 CORUN_SIMD_CLONES void max_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return max_pool_blocked(call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const InteriorColumns cols = InteriorColumns::of(g);
   const Range planes = split_range(g.planes, rank, width);
@@ -330,6 +331,7 @@ CORUN_SIMD_CLONES void max_pool_fast(const OpCall& call, float* const* buf, int 
 }
 
 CORUN_SIMD_CLONES void max_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return max_pool_grad_blocked(call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const InteriorColumns cols = InteriorColumns::of(g);
   const Range planes = split_range(g.planes, rank, width);

@@ -9,7 +9,8 @@
 // Attributes (PoolParams::of): i[0] kernel_h, i[1] stride_h, i[2] pad_top; when i[4] == 0 that is all (the
 // square form: the same window, stride and padding on both axes, floor size, padding not counted), else
 // i[4] kernel_w, i[5] stride_w, i[6] pad_left, i[7] pad_bottom, i[8] pad_right, i[9] ceil_mode,
-// i[10] count_include_pad. The kernels take OH and OW from the shapes; ceil_mode matters to the shape rule
+// i[10] count_include_pad. max_pool and max_pool_grad: i[11] the channel block of their activations' layout (0
+// plain NCHW, else oneDNN's nChw<B>c, every buffer alike; Graph::block_layouts, max_pool_blocked.cpp). The kernels take OH and OW from the shapes; ceil_mode matters to the shape rule
 // only (OH = ceil((H + pt + pb - kh) / sh) + 1, less one when that last window would start past the input
 // and its top padding: the ONNX and PyTorch rule).
 //
@@ -21,6 +22,7 @@
 // accumulations stay in one member, in one order, at every width.
 #pragma once
 
+#include "codelets/blocked_layout.hpp"
 #include "codelets/op.hpp"
 
 #include <algorithm>
@@ -31,6 +33,18 @@ void max_pool_ref(const OpCall& call, float* const* buf, int rank, int width);
 void max_pool_fast(const OpCall& call, float* const* buf, int rank, int width);
 void max_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width);
 void max_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int width);
+/// max_pool / max_pool_grad on blocked activations (i[11] != 0): native (max_pool_blocked.cpp), and the
+/// reference's way, `kernel` (a plain kernel) on plain copies of the member's block-planes.
+void max_pool_blocked(const OpCall& call, float* const* buf, int rank, int width);
+void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int width);
+void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width);
+
+inline constexpr int kPoolBlockAttr = 11;
+/// The channel block of a max pooling call's layout: 0 for plain NCHW.
+inline int64_t pool_block(const OpCall& call) {
+  return call.kind == OpKind::max_pool || call.kind == OpKind::max_pool_grad ? call.i[kPoolBlockAttr] : 0;
+}
+
 void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width);

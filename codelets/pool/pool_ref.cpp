@@ -67,6 +67,7 @@ void covering(const PoolGeometry& g, int64_t ih, int64_t iw, F f) {
 }  // namespace
 
 void max_pool_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return pool_via_plain(&max_pool_ref, call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p)
@@ -79,6 +80,7 @@ void max_pool_ref(const OpCall& call, float* const* buf, int rank, int width) {
 }
 
 void max_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return pool_via_plain(&max_pool_grad_ref, call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p) {

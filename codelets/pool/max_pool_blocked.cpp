@@ -1,0 +1,132 @@
+// Max pooling on activations in oneDNN's blocked layout nChw<B>c (Graph::block_layouts; pool.hpp, i[11]):
+// block-plane q (image n, channels [cb B, cb B + B)) is an [H][W][B] array at q B H W, and channels are its
+// innermost, contiguous axis, so one output position of B channels is one vector and every tap one load.
+//
+// Same bits as the plain kernels on the same values: per channel, taps compared with the first-tap / `v > best`
+// rule in row-major window order (max_pool_fast.cpp), and the backward adds each output's gradient into dX in
+// output order, in float, as max_pool_grad_fast does. Members take whole block-planes.
+#include "codelets/pool/pool.hpp"
+
+#include "codelets/simd_clones.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace corun::codelets {
+
+namespace {
+
+// The first maximum of each of the B channels of window (oh, ow) of one block-plane: its value in best[j] and
+// its position ih * W + iw in at[j]; false when the window holds no input (all padding: the same for every
+// channel).
+template <int64_t B>
+inline bool window_max(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow, float* best, int32_t* at) {
+  int64_t h0, h1, w0, w1;
+  PoolGeometry::clamp(oh, g.sh, g.pt, g.kh, g.h, h0, h1);
+  PoolGeometry::clamp(ow, g.sw, g.pl, g.kw, g.w, w0, w1);
+  if (h0 >= h1 || w0 >= w1) return false;
+  const float* first = plane + (h0 * g.w + w0) * B;
+  for (int64_t j = 0; j < B; ++j) {
+    best[j] = first[j];
+    at[j] = static_cast<int32_t>(h0 * g.w + w0);
+  }
+  for (int64_t ih = h0; ih < h1; ++ih)
+    for (int64_t iw = ih == h0 ? w0 + 1 : w0; iw < w1; ++iw) {
+      const float* v = plane + (ih * g.w + iw) * B;
+      const auto pos = static_cast<int32_t>(ih * g.w + iw);
+      for (int64_t j = 0; j < B; ++j) {
+        const bool take = v[j] > best[j];
+        best[j] = take ? v[j] : best[j];
+        at[j] = take ? pos : at[j];
+      }
+    }
+  return true;
+}
+
+template <int64_t B>
+void forward(const PoolGeometry& g, const float* x, float* y, Range block_planes) {
+  for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
+    const float* plane = x + q * B * g.h * g.w;
+    float* out = y + q * B * g.oh * g.ow;
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        float best[B];
+        int32_t at[B];
+        float* o = out + (oh * g.ow + ow) * B;
+        if (!window_max<B>(g, plane, oh, ow, best, at)) std::fill_n(o, B, 0.0f);  // all padding, as the reference
+        else std::copy_n(best, B, o);
+      }
+  }
+}
+
+template <int64_t B>
+void backward(const PoolGeometry& g, const float* x, const float* dy, float* dx, Range block_planes) {
+  for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
+    const float* plane = x + q * B * g.h * g.w;
+    const float* grad = dy + q * B * g.oh * g.ow;
+    float* d = dx + q * B * g.h * g.w;
+    std::fill_n(d, B * g.h * g.w, 0.0f);
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        float best[B];
+        int32_t at[B];
+        if (!window_max<B>(g, plane, oh, ow, best, at)) continue;
+        const float* gy = grad + (oh * g.ow + ow) * B;
+        for (int64_t j = 0; j < B; ++j) d[at[j] * B + j] += gy[j];
+      }
+  }
+}
+
+// The member's block-planes of a call whose shapes are x (the input side) and whose layout has block `block`.
+Range member_block_planes(const Shape& x, int64_t block, int rank, int width) {
+  return split_range(x[0] * (x[1] / block), rank, width);
+}
+
+}  // namespace
+
+CORUN_SIMD_CLONES void max_pool_blocked(const OpCall& call, float* const* buf, int rank, int width) {
+  const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
+  const int64_t block = pool_block(call);
+  const Range mine = member_block_planes(call.shapes[0], block, rank, width);
+  if (block == 16) forward<16>(g, buf[0], buf[1], mine);
+  else forward<8>(g, buf[0], buf[1], mine);
+}
+
+CORUN_SIMD_CLONES void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int width) {
+  const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
+  const int64_t block = pool_block(call);
+  const Range mine = member_block_planes(call.shapes[0], block, rank, width);
+  if (block == 16) backward<16>(g, buf[0], buf[1], buf[2], mine);
+  else backward<8>(g, buf[0], buf[1], buf[2], mine);
+}
+
+void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width) {
+  const int64_t block = pool_block(call);
+  const Shape& xs = call.shapes[0];
+  const Range mine = member_block_planes(xs, block, rank, width);
+  if (mine.size() <= 0) return;
+  // Block-plane q holds plain planes [q B, q B + B) (image n, channel block cb: q = n C / B + cb), at the same
+  // byte range in both layouts: the member's block-planes are a call of mine.size() images of B channels.
+  OpCall part = call;
+  part.i[kPoolBlockAttr] = 0;
+  thread_local std::vector<float> plain[3];
+  std::vector<float*> parts(static_cast<size_t>(call.nbuffers()));
+  for (int b = 0; b < call.nbuffers(); ++b) {
+    const Shape& s = call.shapes[static_cast<size_t>(b)];
+    const int64_t plane = s[2] * s[3], floats = mine.size() * block * plane;
+    part.shapes[static_cast<size_t>(b)] = Shape{mine.size(), block, s[2], s[3]};
+    std::vector<float>& copy = plain[b];
+    if (static_cast<int64_t>(copy.size()) < floats) copy.resize(static_cast<size_t>(floats));
+    parts[static_cast<size_t>(b)] = copy.data();
+    if (call.modes[static_cast<size_t>(b)] != Access::write)
+      to_plain(buf[b] + mine.begin * block * plane, copy.data(), mine.size(), block, plane, block);
+  }
+  kernel(part, parts.data(), 0, 1);
+  const int out = call.nbuffers() - 1;
+  const Shape& s = call.shapes[static_cast<size_t>(out)];
+  const int64_t plane = s[2] * s[3];
+  to_blocked(parts[static_cast<size_t>(out)], buf[out] + mine.begin * block * plane, mine.size(), block, plane, block);
+}
+
+}  // namespace corun::codelets
