@@ -94,6 +94,10 @@ std::vector<FlagSpec> model_flags() {
       {"--onnx", true, "train this ONNX model instead of --model (docs/onnx.md): softmax cross-entropy on its one "
                        "output, generated data; --batch pins a dynamic batch dimension"},
       {"--dump-inputs", true, "save the last iteration's inputs and targets as <name>.npy into this directory"},
+      {"--keep-layouts", false,
+       "cifar-quick, pathnet, googlenet, --onnx: keep every tensor in NCHW (by default activations and their "
+       "gradients stay in oneDNN's blocked layout between the ops that take it, Graph::block_layouts: the same "
+       "bits without the reorders)"},
   };
   for (FlagSpec& f : optimizer_flags()) flags.push_back(std::move(f));  // every model (issue 19)
   return flags;
@@ -168,6 +172,7 @@ std::unique_ptr<TrainSession> make_session(const Args& args, const BatchShare& s
   only_for(args, model, {"--size"}, {"lstm", "phased-lstm", "pathnet", "googlenet"});  // CIFAR-quick has one size
   only_for(args, model, {"--image"}, {"pathnet", "googlenet"});
   only_for(args, model, {"--epochs", "--data", "--eval-images"}, {"cifar-quick"});
+  only_for(args, model, {"--keep-layouts"}, {"cifar-quick", "pathnet", "googlenet"});
   const std::string size = args.str("--size", "small");
   if (size != "small" && size != "medium" && size != "large")
     throw UsageError("--size must be small, medium or large, got '" + size + "'");

@@ -105,8 +105,8 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
               "backward: fuse_conv_activation() made activations part of convolutions, which have no gradient that "
               "way; it is for inference graphs (differentiate a graph built without it)");
   CORUN_CHECK(!g.layouts_blocked, Status::invalid_argument,
-              "backward: block_layouts() keeps activations in oneDNN's blocked layout, which the gradient kernels do "
-              "not take; it is for inference graphs (differentiate a graph built without it)");
+              "backward: block_layouts() already chose the layouts of this graph's tensors, before its gradients "
+              "existed; call backward() first, then block_layouts()");
   CORUN_CHECK(loss.shape() == Shape{1}, Status::invalid_argument,
               "backward: the loss '" << loss.name() << "' must have shape [1], got " << loss.shape().str());
   CORUN_CHECK(!options.sgd_update || options.learning_rate > 0.0f, Status::invalid_argument,

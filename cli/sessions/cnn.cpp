@@ -27,7 +27,7 @@ constexpr float kPixelStd = 0.3530f;
 class CnnTrain : public TrainSession {
  public:
   CnnTrain(const models::CnnConfig& cfg, const OptimizerChoice& choice, const BatchShare& share, std::string size,
-           const std::string& data_dir, long epochs, long eval_images)
+           const std::string& data_dir, long epochs, long eval_images, bool block_layouts)
       : cfg_(cfg), choice_(choice), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
     models::CnnConfig rc = cfg;
     rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, share);
@@ -35,6 +35,8 @@ class CnnTrain : public TrainSession {
     for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Cnn>(rc));
       models_.back()->init_params();
+      // The same bits in either layout; the replicas' reduction reads parameter gradients, which stay NCHW.
+      if (block_layouts) blocked_tensors_ = models_.back()->graph.block_layouts();
       graphs_.push_back(&models_.back()->graph);
     }
     if (cfg.kind == models::CnnKind::cifar_quick) {
@@ -114,7 +116,8 @@ class CnnTrain : public TrainSession {
             {"seed", static_cast<long>(c.seed)},
             {"warmup", c.warmup},
             {"epochs", dataset() ? epochs_ : 0L},
-            {"data", dataset() ? "fashion-mnist" : "synthetic"}};
+            {"data", dataset() ? "fashion-mnist" : "synthetic"},
+            {"blocked_tensors", blocked_tensors_}};
   }
   std::string data_generator() const override {
     return dataset() ? "fashion-mnist, shuffled per epoch" : "corun::models::SyntheticImages";
@@ -212,6 +215,7 @@ class CnnTrain : public TrainSession {
   FashionMnist data_;
   long epochs_;
   long eval_images_;
+  int blocked_tensors_ = 0;  // per graph, kept in oneDNN's blocked layout (Graph::block_layouts)
   int64_t batches_per_epoch_ = 1;
   int64_t perm_epoch_ = -1;
   std::vector<int64_t> perm_;
@@ -245,7 +249,8 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
   const long epochs = args.positive("--epochs", 1);
   const long eval_images = args.non_negative("--eval-images", 10000);
   return std::make_unique<CnnTrain>(cfg, choice, share, model == "cifar-quick" ? "fixed" : size,
-                                    args.str("--data", kFashionMnistDir), epochs, eval_images);
+                                    args.str("--data", kFashionMnistDir), epochs, eval_images,
+                                    !args.has("--keep-layouts"));
 }
 
 }  // namespace corun::cli

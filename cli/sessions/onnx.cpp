@@ -32,6 +32,7 @@ struct OnnxTrainConfig {
   float momentum = 0.9f;  // the default optimizer: SGD with momentum, as the built-in CNNs
   uint64_t seed = 42;
   OptimizerChoice optimizer;  // --optimizer, --lr-schedule, ... (cli/optimizer_flags.hpp)
+  bool block_layouts = true;  // Graph::block_layouts after backward (--keep-layouts: off)
 };
 
 // The synthetic task for an input of shape [B, ...]: a square image [B, C, H, H] keeps its channels (a
@@ -85,6 +86,7 @@ class OnnxTrain : public TrainSession {
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
     model_.graph.backward(model_.loss, b);
+    if (cfg.block_layouts) model_.graph.block_layouts();  // the same bits, fewer reorders
     // Dropout nodes read the iteration number from one [1] input: written each step, so every iteration
     // draws a fresh mask and a resumed run (k restarts at the checkpoint's iteration) draws the same ones.
     for (const Tensor& t : model_.graph.inputs())
@@ -169,6 +171,7 @@ std::unique_ptr<TrainSession> make_onnx_session(const Args& args, const BatchSha
   cfg.seed = static_cast<uint64_t>(args.positive("--seed", static_cast<long>(cfg.seed)));
   cfg.optimizer = optimizer_from(args, cfg.momentum, 0);
   cfg.momentum = cfg.optimizer.momentum;
+  cfg.block_layouts = !args.has("--keep-layouts");
   return std::make_unique<OnnxTrain>(cfg);
 }
 

@@ -1,11 +1,16 @@
-// Graph::block_layouts: activations stay in oneDNN's blocked layout between the convolutions that run oneDNN's
-// blocked kernels, so that those convolutions stop reordering them to NCHW and back (codelets/conv2d/conv_layout.hpp
-// has the layout and why). A tensor is kept blocked when every node that touches it takes it so:
-//   - a conv2d that reads it as X or writes it as Y and runs oneDNN's blocked kernels (use_dnnl_conv and not
-//     dnnl_plain_layout: a convolution on the plain layouts would reorder it back, and its kernel choice must not
-//     change, so that the bits do not);
+// Graph::block_layouts: activations (and, in a training graph, their gradients) stay in oneDNN's blocked layout
+// between the convolutions that run oneDNN's blocked kernels, so that those convolutions stop reordering them to
+// NCHW and back (codelets/conv2d/conv_layout.hpp has the layout and why). A tensor is kept blocked when every node
+// that touches it takes it so:
+//   - a convolution pass that runs oneDNN's blocked kernels (use_dnnl_conv and not dnnl_plain_layout: a
+//     convolution on the plain layouts would reorder it back, and its kernel choice must not change, so that the
+//     bits do not) and reads or writes it as an activation: conv2d's X and Y; conv2d_grad_data's dY and dX and
+//     conv2d_grad_filter's X and dY with one group (their tiles of whole blocks);
+//   - max pooling and its gradient, when all of their buffers are kept blocked (max_pool_blocked.cpp);
+//   - concat and split along the channels when every part is whole blocks and all are kept blocked (image n's
+//     channels [k0, k0 + kt) sit at the same bytes in NCHW and nChw<B>c, so the copies are the same);
 //   - a per-element op whose buffers all have one shape, when all of them are kept blocked (the op then computes
-//     on blocked bytes exactly what it computed on NCHW ones).
+//     on blocked bytes exactly what it computed on NCHW ones): relu, relu_grad, the adds that sum gradients.
 // Inputs, parameters, kept tensors (the user reads them: Graph::keep, graph outputs) and tensors nobody reads stay
 // plain, and so does any tensor whose channels are not whole blocks.
 #include <corun/graph.hpp>
@@ -14,8 +19,8 @@
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
+#include "codelets/pool/pool.hpp"
 #include "graphs/graph_impl.hpp"
-#include "graphs/passes/inference_pass.hpp"
 #include "graphs/passes/uses.hpp"
 
 #include <vector>
@@ -39,29 +44,66 @@ bool per_element(const Node& n) {
   return true;
 }
 
-// Whether conv2d node `n` runs oneDNN's blocked kernels (its X and Y may then be blocked).
+// Whether convolution node `n` runs oneDNN's blocked kernels for its pass (its activations may then be blocked).
 bool blocked_conv(const Node& n) {
-  if (n.call.kind != OpKind::conv2d) return false;
+  const OpKind k = n.call.kind;
+  if (!codelets::conv_takes_layouts(k)) return false;
   const auto& s = n.call.shapes;
-  const codelets::ConvGeometry geom = codelets::ConvGeometry::of(n.call, s[0], s[1], s.back());
-  return codelets::use_dnnl_conv(geom, OpKind::conv2d) && !codelets::dnnl_plain_layout(geom, OpKind::conv2d);
+  const codelets::ConvGeometry geom = k == OpKind::conv2d ? codelets::ConvGeometry::of(n.call, s[0], s[1], s.back())
+                                      : k == OpKind::conv2d_grad_data
+                                          ? codelets::ConvGeometry::of(n.call, s[2], s[1], s[0])
+                                          : codelets::ConvGeometry::of(n.call, s[0], s[2], s[1]);
+  if (k != OpKind::conv2d && geom.groups != 1) return false;
+  return codelets::use_dnnl_conv(geom, k) && !codelets::dnnl_plain_layout(geom, k);
 }
 
-// What a node does with blocked buffers: a blocked convolution takes its X and Y blocked, a per-element op all
-// of its buffers or none, any other node none.
-enum class Role { blocked_conv, per_element, other };
+// Whether every buffer of `n` is a rank-4 tensor of whole channel blocks.
+bool whole_blocks(const Node& n, int64_t block) {
+  for (const Shape& s : n.call.shapes)
+    if (s.rank != 4 || s[1] % block != 0) return false;
+  return true;
+}
 
-Role role_of(const Node& n) {
+// What a node does with blocked buffers: a blocked convolution takes its activations blocked one by one (the
+// buffers activation_buffer() names), the other takers all of their buffers or none, any other node none.
+enum class Role { blocked_conv, all_or_none, other };
+
+Role role_of(const Node& n, int64_t block) {
   if (blocked_conv(n)) return Role::blocked_conv;
-  return per_element(n) ? Role::per_element : Role::other;
+  if (per_element(n)) return Role::all_or_none;
+  const OpKind k = n.call.kind;
+  if ((k == OpKind::max_pool || k == OpKind::max_pool_grad) && whole_blocks(n, block)) return Role::all_or_none;
+  if ((k == OpKind::concat || k == OpKind::split) && n.call.i[0] == 1 && whole_blocks(n, block))
+    return Role::all_or_none;
+  return Role::other;
+}
+
+// Buffer b of a blocked convolution: its input-side activation (X, or dX) as 'x', its output-side one (Y, or dY)
+// as 'y', else 0 (filters, bias).
+char activation_side(const Node& n, size_t b) {
+  const size_t last = n.buffers.size() - 1;
+  switch (n.call.kind) {
+    case OpKind::conv2d: return b == 0 ? 'x' : b == last ? 'y' : 0;
+    case OpKind::conv2d_grad_data: return b == 0 ? 'y' : b == 2 ? 'x' : 0;
+    case OpKind::conv2d_grad_filter: return b == 0 ? 'x' : b == 1 ? 'y' : 0;
+    default: return 0;
+  }
+}
+
+// The buffer of a blocked convolution on `side` ('x' or 'y').
+int buffer_on(const Node& n, char side) {
+  for (size_t b = 0; b < n.buffers.size(); ++b)
+    if (activation_side(n, b) == side) return n.buffers[b];
+  return -1;
 }
 
 }  // namespace
 
 int Graph::block_layouts() {
   GraphImpl& g = *impl_;
-  detail::check_inference_pass(g, "block_layouts", "block",
-                               ", whose gradient kernels take NCHW only; blocked layouts are for inference graphs");
+  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
+              "block_layouts: the graph is bound to an Engine; block before the first Engine::run (or after "
+              "Engine::release)");
   const int64_t block = codelets::dnnl_channel_block();
   if (block == 0) return 0;
   const detail::Uses uses = detail::Uses::of(g);
@@ -69,26 +111,27 @@ int Graph::block_layouts() {
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     const int id = static_cast<int>(v);
-    blocked[v] = val.kind == ValueKind::activation && !val.kept && !val.fused_away && val.channel_block == 0 &&
-                 val.shape.rank == 4 && val.shape[1] % block == 0 && val.shape.numel() > 0 &&
-                 uses.written_by(id) == 1 && uses.read_by(id) >= 1;
+    const bool computed = val.kind == ValueKind::activation || val.kind == ValueKind::gradient;
+    blocked[v] = computed && !val.kept && !val.fused_away && val.channel_block == 0 && val.shape.rank == 4 &&
+                 val.shape[1] % block == 0 && val.shape.numel() > 0 && uses.written_by(id) == 1 &&
+                 uses.read_by(id) >= 1;
   }
   std::vector<Role> roles;
   roles.reserve(g.nodes.size());
   for (const Node& n : g.nodes) {
-    roles.push_back(role_of(n));
+    roles.push_back(role_of(n, block));
     for (size_t b = 0; b < n.buffers.size(); ++b) {
-      const bool takes = roles.back() == Role::per_element ||
-                         (roles.back() == Role::blocked_conv && (b == 0 || b + 1 == n.buffers.size()));
+      const bool takes = roles.back() == Role::all_or_none ||
+                         (roles.back() == Role::blocked_conv && activation_side(n, b) != 0);
       if (!takes) blocked[static_cast<size_t>(n.buffers[b])] = false;
     }
   }
-  // A per-element op computes in one layout: one plain operand makes all of its operands plain. Repeated until
+  // An all-or-none node computes in one layout: one plain operand makes all of its operands plain. Repeated until
   // nothing changes (each round only clears, so it ends).
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t k = 0; k < g.nodes.size(); ++k) {
-      if (roles[k] != Role::per_element) continue;
+      if (roles[k] != Role::all_or_none) continue;
       const Node& n = g.nodes[k];
       bool all = true;
       for (int v : n.buffers) all = all && blocked[static_cast<size_t>(v)];
@@ -106,10 +149,13 @@ int Graph::block_layouts() {
       ++count;
     }
   if (count == 0) return 0;
-  for (Node& n : g.nodes)
-    if (n.call.kind == OpKind::conv2d)
-      codelets::ConvLayouts::set(n.call.i, g.values[static_cast<size_t>(n.buffers[0])].channel_block,
-                                 g.values[static_cast<size_t>(n.buffers.back())].channel_block);
+  const auto block_of = [&](int v) { return v < 0 ? int64_t{0} : g.values[static_cast<size_t>(v)].channel_block; };
+  for (Node& n : g.nodes) {
+    if (codelets::conv_takes_layouts(n.call.kind) && roles[static_cast<size_t>(&n - g.nodes.data())] == Role::blocked_conv)
+      codelets::ConvLayouts::set(n.call.i, block_of(buffer_on(n, 'x')), block_of(buffer_on(n, 'y')));
+    if (n.call.kind == OpKind::max_pool || n.call.kind == OpKind::max_pool_grad)
+      n.call.i[codelets::kPoolBlockAttr] = block_of(n.buffers[0]);
+  }
   g.layouts_blocked = true;
   return count;
 }

@@ -201,14 +201,16 @@ class Graph {
   /// after it; call before the graph is bound to an Engine (after fold_batch_norm(), which leaves the
   /// convolution right before the activation). Returns the number fused.
   int fuse_conv_activation();
-  /// Keeps every activation tensor in oneDNN's blocked layout (nChw16c on AVX-512, nChw8c on AVX2) where each
-  /// op that touches it can take it so: a convolution on oneDNN's blocked kernels, or a per-element op (relu,
-  /// add of equal shapes, ...) whose operands are all kept blocked. Those convolutions then read and write it as
-  /// it is, and reorders to and from NCHW happen only in the convolutions at the edges. The same bits as before
-  /// (the layout changes where bytes sit, not the arithmetic). A blocked tensor cannot be read or written by
-  /// Engine::read / write: keep() what you read first. For inference graphs: refused after backward(), and
-  /// backward() is refused after it; call before the graph is bound to an Engine, after fold_batch_norm() and
-  /// fuse_conv_activation(). Returns the number of tensors blocked (0 without oneDNN or its AVX2 kernels).
+  /// Keeps every activation tensor (and gradient, in a training graph) in oneDNN's blocked layout (nChw16c on
+  /// AVX-512, nChw8c on AVX2) where each op that touches it can take it so: a convolution or convolution gradient
+  /// on oneDNN's blocked kernels, or, when all of their operands are kept blocked, max pooling and its gradient,
+  /// concat and split along whole channel blocks and the per-element ops (relu, relu_grad, add of equal shapes,
+  /// ...). Those ops then read and write it as it is, and reorders to and from NCHW happen only in the
+  /// convolutions at the edges. The same bits as before (the layout changes where bytes sit, not the arithmetic).
+  /// A blocked tensor cannot be read or written by Engine::read / write: keep() what you read first. Call it
+  /// before the graph is bound to an Engine: on an inference graph after fold_batch_norm() and
+  /// fuse_conv_activation(), on a training graph after backward() (which is refused after it). Returns the number
+  /// of tensors blocked (0 without oneDNN or its AVX2 kernels).
   int block_layouts();
   /// The channel block of `t`'s layout: 0 for the plain layout every tensor has unless block_layouts() changed
   /// it, else B for nChw<B>c.

@@ -127,25 +127,19 @@ TEST_F(BlockLayouts, ReadingABlockedTensorIsRefusedAndKeepingItKeepsItPlain) {
   EXPECT_EQ(k2.channel_block(n2.d), static_cast<int>(codelets::dnnl_channel_block()));
 }
 
-TEST_F(BlockLayouts, TrainingGraphsAreRefusedBothWays) {
-  {
-    Graph g;
-    const Tensor x = g.input("x", {1, 16, 6, 6});
-    const Tensor w = g.param("w", {16, 16, 3, 3});
-    const Tensor loss = g.sum(g.sum(g.sum(g.sum(g.conv2d(g.conv2d(x, w, Tensor(), Conv2dOptions{}), w, Tensor(),
-                                                         Conv2dOptions{}), 0), 0), 0), 0);
+TEST_F(BlockLayouts, BackwardAfterTheLayoutsIsRefused) {
+  Graph g;
+  const Tensor x = g.input("x", {2, 16, 6, 6});
+  const Tensor w = g.param("w", {16, 16, 3, 3});
+  const Tensor loss =
+      g.sum(g.sum(g.sum(g.sum(g.conv2d(g.conv2d(x, w, Tensor(), Conv2dOptions{}), w, Tensor(), Conv2dOptions{}), 0),
+                        0), 0), 0);
+  ASSERT_EQ(g.block_layouts(), 1);
+  try {
     g.backward(loss, {.sgd_update = false});
-    EXPECT_THROW(g.block_layouts(), Error);
-  }
-  {
-    Graph g;
-    const Tensor x = g.input("x", {2, 16, 6, 6});
-    const Tensor w = g.param("w", {16, 16, 3, 3});
-    const Tensor loss =
-        g.sum(g.sum(g.sum(g.sum(g.conv2d(g.conv2d(x, w, Tensor(), Conv2dOptions{}), w, Tensor(), Conv2dOptions{}), 0),
-                          0), 0), 0);
-    ASSERT_EQ(g.block_layouts(), 1);
-    EXPECT_THROW(g.backward(loss, {.sgd_update = false}), Error);
+    ADD_FAILURE() << "backward after block_layouts accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("call backward() first"), std::string::npos) << e.what();
   }
 }
 
