@@ -14,8 +14,9 @@
 // stride_w, i[5] pad_left, i[6] pad_bottom, i[7] pad_right, i[8] dilation_h, i[9] dilation_w, i[10] groups.
 // Calls of the square form keep their attributes, and so their footprints and recorded models.
 // conv2d only: i[11] a fused activation of the output (ConvActivation; Graph::fuse_conv_activation, inference
-// graphs), i[12] and i[13] clip's lo and hi as float bits; i[14] and i[15] the channel block of X's and Y's
-// layout (0 plain NCHW, else nChw<B>c; Graph::block_layouts, conv_layout.hpp). Zero everywhere else.
+// graphs), i[12] and i[13] clip's lo and hi as float bits. conv2d and its two gradients: i[14] and i[15] the
+// channel block of the input side's layout (X, or dX) and of the output side's (Y, or dY) (0 plain NCHW, else
+// nChw<B>c; Graph::block_layouts, conv_layout.hpp). Zero everywhere else.
 //
 // With G groups, output channel k of group k / (K/G) reads input channels [g C/G, (g+1) C/G) only, and
 //   Y[n,k,oh,ow] = B[k] + sum_{c,r,s} W[k,c,r,s] X[n, g C/G + c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
