@@ -14,6 +14,9 @@
 //   dX = scale invstd dY.
 // Both split the channels over the team: a channel's reduction over N * spatial stays whole inside one
 // member, so the bits do not depend on the width.
+// i[2]: the channel block of X, Y, dY and dX in a rank-4 call (0 plain NCHW, else oneDNN's nChw<B>c;
+// Graph::block_layouts); the per-channel buffers are [C] in every layout. The fast kernels add each channel's
+// values on the same lanes in the same order in both layouts (batch_norm_fast.cpp), so the bits are the same.
 #pragma once
 
 #include "codelets/op.hpp"
@@ -40,11 +43,34 @@ inline float batch_norm_momentum(const OpCall& call) {
   return m;
 }
 
-/// X viewed as [N, C, S]: S is the product of the spatial extents (1 for a 2-D X).
+inline constexpr int kBatchNormBlockAttr = 2;
+
+/// X viewed as [N, C, S]: S is the product of the spatial extents (1 for a 2-D X); `block` its layout's
+/// channel block (i[2]).
 struct BatchNormDims {
-  int64_t n, c, s;
-  explicit BatchNormDims(const Shape& x) : n(x[0]), c(x[1]), s(x.numel() / (x[0] * x[1])) {}
+  int64_t n, c, s, block;
+  explicit BatchNormDims(const Shape& x, int64_t channel_block = 0)
+      : n(x[0]), c(x[1]), s(x.numel() / (x[0] * x[1])), block(channel_block) {}
+  static BatchNormDims of(const OpCall& call) { return BatchNormDims(call.shapes[0], call.i[kBatchNormBlockAttr]); }
   int64_t count() const { return n * s; }  ///< values per channel
+  /// The index of element s of channel c in image n: NCHW, or nChw<block>c.
+  int64_t at(int64_t image, int64_t channel, int64_t pos) const {
+    if (block == 0) return (image * c + channel) * s + pos;
+    return ((image * (c / block) + channel / block) * s + pos) * block + channel % block;
+  }
 };
+
+/// The lanes of the fast kernels' sums (batch_norm_fast.cpp): element s of a channel's row goes to lane
+/// s % kBatchNormLanes, and the lanes meet in this fixed tree.
+inline constexpr int kBatchNormLanes = 16;
+inline double batch_norm_lane_total(double (&lane)[kBatchNormLanes]) {
+  for (int half = kBatchNormLanes / 2; half > 0; half /= 2)
+    for (int j = 0; j < half; ++j) lane[j] += lane[j + half];
+  return lane[0];
+}
+
+/// The fast kernels on blocked X (i[2] != 0; batch_norm_blocked.cpp).
+void batch_norm_blocked(const OpCall& call, float* const* buf, int rank, int width);
+void batch_norm_grad_blocked(const OpCall& call, float* const* buf, int rank, int width);
 
 }  // namespace corun::codelets

@@ -23,7 +23,7 @@
 namespace corun::codelets {
 namespace {
 
-constexpr int kLanes = 16;
+constexpr int kLanes = kBatchNormLanes;
 constexpr int64_t kMaxBlock = 64;            // channels per block, at most
 constexpr int64_t kBlockFloats = 32 * 1024;  // a block's elements, at most (128 KiB), unless one channel is more
 constexpr int64_t kSlots = kMaxBlock * kLanes;
@@ -73,9 +73,7 @@ struct Block {
     double lane[kLanes] = {};
     const int per = static_cast<int>(per_channel());
     for (int j = 0; j < per; ++j) lane[j] = sums[i * per + j];
-    for (int half = kLanes / 2; half > 0; half /= 2)
-      for (int j = 0; j < half; ++j) lane[j] += lane[j + half];
-    return lane[0];
+    return batch_norm_lane_total(lane);
   }
 };
 
@@ -178,12 +176,14 @@ void for_blocks(const BatchNormDims& d, int rank, int width, Each block) {
 }  // namespace
 
 CORUN_SIMD_CLONES void batch_norm_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  const BatchNormDims d(call.shapes[0]);
+  const BatchNormDims d = BatchNormDims::of(call);
+  if (d.block != 0) return batch_norm_blocked(call, buf, rank, width);
   for_blocks(d, rank, width, [&](const Block& b) { forward_block(call, buf, b); });
 }
 
 CORUN_SIMD_CLONES void batch_norm_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
-  const BatchNormDims d(call.shapes[0]);
+  const BatchNormDims d = BatchNormDims::of(call);
+  if (d.block != 0) return batch_norm_grad_blocked(call, buf, rank, width);
   for_blocks(d, rank, width, [&](const Block& b) { backward_block(call, buf, b); });
 }
 

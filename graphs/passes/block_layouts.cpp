@@ -6,7 +6,8 @@
 //     convolution on the plain layouts would reorder it back, and its kernel choice must not change, so that the
 //     bits do not) and reads or writes it as an activation: conv2d's X and Y; conv2d_grad_data's dY and dX and
 //     conv2d_grad_filter's X and dY with one group (their tiles of whole blocks);
-//   - max pooling and its gradient, when all of their buffers are kept blocked (max_pool_blocked.cpp);
+//   - max pooling and its gradient, when all of their buffers are kept blocked (max_pool_blocked.cpp), and batch
+//     norm and its gradient when all of their activations are (batch_norm_blocked.cpp);
 //   - concat and split along the channels when every part is whole blocks and all are kept blocked (image n's
 //     channels [k0, k0 + kt) sit at the same bytes in NCHW and nChw<B>c, so the copies are the same);
 //   - a per-element op whose buffers all have one shape, when all of them are kept blocked (the op then computes
@@ -16,6 +17,7 @@
 #include <corun/graph.hpp>
 
 #include "base/check.hpp"
+#include "codelets/batch_norm/batch_norm.hpp"
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
@@ -65,7 +67,7 @@ bool whole_blocks(const Node& n, int64_t block) {
 }
 
 // What a node does with blocked buffers: a blocked convolution takes its activations blocked one by one (the
-// buffers activation_buffer() names), the other takers all of their buffers or none, any other node none.
+// buffers activation_side() names), the other takers all of their rank-4 buffers or none, any other node none.
 enum class Role { blocked_conv, all_or_none, other };
 
 Role role_of(const Node& n, int64_t block) {
@@ -74,6 +76,10 @@ Role role_of(const Node& n, int64_t block) {
   const OpKind k = n.call.kind;
   if ((k == OpKind::max_pool || k == OpKind::max_pool_grad) && whole_blocks(n, block)) return Role::all_or_none;
   if ((k == OpKind::concat || k == OpKind::split) && n.call.i[0] == 1 && whole_blocks(n, block))
+    return Role::all_or_none;
+  // Batch norm: its activations (X, Y; X, dY, dX), never its per-channel [C] buffers.
+  if ((k == OpKind::batch_norm || k == OpKind::batch_norm_grad) && n.call.shapes[0].rank == 4 &&
+      n.call.shapes[0][1] % block == 0)
     return Role::all_or_none;
   return Role::other;
 }
@@ -134,7 +140,8 @@ int Graph::block_layouts() {
       if (roles[k] != Role::all_or_none) continue;
       const Node& n = g.nodes[k];
       bool all = true;
-      for (int v : n.buffers) all = all && blocked[static_cast<size_t>(v)];
+      for (size_t b = 0; b < n.buffers.size(); ++b)
+        if (n.call.shapes[b].rank == 4) all = all && blocked[static_cast<size_t>(n.buffers[b])];
       if (all) continue;
       for (int v : n.buffers) {
         changed = changed || blocked[static_cast<size_t>(v)];
@@ -155,6 +162,8 @@ int Graph::block_layouts() {
       codelets::ConvLayouts::set(n.call.i, block_of(buffer_on(n, 'x')), block_of(buffer_on(n, 'y')));
     if (n.call.kind == OpKind::max_pool || n.call.kind == OpKind::max_pool_grad)
       n.call.i[codelets::kPoolBlockAttr] = block_of(n.buffers[0]);
+    if (n.call.kind == OpKind::batch_norm || n.call.kind == OpKind::batch_norm_grad)
+      n.call.i[codelets::kBatchNormBlockAttr] = block_of(n.buffers[0]);
   }
   g.layouts_blocked = true;
   return count;

@@ -34,6 +34,32 @@ void batch_norm_cases(std::vector<OpCaseSpec>& out) {
   }
 }
 
+// The same on X in oneDNN's blocked layouts (Graph::block_layouts; batch_norm_blocked.cpp), nChw16c and
+// nChw8c: rows shorter and longer than the 16 lanes, several blocks, with and without a tail.
+void batch_norm_blocked_cases(std::vector<OpCaseSpec>& out) {
+  const std::pair<Shape, int64_t> xs[] = {{Shape{3, 32, 5, 5}, 16}, {Shape{2, 48, 3, 2}, 16},
+                                          {Shape{4, 24, 4, 4}, 8},  {Shape{2, 32, 20, 21}, 16}};
+  const int64_t momentum = batch_norm_encode(0.9f);
+  for (const auto& [x, block] : xs) {
+    const Shape c{x[1]};
+    for (int training = 0; training < 2; ++training) {
+      const std::string name = std::string(training ? "_train" : "_infer") + "_" + dims_str(x) + "_blocked" +
+                               std::to_string(block);
+      const Access stats = training ? RW : R;
+      std::array<int64_t, kMaxIntAttrs> a{};
+      a[0] = training;
+      a[1] = momentum;
+      a[kBatchNormBlockAttr] = block;
+      OpCaseSpec f = make("batch_norm" + name, OpKind::batch_norm, {x, c, c, c, c, x, c, c},
+                          {R, R, R, stats, stats, W, W, W}, a, 1e-5f, 3.0f);
+      f.indices = {{4, 5, 1}};
+      out.push_back(std::move(f));
+      out.push_back(make("batch_norm_grad" + name, OpKind::batch_norm_grad, {x, c, c, c, x, x, c, c},
+                         {R, R, R, R, R, W, W, W}, a, 1e-5f));
+    }
+  }
+}
+
 void layer_norm_cases(std::vector<OpCaseSpec>& out) {
   const std::pair<Shape, int> cases[] = {{Shape{1}, 0},           {Shape{17}, 0},        {Shape{3, 33}, 1},
                                          {Shape{65, 127}, 1},     {Shape{300, 7}, 1},    {Shape{2, 3, 17, 5}, 1},
@@ -56,6 +82,7 @@ void layer_norm_cases(std::vector<OpCaseSpec>& out) {
 std::vector<OpCaseSpec> norm_op_cases() {
   std::vector<OpCaseSpec> out;
   batch_norm_cases(out);
+  batch_norm_blocked_cases(out);
   layer_norm_cases(out);
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -93,6 +94,70 @@ TEST_P(BlockLayoutsTraining, CifarQuickTrainsBitwiseTheSame) {
   EXPECT_TRUE(test::same_bits(a.losses, b.losses)) << "losses differ";
   ASSERT_EQ(a.params.size(), b.params.size());
   for (size_t k = 0; k < a.params.size(); ++k) EXPECT_TRUE(test::same_bits(a.params[k], b.params[k])) << "parameter " << k;
+}
+
+// A ResNet-like block with batch norms (conv -> bn -> relu -> conv -> bn, + the block's input -> relu), a 2x2 max
+// pool and a 1x1 convolution to 16 classes (at least 8 filters: oneDNN's kernels under auto), trained 3 SGD steps: the batch norms, their running statistics and
+// their gradients in the blocked layout.
+struct ResidualNet {
+  Graph g;
+  Tensor x, targets, loss;
+  std::vector<Tensor> running;  // the batch norms' running statistics (state)
+
+  ResidualNet() {
+    std::mt19937_64 rng(3);
+    x = g.input("x", {6, 16, 8, 8});
+    targets = g.input("targets", {6, 16});
+    const Tensor w0 = g.param("w0", {32, 16, 3, 3}), w1 = g.param("w1", {32, 32, 3, 3}),
+                 w2 = g.param("w2", {32, 32, 3, 3}), w3 = g.param("w3", {16, 32, 1, 1});
+    for (Tensor t : {x, w0, w1, w2, w3}) test::fill_uniform(g, t, rng, -0.3f, 0.3f);
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t k = 0; k < 16; ++k) g.data(targets)[r * 16 + k] = k == r % 16 ? 1.0f : 0.0f;
+    Conv2dOptions pad1;
+    pad1.pad_top = pad1.pad_left = pad1.pad_bottom = pad1.pad_right = 1;
+    auto bn = [&](Tensor t, const std::string& name) {
+      const Tensor scale = g.param(name + ".scale", {32}), bias = g.param(name + ".bias", {32});
+      test::fill_uniform(g, scale, rng, 0.5f, 1.5f);
+      test::fill_uniform(g, bias, rng, -0.1f, 0.1f);
+      running.push_back(g.state(name + ".mean", {32}, 0.0f));
+      running.push_back(g.state(name + ".var", {32}, 1.0f));
+      return g.batch_norm(t, scale, bias, running[running.size() - 2], running.back(), 1e-5f, 0.9f, true, name);
+    };
+    const Tensor a = g.relu(g.conv2d(x, w0, Tensor(), pad1, "conv0"), "a");
+    const Tensor h = g.relu(bn(g.conv2d(a, w1, Tensor(), pad1, "conv1"), "bn1"), "h");
+    const Tensor r = g.relu(g.add(bn(g.conv2d(h, w2, Tensor(), pad1, "conv2"), "bn2"), a, "res"), "r");
+    const Tensor logits = g.conv2d(g.max_pool(r, 8, 8, 0, "pool"), w3, Tensor(), Conv2dOptions{}, "logits");
+    loss = g.softmax_xent(g.reshape(logits, {6, 16}), targets, "loss");
+    g.backward(loss, {.sgd_update = true, .learning_rate = 0.05f});
+  }
+};
+
+Trained train(ResidualNet& m, int steps) {
+  Trained r;
+  Engine eng(test::test_config());
+  for (int s = 0; s < steps; ++s) {
+    eng.run(m.g);
+    r.losses.push_back(eng.read(m.g, m.loss)[0]);
+  }
+  for (Tensor p : m.g.params()) r.params.push_back(eng.read(m.g, p));
+  for (Tensor t : m.running) r.params.push_back(eng.read(m.g, t));
+  eng.release(m.g);
+  return r;
+}
+
+TEST_P(BlockLayoutsTraining, BatchNormResidualBlockTrainsBitwiseTheSame) {
+  ResidualNet plain, blocked;
+  const int count = blocked.g.block_layouts();
+  if (GetParam() != codelets::ConvKernel::im2col) {
+    const std::set<std::string> kinds = kinds_touching_blocked(blocked.g);
+    for (const char* k : {"batch_norm", "batch_norm_grad", "add", "max_pool", "max_pool_grad"})
+      EXPECT_TRUE(kinds.count(k)) << "no " << k << " touches a blocked tensor (" << count << " blocked)";
+  }
+  const Trained a = train(plain, 3), b = train(blocked, 3);
+  EXPECT_TRUE(test::same_bits(a.losses, b.losses)) << "losses differ";
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (size_t k = 0; k < a.params.size(); ++k)
+    EXPECT_TRUE(test::same_bits(a.params[k], b.params[k])) << "parameter or running statistic " << k;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, BlockLayoutsTraining,
