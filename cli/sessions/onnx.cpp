@@ -86,7 +86,7 @@ class OnnxTrain : public TrainSession {
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
     model_.graph.backward(model_.loss, b);
-    if (cfg.block_layouts) model_.graph.block_layouts();  // the same bits, fewer reorders
+    if (cfg.block_layouts) blocked_tensors_ = model_.graph.block_layouts();  // the same bits, fewer reorders
     // Dropout nodes read the iteration number from one [1] input: written each step, so every iteration
     // draws a fresh mask and a resumed run (k restarts at the checkpoint's iteration) draws the same ones.
     for (const Tensor& t : model_.graph.inputs())
@@ -133,7 +133,8 @@ class OnnxTrain : public TrainSession {
             {"classes", static_cast<long>(model_.targets.shape()[1])},
             {"learning_rate", static_cast<double>(cfg_.learning_rate)},
             {"momentum", static_cast<double>(cfg_.momentum)},
-            {"seed", static_cast<long>(cfg_.seed)}};
+            {"seed", static_cast<long>(cfg_.seed)},
+            {"blocked_tensors", blocked_tensors_}};
   }
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(batch());
@@ -152,6 +153,7 @@ class OnnxTrain : public TrainSession {
   std::optional<models::SyntheticTokens> tokens_;  // an integer (token id) input: ids below its table's rows
   std::vector<float> data_, targets_;  // reused: no allocation per step
   Tensor dropout_step_;                 // the graph's "dropout.step" input, if it has dropout nodes
+  int blocked_tensors_ = 0;             // kept in oneDNN's blocked layout (Graph::block_layouts)
   std::vector<float> step_value_{0.0f};
 };
 
