@@ -185,7 +185,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       i.layout = layout.str();
       i.layout_source = layout_source;
       // cpf may merge executors for a lone task (Config::cpf_merge): its hints then carry every width's model.
-      const int hint_width = policy.name == "cpf" && config.cpf_merge ? layout.count * layout.width : layout.width;
+      const int hint_width = policy.merges_executors && config.cpf_merge ? layout.count * layout.width : layout.width;
       impl_->planner = std::make_unique<engine::Planner>(layout, hint_width, config.fixed_width);
     }
     impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);

@@ -12,7 +12,7 @@ namespace corun::sched {
 
 const std::vector<PolicyEntry>& own_policies() {
   static const std::vector<PolicyEntry> table{
-      {"cpf", kCpfDescription, cpf_policy},
+      {"cpf", kCpfDescription, cpf_policy, /*merges_executors=*/true},
       {"fifo", kFifoDescription, fifo_policy},
       {"corun", kCorunDescription, corun_policy},
   };
@@ -45,6 +45,7 @@ bool lookup(const std::string& name, ResolvedPolicy& out) {
       out.name = p.name;
       out.description = p.description;
       out.policy = p.policy();
+      out.merges_executors = p.merges_executors;
       return true;
     }
   for (const auto& [n, desc] : builtin_policies())

@@ -18,6 +18,9 @@ struct PolicyEntry {
   const char* name;
   const char* description;
   starpu_sched_policy* (*policy)();
+  /// Gives a lone ready task on an idle machine a team of merged executors (cpf, Config::cpf_merge): the
+  /// engine's hints then carry a prediction for every width, not only the executors'.
+  bool merges_executors = false;
 };
 
 /// corun's own policies (the table grows as policies land in sched/<name>/).
@@ -34,6 +37,7 @@ struct ResolvedPolicy {
   std::string description;
   std::string source;                      ///< "CORUN_SCHED", "STARPU_SCHED" or "default"
   starpu_sched_policy* policy = nullptr;   ///< set for corun's own policies, null for built-ins
+  bool merges_executors = false;           ///< PolicyEntry::merges_executors
   bool help = false;                       ///< the name was "help": print policy_help() and stop
 };
 

@@ -1,7 +1,12 @@
 // Fast layer_norm and layer_norm_grad: row sums with double accumulators (rows of thousands of floats),
 // then float loops over contiguous rows with per-row coefficients computed once. The parameter gradients
 // walk the rows in order for a block of this member's columns at a time, so the inner loop is contiguous.
+// A row's sums are spread over kLanes accumulators, column j on lane j % kLanes, which meet in a fixed tree:
+// one double accumulator made every sum a chain of dependent adds (as the batch norm's were,
+// batch_norm_fast.cpp). The order depends on the shape only, and every copy of CORUN_SIMD_CLONES gives the
+// same bits.
 #include "codelets/layer_norm/layer_norm.hpp"
+#include "codelets/simd_clones.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,25 +15,44 @@ namespace corun::codelets {
 namespace {
 
 constexpr int64_t kColumnBlock = 256;  // doubles on the stack per accumulator block (4 KiB for two)
+constexpr int kLanes = 16;
+
+// Per-lane partial sums of a row.
+struct Lanes {
+  double v[kLanes] = {};
+  double total() {
+    for (int half = kLanes / 2; half > 0; half /= 2)
+      for (int l = 0; l < half; ++l) v[l] += v[l + half];
+    return v[0];
+  }
+};
+
+// add(lane, j) for every column j of a row, in order: column j on lane j % kLanes.
+template <typename Add>
+inline void for_lanes(int64_t cols, Add add) {
+  int64_t j = 0;
+  for (; j + kLanes <= cols; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) add(l, j + l);
+  for (int l = 0; j + l < cols; ++l) add(l, j + l);
+}
 
 }  // namespace
 
-void layer_norm_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void layer_norm_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const LayerNormDims d(call.shapes[0], call.i[0]);
   const float *scale = buf[1], *bias = buf[2];
   const Range r = split_range(d.rows, rank, width);
   for (int64_t row = r.begin; row < r.end; ++row) {
     const float* __restrict x = buf[0] + row * d.cols;
     float* __restrict y = buf[3] + row * d.cols;
-    double sum = 0.0;
-    for (int64_t j = 0; j < d.cols; ++j) sum += x[j];
-    const double mean = sum / static_cast<double>(d.cols);
-    double sq = 0.0;
-    for (int64_t j = 0; j < d.cols; ++j) {
+    Lanes sum, sq;
+    for_lanes(d.cols, [&](int l, int64_t j) { sum.v[l] += x[j]; });
+    const double mean = sum.total() / static_cast<double>(d.cols);
+    for_lanes(d.cols, [&](int l, int64_t j) {
       const double dev = x[j] - mean;
-      sq += dev * dev;
-    }
-    const double invstd = 1.0 / std::sqrt(sq / static_cast<double>(d.cols) + static_cast<double>(call.f));
+      sq.v[l] += dev * dev;
+    });
+    const double invstd = 1.0 / std::sqrt(sq.total() / static_cast<double>(d.cols) + static_cast<double>(call.f));
     buf[4][row] = static_cast<float>(mean);
     buf[5][row] = static_cast<float>(invstd);
     const float a = static_cast<float>(invstd), b = static_cast<float>(-mean * invstd);
@@ -36,7 +60,7 @@ void layer_norm_fast(const OpCall& call, float* const* buf, int rank, int width)
   }
 }
 
-void layer_norm_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+CORUN_SIMD_CLONES void layer_norm_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const LayerNormDims d(call.shapes[0], call.i[0]);
   const float *x = buf[0], *scale = buf[1], *mean = buf[2], *invstd = buf[3], *dy = buf[4];
   const Range rows = split_range(d.rows, rank, width);
@@ -46,12 +70,13 @@ void layer_norm_grad_fast(const OpCall& call, float* const* buf, int rank, int w
     const float* __restrict gr = dy + row * d.cols;
     float* __restrict dx = buf[5] + row * d.cols;
     const double mu = mean[row], is = invstd[row];
-    double sg = 0.0, sgx = 0.0;  // sum g and sum g (X - mean), g = scale dY
-    for (int64_t j = 0; j < d.cols; ++j) {
+    Lanes lane_g, lane_gx;  // sum g and sum g (X - mean), g = scale dY
+    for_lanes(d.cols, [&](int l, int64_t j) {
       const double g = static_cast<double>(scale[j]) * gr[j];
-      sg += g;
-      sgx += g * (xr[j] - mu);
-    }
+      lane_g.v[l] += g;
+      lane_gx.v[l] += g * (xr[j] - mu);
+    });
+    const double sg = lane_g.total(), sgx = lane_gx.total();
     // dX = is (g - sg / n - (X - mu) is^2 sgx / n) = is g + p X + q.
     const double p = -is * is * is * sgx / n;
     const double q = -is * sg / n - p * mu;

@@ -11,57 +11,83 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace corun::codelets {
 
 namespace {
 
-// The first maximum of each of the B channels of window (oh, ow) of one block-plane: its value in best[j] and
-// its position ih * W + iw in at[j]; false when the window holds no input (all padding: the same for every
-// channel).
+// One position of a block: its B channels as one vector (GCC's vector extension: one AVX-512 register for 16
+// floats, two AVX2 or four SSE registers), and B positions (int32) as another.
+// (Spelled out per width: GCC drops vector_size on an alias whose size depends on a template parameter.)
+using Floats16 = float __attribute__((vector_size(16 * sizeof(float))));
+using Ints16 = int32_t __attribute__((vector_size(16 * sizeof(int32_t))));
+using Floats8 = float __attribute__((vector_size(8 * sizeof(float))));
+using Ints8 = int32_t __attribute__((vector_size(8 * sizeof(int32_t))));
+
 template <int64_t B>
-inline bool window_max(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow, float* best, int32_t* at) {
-  int64_t h0, h1, w0, w1;
+struct Lanes;
+template <>
+struct Lanes<16> {
+  using Floats = Floats16;
+  using Ints = Ints16;
+};
+template <>
+struct Lanes<8> {
+  using Floats = Floats8;
+  using Ints = Ints8;
+};
+
+// The window of output (oh, ow) clamped to the image; false when it holds no input (all padding).
+inline bool clamped_window(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t& h0, int64_t& h1, int64_t& w0,
+                           int64_t& w1) {
   PoolGeometry::clamp(oh, g.sh, g.pt, g.kh, g.h, h0, h1);
   PoolGeometry::clamp(ow, g.sw, g.pl, g.kw, g.w, w0, w1);
-  if (h0 >= h1 || w0 >= w1) return false;
-  const float* first = plane + (h0 * g.w + w0) * B;
-  for (int64_t j = 0; j < B; ++j) {
-    best[j] = first[j];
-    at[j] = static_cast<int32_t>(h0 * g.w + w0);
-  }
+  return h0 < h1 && w0 < w1;
+}
+
+// The first maximum of each of the B channels of window [h0, h1) x [w0, w1) of one block-plane: the first tap
+// as it is, then `v > best` in row-major window order (a select, so the vector compiles to a max or blend).
+// With `at`, also the position ih * W + iw of each channel's maximum.
+template <int64_t B, bool kWithPositions>
+inline void window_max(const PoolGeometry& g, const float* plane, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                       typename Lanes<B>::Floats& best, typename Lanes<B>::Ints* at) {
+  using Floats = typename Lanes<B>::Floats;
+  using Ints = typename Lanes<B>::Ints;
+  std::memcpy(&best, plane + (h0 * g.w + w0) * B, sizeof best);
+  if constexpr (kWithPositions) *at = Ints{} + static_cast<int32_t>(h0 * g.w + w0);
   for (int64_t ih = h0; ih < h1; ++ih)
     for (int64_t iw = ih == h0 ? w0 + 1 : w0; iw < w1; ++iw) {
-      const float* v = plane + (ih * g.w + iw) * B;
-      const auto pos = static_cast<int32_t>(ih * g.w + iw);
-      for (int64_t j = 0; j < B; ++j) {
-        const bool take = v[j] > best[j];
-        best[j] = take ? v[j] : best[j];
-        at[j] = take ? pos : at[j];
-      }
+      Floats v;
+      std::memcpy(&v, plane + (ih * g.w + iw) * B, sizeof v);
+      const Ints take = v > best;
+      best = take ? v : best;
+      if constexpr (kWithPositions) *at = take ? Ints{} + static_cast<int32_t>(ih * g.w + iw) : *at;
     }
-  return true;
 }
 
 template <int64_t B>
 void forward(const PoolGeometry& g, const float* x, float* y, Range block_planes) {
+  using Floats = typename Lanes<B>::Floats;
+  static_assert(sizeof(Floats) == B * sizeof(float));
   for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
     const float* plane = x + q * B * g.h * g.w;
     float* out = y + q * B * g.oh * g.ow;
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        float best[B];
-        int32_t at[B];
-        float* o = out + (oh * g.ow + ow) * B;
-        if (!window_max<B>(g, plane, oh, ow, best, at)) std::fill_n(o, B, 0.0f);  // all padding, as the reference
-        else std::copy_n(best, B, o);
+        int64_t h0, h1, w0, w1;
+        Floats best{};  // an all-padding window: 0, as the reference
+        if (clamped_window(g, oh, ow, h0, h1, w0, w1)) window_max<B, false>(g, plane, h0, h1, w0, w1, best, nullptr);
+        std::memcpy(out + (oh * g.ow + ow) * B, &best, sizeof best);
       }
   }
 }
 
 template <int64_t B>
 void backward(const PoolGeometry& g, const float* x, const float* dy, float* dx, Range block_planes) {
+  using Floats = typename Lanes<B>::Floats;
+  using Ints = typename Lanes<B>::Ints;
   for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
     const float* plane = x + q * B * g.h * g.w;
     const float* grad = dy + q * B * g.oh * g.ow;
@@ -69,11 +95,24 @@ void backward(const PoolGeometry& g, const float* x, const float* dy, float* dx,
     std::fill_n(d, B * g.h * g.w, 0.0f);
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        float best[B];
-        int32_t at[B];
-        if (!window_max<B>(g, plane, oh, ow, best, at)) continue;
-        const float* gy = grad + (oh * g.ow + ow) * B;
-        for (int64_t j = 0; j < B; ++j) d[at[j] * B + j] += gy[j];
+        int64_t h0, h1, w0, w1;
+        if (!clamped_window(g, oh, ow, h0, h1, w0, w1)) continue;
+        Floats best, gy;
+        Ints at;
+        window_max<B, true>(g, plane, h0, h1, w0, w1, best, &at);
+        std::memcpy(&gy, grad + (oh * g.ow + ow) * B, sizeof gy);
+        // Each tap of the window adds the gradient of the channels whose maximum it holds and 0 to the others:
+        // one vector per tap instead of B scalar updates. Adding +0 leaves every value as it was (a sum that
+        // starts at +0 never becomes -0), so dX gets exactly the plain kernel's sums in its order.
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            const auto pos = static_cast<int32_t>(ih * g.w + iw);
+            float* tap = d + pos * B;
+            Floats acc;
+            std::memcpy(&acc, tap, sizeof acc);
+            acc += at == pos ? gy : Floats{};
+            std::memcpy(tap, &acc, sizeof acc);
+          }
       }
   }
 }
