@@ -125,14 +125,12 @@ for f in glob.glob(os.path.join(sys.argv[1], "*.npy")):
 done
 load_end=$(bench_load)
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 {
   echo "# $title"
   echo
   echo "- command: \`bench/infer_fusion.sh --compare $compare --models \"$models\" --batches \"$batches\" --policies \"$policies\" --rounds $rounds --iters $iters --image-size $image_size\`"
   echo "- git: $(bench_git_sha)"
-  echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), nproc $(nproc); flags: $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-  echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
+  bench_cpu_lines
   echo "- $(bench_load_note "$load_start" "$load_end")"
   echo "- cell: median over $rounds interleaved rounds of each run's median of $iters inferences (after 1 warm-up), ms;"
   echo "  ratio = kept / fused (kept: $keep_flag; > 1: the pass is faster). Outputs checked bitwise equal in every round."
@@ -149,8 +147,8 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { prin
   for m in $models; do
     for b in $batches; do
       for p in $policies; do
-        f=$(median <<<"${runs[$m.$b.$p.fused]}")
-        k=$(median <<<"${runs[$m.$b.$p.kept]}")
+        f=$(bench_median <<<"${runs[$m.$b.$p.fused]}")
+        k=$(bench_median <<<"${runs[$m.$b.$p.kept]}")
         awk -v m="$m" -v n="${fused_count[$m]}" -v b="$b" -v p="$p" -v f="$f" -v k="$k" -v rf="${runs[$m.$b.$p.fused]}" \
           -v rk="${runs[$m.$b.$p.kept]}" 'BEGIN { printf "| %s | %s | %s | %s | %.2f | %.2f | %.3f | %s | %s |\n", m, n, b, p, f, k, k / f, rf, rk }'
 

@@ -94,3 +94,14 @@ bench_lstm_prepare() {
     CORUN_SCHEDULE CORUN_VERBOSE CORUN_WIDTH_INTERVAL
   cores=$(env CORUN_QUIET=1 "$corun" info | awk '/^workers/ { print $2 }')
 }
+
+# The median of the numbers on standard input (separated by spaces or newlines).
+bench_median() {
+  tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The results-header lines of the CPU: model, cores and vector flags, then OPENBLAS_CORETYPE.
+bench_cpu_lines() {
+  echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), nproc $(nproc); flags: $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
+}

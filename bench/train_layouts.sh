@@ -114,14 +114,12 @@ for ((r = 1; r <= rounds; ++r)); do
 done
 load_end=$(bench_load)
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 {
   echo "# Blocked layouts in training (Graph::block_layouts after backward)"
   echo
   echo "- command: \`bench/train_layouts.sh --workloads \"$workloads\" --policies \"$policies\" --rounds $rounds --iters $iters --train-batch $train_batch --image-size $image_size\`"
   echo "- git: $(bench_git_sha)"
-  echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), nproc $(nproc); flags: $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-  echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
+  bench_cpu_lines
   echo "- $(bench_load_note "$load_start" "$load_end")"
   echo "- cell: median over $rounds interleaved rounds of each run's median ms per training step (iterations 3 to $iters);"
   echo "  ratio = NCHW / blocked (NCHW: --keep-layouts; > 1: the blocked layouts are faster). The two runs' losses were"
@@ -139,8 +137,8 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { prin
   echo "|---|---:|---|---:|---:|---:|---|---|"
   for w in $workloads; do
     for p in $policies; do
-      b=$(median <<<"${runs[$w.$p.blocked]}")
-      k=$(median <<<"${runs[$w.$p.nchw]}")
+      b=$(bench_median <<<"${runs[$w.$p.blocked]}")
+      k=$(bench_median <<<"${runs[$w.$p.nchw]}")
       awk -v w="$w" -v n="${count[$w]}" -v p="$p" -v b="$b" -v k="$k" -v rb="${runs[$w.$p.blocked]}" \
         -v rk="${runs[$w.$p.nchw]}" 'BEGIN { printf "| %s | %s | %s | %.1f | %.1f | %.3f | %s | %s |\n", w, n, p, b, k, k / b, rb, rk }'
     done

@@ -6,7 +6,7 @@
 // s % kBatchNormLanes, each lane adds its elements in image order, then position order, and the lanes meet in
 // batch_norm_lane_total's tree; the per-channel coefficients and the per-element formulas are the same
 // expressions. Members take whole channel blocks.
-#include "codelets/batch_norm/batch_norm.hpp"
+#include "codelets/batch_norm/batch_norm_channel.hpp"
 #include "codelets/simd_clones.hpp"
 
 #include <algorithm>
@@ -65,13 +65,7 @@ void forward_block(const OpCall& call, float* const* buf, const BatchNormDims& d
         sq.v[l][j] += dev * dev;
       }
     });
-    for (int64_t j = 0; j < B; ++j) {
-      const double q = sq.total(j);
-      const int64_t c = cb * B + j;
-      var[j] = q / count;
-      buf[3][c] = static_cast<float>(m * buf[3][c] + (1.0 - m) * mean[j]);
-      buf[4][c] = static_cast<float>(m * buf[4][c] + (1.0 - m) * (q / (count - 1.0)));
-    }
+    for (int64_t j = 0; j < B; ++j) var[j] = batch_norm_update_running(buf, cb * B + j, m, mean[j], sq.total(j), count);
   } else {
     for (int64_t j = 0; j < B; ++j) {
       mean[j] = buf[3][cb * B + j];
@@ -80,13 +74,9 @@ void forward_block(const OpCall& call, float* const* buf, const BatchNormDims& d
   }
   float scale[B], shift[B];
   for (int64_t j = 0; j < B; ++j) {
-    const int64_t c = cb * B + j;
-    const double invstd = 1.0 / std::sqrt(var[j] + eps);
-    buf[6][c] = static_cast<float>(mean[j]);
-    buf[7][c] = static_cast<float>(invstd);
-    const double a = buf[1][c] * invstd;
-    scale[j] = static_cast<float>(a);
-    shift[j] = static_cast<float>(buf[2][c] - mean[j] * a);
+    const BatchNormAffine a = batch_norm_affine(buf, cb * B + j, mean[j], var[j], eps);
+    scale[j] = a.scale;
+    shift[j] = a.shift;
   }
   float* __restrict y = buf[5];
   for_positions<B>(d, cb, [&](int, int64_t at) {
@@ -110,17 +100,11 @@ void backward_block(const OpCall& call, float* const* buf, const BatchNormDims& 
   });
   float kf[B], pf[B], qf[B];
   for (int64_t j = 0; j < B; ++j) {
-    const int64_t c = cb * B + j;
-    const double invstd = buf[3][c];
-    const double sdy = sum_dy.total(j), sdyx = sum_dyx.total(j) * invstd;
-    buf[6][c] = static_cast<float>(sdyx);
-    buf[7][c] = static_cast<float>(sdy);
-    const double k = buf[1][c] * invstd;
-    const double p = training ? -k * invstd * sdyx / count : 0.0;
-    const double q = training ? -k * sdy / count - p * mean[j] : 0.0;
-    kf[j] = static_cast<float>(k);
-    pf[j] = static_cast<float>(p);
-    qf[j] = static_cast<float>(q);
+    const BatchNormGradCoefficients g =
+        batch_norm_grad_coefficients(buf, cb * B + j, training, mean[j], sum_dy.total(j), sum_dyx.total(j), count);
+    kf[j] = g.k;
+    pf[j] = g.p;
+    qf[j] = g.q;
   }
   float* __restrict dx = buf[5];
   for_positions<B>(d, cb, [&](int, int64_t at) {

@@ -14,7 +14,7 @@
 // time hit the same cache set on every row. Rows shorter than kLanes (the 2x2 and 1x1 maps of a deep
 // network, a 2-D X) make each image's part of a block one contiguous span, whose element o (channel o / S,
 // position o % S) has an accumulator of its own: one vectorised loop over the span, on the lanes above.
-#include "codelets/batch_norm/batch_norm.hpp"
+#include "codelets/batch_norm/batch_norm_channel.hpp"
 #include "codelets/simd_clones.hpp"
 
 #include <algorithm>
@@ -99,13 +99,8 @@ void forward_block(const OpCall& call, float* const* buf, const Block& b) {
       const double dev = x[at] - mean_p[p];
       sums[slot] += dev * dev;
     });
-    for (int i = 0; i < b.size(); ++i) {
-      const double sq = b.total(sums, i);
-      const int64_t c = b.c0 + i;
-      var[i] = sq / count;
-      buf[3][c] = static_cast<float>(m * buf[3][c] + (1.0 - m) * mean[i]);
-      buf[4][c] = static_cast<float>(m * buf[4][c] + (1.0 - m) * (sq / (count - 1.0)));
-    }
+    for (int i = 0; i < b.size(); ++i)
+      var[i] = batch_norm_update_running(buf, b.c0 + i, m, mean[i], b.total(sums, i), count);
   } else {
     for (int i = 0; i < b.size(); ++i) {
       mean[i] = buf[3][b.c0 + i];
@@ -114,13 +109,9 @@ void forward_block(const OpCall& call, float* const* buf, const Block& b) {
   }
   float scale[kMaxBlock], shift[kMaxBlock], scale_p[kSlots], shift_p[kSlots];
   for (int i = 0; i < b.size(); ++i) {
-    const int64_t c = b.c0 + i;
-    const double invstd = 1.0 / std::sqrt(var[i] + eps);
-    buf[6][c] = static_cast<float>(mean[i]);
-    buf[7][c] = static_cast<float>(invstd);
-    const double a = buf[1][c] * invstd;
-    scale[i] = static_cast<float>(a);
-    shift[i] = static_cast<float>(buf[2][c] - mean[i] * a);
+    const BatchNormAffine a = batch_norm_affine(buf, b.c0 + i, mean[i], var[i], eps);
+    scale[i] = a.scale;
+    shift[i] = a.shift;
   }
   b.expand(scale, scale_p);
   b.expand(shift, shift_p);
@@ -145,18 +136,11 @@ void backward_block(const OpCall& call, float* const* buf, const Block& b) {
   });
   float kf[kMaxBlock], pf[kMaxBlock], qf[kMaxBlock], k_p[kSlots], p_p[kSlots], q_p[kSlots];
   for (int i = 0; i < b.size(); ++i) {
-    const int64_t c = b.c0 + i;
-    const double invstd = buf[3][c];
-    const double sdy = b.total(sum_dy, i), sdyx = b.total(sum_dyx, i) * invstd;
-    buf[6][c] = static_cast<float>(sdyx);
-    buf[7][c] = static_cast<float>(sdy);
-    // dX = k (dY - sdy / M - (X - mean) invstd sdyx / M) = k dY + p X + q, k = scale invstd.
-    const double k = buf[1][c] * invstd;
-    const double p = training ? -k * invstd * sdyx / count : 0.0;
-    const double q = training ? -k * sdy / count - p * mean[i] : 0.0;
-    kf[i] = static_cast<float>(k);
-    pf[i] = static_cast<float>(p);
-    qf[i] = static_cast<float>(q);
+    const BatchNormGradCoefficients g =
+        batch_norm_grad_coefficients(buf, b.c0 + i, training, mean[i], b.total(sum_dy, i), b.total(sum_dyx, i), count);
+    kf[i] = g.k;
+    pf[i] = g.p;
+    qf[i] = g.q;
   }
   b.expand(kf, k_p);
   b.expand(pf, p_p);
