@@ -2,13 +2,16 @@
 // JIT kernels (libxsmm_smmdispatch), the measurement behind the matmul backend choice (issue 18 item 2) and
 // the input-projection pass's cost model (include/corun/input_projection.hpp: rate(M) = peak M / (M + half)).
 //
-//   small_gemm [--quick] [--shapes M,K,N;...]
+//   small_gemm [--quick] [--trans-b] [--shapes M,K,N;...]
 //
 // Default shapes: batch 10 and 64 by hidden 256 / 512 / 1024, the per-step products [B, H] x [H, 4H] and
 // [B, 2H] x [2H, 4H] (the concat form), and the stacked input projection [T B, H] x [H, 4H] (T = 20, 30).
 // Prints one JSON line per shape: GF/s (median of the repeats after one untimed call) per backend, and the
 // largest relative difference of each backend's C from OpenBLAS's. Row-major C = A B, no transposes. One
 // thread everywhere (corun's kernels run one BLAS thread per team member).
+// --trans-b: C = A B^T with B stored [N, K], the serving runtime's per-step products (weights in PyTorch's
+// layout): OpenBLAS and oneDNN read B transposed, libxsmm runs on a copy of B^T made once, as
+// serve/kernels/step_gemm.cpp packs it.
 #include <cblas.h>
 
 #ifdef CORUN_HAVE_DNNL
@@ -96,15 +99,17 @@ std::vector<ShapeMKN> parse_shapes(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, trans_b = false;
   std::string shapes_text;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--quick") == 0) {
       quick = true;
+    } else if (std::strcmp(argv[a], "--trans-b") == 0) {
+      trans_b = true;
     } else if (std::strcmp(argv[a], "--shapes") == 0 && a + 1 < argc) {
       shapes_text = argv[++a];
     } else {
-      std::fprintf(stderr, "usage: small_gemm [--quick] [--shapes M,K,N;...]\n");
+      std::fprintf(stderr, "usage: small_gemm [--quick] [--trans-b] [--shapes M,K,N;...]\n");
       return 2;
     }
   }
@@ -125,16 +130,23 @@ int main(int argc, char** argv) {
     std::vector<float> a(static_cast<size_t>(s.m) * s.k), b(static_cast<size_t>(s.k) * s.n);
     for (float& v : a) v = u(rng);
     for (float& v : b) v = u(rng);
+    // --trans-b: b is B^T [n, k] and bt its transpose [k, n] (libxsmm's operand); else bt is b itself.
+    std::vector<float> bt = b;
+    if (trans_b)
+      for (int j = 0; j < s.n; ++j)
+        for (int p = 0; p < s.k; ++p) bt[static_cast<size_t>(p) * s.n + j] = b[static_cast<size_t>(j) * s.k + p];
+    const char tb = trans_b ? 'T' : 'N';
+    const int ldb = trans_b ? s.k : s.n;
     std::vector<float> ref(static_cast<size_t>(s.m) * s.n), c(ref.size());
-    std::printf("{\"m\": %d, \"k\": %d, \"n\": %d", s.m, s.k, s.n);
+    std::printf("{\"m\": %d, \"k\": %d, \"n\": %d, \"trans_b\": %s", s.m, s.k, s.n, trans_b ? "true" : "false");
     const double blas = median_gflops(s, repeats, [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f,
-                  ref.data(), s.n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.k,
+                  b.data(), ldb, 0.0f, ref.data(), s.n);
     });
     std::printf(", \"openblas_gflops\": %.1f", blas);
 #ifdef CORUN_HAVE_DNNL
     const double dnnl = median_gflops(s, repeats, [&] {
-      dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n);
+      dnnl_sgemm('N', tb, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), ldb, 0.0f, c.data(), s.n);
     });
     std::printf(", \"onednn_gflops\": %.1f, \"onednn_rel_diff\": %.2g", dnnl, max_rel_diff(c, ref));
 #endif
@@ -144,7 +156,7 @@ int main(int argc, char** argv) {
     const libxsmm_smmfunction kernel =
         libxsmm_smmdispatch(s.n, s.m, s.k, &s.n, &s.k, &s.n, &alpha, &beta, nullptr, nullptr);
     if (kernel != nullptr) {
-      const double xsmm = median_gflops(s, repeats, [&] { kernel(b.data(), a.data(), c.data()); });
+      const double xsmm = median_gflops(s, repeats, [&] { kernel(bt.data(), a.data(), c.data()); });
       std::printf(", \"libxsmm_gflops\": %.1f, \"libxsmm_rel_diff\": %.2g", xsmm, max_rel_diff(c, ref));
     } else {
       std::printf(", \"libxsmm_gflops\": null");  // no JIT kernel for this shape (LIBXSMM_MAX_MNK)

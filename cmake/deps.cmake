@@ -61,3 +61,14 @@ set(CORUN_WITH_DNNL OFF)
 if(dnnl_FOUND)
   set(CORUN_WITH_DNNL ON)
 endif()
+
+# libxsmm (Debian libxsmm-dev 1.17, static libraries in /usr/lib): JIT small-GEMM kernels for the serving
+# runtime's per-step products, [batch rows, H] x [H, gates * units], where OpenBLAS's sgemm ran at half of
+# one core's rate (serve/kernels/step_gemm.hpp). Optional: without it those products run OpenBLAS.
+# Linked by path, like oneDNN by name, so that the installed package names no imported target of it.
+find_path(LIBXSMM_INCLUDE_DIR libxsmm.h)
+find_library(LIBXSMM_LIBRARY NAMES libxsmm.a xsmm)
+set(CORUN_WITH_LIBXSMM OFF)
+if(LIBXSMM_INCLUDE_DIR AND LIBXSMM_LIBRARY)
+  set(CORUN_WITH_LIBXSMM ON)
+endif()

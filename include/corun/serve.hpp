@@ -87,6 +87,16 @@ const char* exec_mode_name(ExecMode m);
 /// The inverse of exec_mode_name; false for an unknown name.
 bool parse_exec_mode(const std::string& name, ExecMode* out);
 
+/// The kernel of each step's products, [rows of the member's batch share, H] x [H, its gate columns]
+/// (docs/serving.md#the-step-products): OpenBLAS's sgemm, or libxsmm's JIT kernel for exactly that shape
+/// (in builds with libxsmm-dev). `automatic`: a rule on the shape (libxsmm for 3-64 rows with weights in
+/// the caches); the plan search times it against OpenBLAS and keeps the faster.
+enum class StepGemmKernel { automatic, openblas, libxsmm };
+/// "auto", "openblas", "libxsmm".
+const char* step_gemm_name(StepGemmKernel k);
+/// The inverse of step_gemm_name; false for an unknown name.
+bool parse_step_gemm(const std::string& name, StepGemmKernel* out);
+
 /// One choice of the plan search: which input projections are hoisted out of the step loop (the phased
 /// schedule), how many workers, how they are split over directions and each MM (PCP), and the mode.
 struct Plan {
@@ -96,9 +106,10 @@ struct Plan {
   int xi = 1;                  ///< PCP: batch blocks per direction (Xi)
   int xj = 1;                  ///< PCP: hidden-unit blocks per direction (Xj); Xk is always 1 (see serving.md)
   ExecMode mode = ExecMode::wcs;
+  StepGemmKernel step_gemm = StepGemmKernel::automatic;
   double calibrated_ms = 0.0;  ///< median calibration time of this plan (0: not measured)
 
-  /// "schedule=hoist{i,f,g,o} workers=2 groups=1 pcp=1x2x1 mode=wcs".
+  /// "schedule=hoist{i,f,g,o} workers=2 groups=1 pcp=1x2x1 mode=wcs gemm=auto".
   std::string str(Cell cell) const;
 };
 

@@ -2,6 +2,7 @@
 
 #include "base/check.hpp"
 #include "serve/kernels/cells.hpp"
+#include "serve/kernels/step_gemm.hpp"
 
 #include <immintrin.h>
 #include <sched.h>
@@ -35,8 +36,9 @@ struct Executor::Block {
   int b0 = 0, bn = 0, h0 = 0, hn = 0;
   int hoisted = 0;               // gates whose input MM is in the time-independent phase (slots [0, hoisted))
   int slot[4] = {0, 0, 0, 0};    // gate g's columns start at slot[g] * hn
-  std::vector<float> w_ih;       // [G*hn, in], slot-major
-  std::vector<float> w_hh;       // [G*hn, H]
+  std::vector<float> w_ih;       // [G*hn, in], slot-major (the hoisted phase's GEMM reads it)
+  StepGemm step_input;           // x_t W_ih^T for the slots not hoisted (none when every gate is hoisted)
+  StepGemm step_recurrent;       // h_{t-1} W_hh^T over every slot
   std::vector<float> bias_x;     // [G*hn]: b_ih (+ b_hh for LSTM)
   std::vector<float> bias_h;     // [G*hn]: b_hh (GRU only)
   std::vector<float> xg;         // [max_seq, bn, G*hn]: x-side pre-activations (LSTM: the whole gates)
@@ -106,7 +108,7 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
         b.hoisted = nh;
         const size_t ghn = static_cast<size_t>(gates_ * b.hn);
         b.w_ih.resize(ghn * static_cast<size_t>(b.in));
-        b.w_hh.resize(ghn * static_cast<size_t>(H));
+        std::vector<float> w_hh(ghn * static_cast<size_t>(H));
         b.bias_x.resize(ghn);
         b.bias_h.resize(ghn);
         for (int s = 0; s < gates_; ++s) {
@@ -116,7 +118,7 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
             const size_t src = static_cast<size_t>(g * H + h0 + u);
             const size_t dst = static_cast<size_t>(s * b.hn + u);
             std::memcpy(&b.w_ih[dst * b.in], &cw.w_ih[src * b.in], sizeof(float) * static_cast<size_t>(b.in));
-            std::memcpy(&b.w_hh[dst * H], &cw.w_hh[src * H], sizeof(float) * static_cast<size_t>(H));
+            std::memcpy(&w_hh[dst * H], &cw.w_hh[src * H], sizeof(float) * static_cast<size_t>(H));
             if (spec_.cell == Cell::lstm) {
               b.bias_x[dst] = cw.b_ih[src] + cw.b_hh[src];
               b.bias_h[dst] = 0.0f;
@@ -126,6 +128,16 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
             }
           }
         }
+        const int g_cols = static_cast<int>(ghn), first = nh * b.hn;
+        const int in_row = l == 0 ? spec_.input : static_cast<int>(H) * dirs;
+        auto kernel = [&](int cols, int k) {
+          return plan.step_gemm == StepGemmKernel::automatic ? prefer_step_gemm(b.bn, cols, k) : plan.step_gemm;
+        };
+        if (first < g_cols)
+          b.step_input = StepGemm(kernel(g_cols - first, b.in), b.bn, g_cols - first, b.in,
+                                  b.w_ih.data() + static_cast<size_t>(first) * b.in, b.in, in_row, g_cols);
+        b.step_recurrent = StepGemm(kernel(g_cols, static_cast<int>(H)), b.bn, g_cols, static_cast<int>(H),
+                                    w_hh.data(), static_cast<int>(H), static_cast<int>(H) * dirs, g_cols);
         b.xg.assign(static_cast<size_t>(max_seq) * b.bn * ghn, 0.0f);
         if (spec_.cell == Cell::gru) b.hg.assign(static_cast<size_t>(b.bn) * ghn, 0.0f);
         if (spec_.cell == Cell::lstm) b.c.assign(static_cast<size_t>(b.bn) * b.hn, 0.0f);
@@ -181,18 +193,15 @@ void Executor::step(Block& b, int t) {
     for (int r = 0; r < b.bn; ++r)
       std::memcpy(xg + static_cast<int64_t>(r) * ghn + first, b.bias_x.data() + first,
                   sizeof(float) * static_cast<size_t>(ghn - first));
-    gemm_acc_nt(b.bn, ghn - first, b.in, in + (static_cast<int64_t>(tt) * batch_ + b.b0) * in_row, in_row,
-                b.w_ih.data() + static_cast<int64_t>(first) * b.in, b.in, xg + first, ghn);
+    b.step_input.run(in + (static_cast<int64_t>(tt) * batch_ + b.b0) * in_row, xg + first);
   }
   if (spec_.cell == Cell::lstm) {
-    if (h_prev != nullptr) gemm_acc_nt(b.bn, ghn, static_cast<int>(H), h_prev, static_cast<int>(ldo), b.w_hh.data(),
-                                       static_cast<int>(H), xg, ghn);
+    if (h_prev != nullptr) b.step_recurrent.run(h_prev, xg);
     lstm_cell_block(b.bn, b.hn, xg, ghn, b.slot, b.c.data(), t == 0, h + b.h0, static_cast<int>(ldo), b.tmp.data());
   } else {
     for (int r = 0; r < b.bn; ++r)
       std::memcpy(b.hg.data() + static_cast<int64_t>(r) * ghn, b.bias_h.data(), sizeof(float) * static_cast<size_t>(ghn));
-    if (h_prev != nullptr) gemm_acc_nt(b.bn, ghn, static_cast<int>(H), h_prev, static_cast<int>(ldo), b.w_hh.data(),
-                                       static_cast<int>(H), b.hg.data(), ghn);
+    if (h_prev != nullptr) b.step_recurrent.run(h_prev, b.hg.data());
     gru_cell_block(b.bn, b.hn, xg, ghn, b.hg.data(), ghn, b.slot, h_prev == nullptr ? nullptr : h_prev + b.h0,
                    h + b.h0, static_cast<int>(ldo));
   }

@@ -32,6 +32,24 @@ bool parse_exec_mode(const std::string& name, ExecMode* out) {
   return false;
 }
 
+const char* step_gemm_name(StepGemmKernel k) {
+  switch (k) {
+    case StepGemmKernel::automatic: return "auto";
+    case StepGemmKernel::openblas: return "openblas";
+    case StepGemmKernel::libxsmm: return "libxsmm";
+  }
+  return "?";
+}
+
+bool parse_step_gemm(const std::string& name, StepGemmKernel* out) {
+  for (StepGemmKernel k : {StepGemmKernel::automatic, StepGemmKernel::openblas, StepGemmKernel::libxsmm})
+    if (name == step_gemm_name(k)) {
+      *out = k;
+      return true;
+    }
+  return false;
+}
+
 void ModelSpec::validate() const {
   CORUN_CHECK(input >= 1, Status::invalid_argument, "serve: input size " << input << " must be at least 1");
   CORUN_CHECK(hidden >= 1, Status::invalid_argument, "serve: hidden size " << hidden << " must be at least 1");

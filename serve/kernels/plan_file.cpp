@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "base/json.hpp"
 #include "base/parse.hpp"
+#include "serve/kernels/step_gemm.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -27,13 +28,15 @@ std::string Plan::str(Cell cell) const {
       comma = true;
     }
   os << "} workers=" << workers << " groups=" << direction_groups << " pcp=" << xi << "x" << xj << "x1 mode="
-     << exec_mode_name(mode);
+     << exec_mode_name(mode) << " gemm=" << step_gemm_name(step_gemm);
   return os.str();
 }
 
 std::string plan_key(const ModelSpec& spec, int batch, int max_seq, int workers, const std::string& machine_key) {
   std::ostringstream os;
-  os << spec.str() << " B=" << batch << " T=" << max_seq << " workers=" << workers << " machine=" << machine_key;
+  // The step kernels this build can choose from: a build that gains libxsmm plans anew.
+  os << spec.str() << " B=" << batch << " T=" << max_seq << " workers=" << workers
+     << " step_gemm=" << (have_libxsmm() ? "openblas,libxsmm" : "openblas") << " machine=" << machine_key;
   return os.str();
 }
 
@@ -89,6 +92,13 @@ std::optional<Plan> read_json(const std::string& path, const std::string& text, 
   const std::string& mode = d.at("mode").string();
   CORUN_CHECK(parse_exec_mode(mode, &p.mode), Status::io_error,
               where(path) << ": mode '" << mode << "' is not wcs, per-step, inline or resident" << kReplan);
+  // Plans written before the step kernel was a choice ran OpenBLAS, and were timed with it.
+  p.step_gemm = StepGemmKernel::openblas;
+  if (doc.contains("step_gemm")) {
+    const std::string& gemm = d.at("step_gemm").string();
+    CORUN_CHECK(parse_step_gemm(gemm, &p.step_gemm), Status::io_error,
+                where(path) << ": step_gemm '" << gemm << "' is not auto, openblas or libxsmm" << kReplan);
+  }
   p.calibrated_ms = d.at("calibrated_ms").number();
   check_calibrated_ms(path, p.calibrated_ms, "");
   return p;
@@ -97,6 +107,7 @@ std::optional<Plan> read_json(const std::string& path, const std::string& text, 
 // The text format of earlier versions: a comment, then one "<field> <value>" line per field.
 std::optional<Plan> read_text(const std::string& path, std::istream& f, const std::string& key, Cell cell) {
   Plan p;
+  p.step_gemm = StepGemmKernel::openblas;  // what every plan of the text format ran
   std::string line;
   int lineno = 0;
   bool key_ok = false;
@@ -171,6 +182,7 @@ void save_plan(const std::string& path, const std::string& key, const Plan& plan
                            {"xi", plan.xi},
                            {"xj", plan.xj},
                            {"mode", exec_mode_name(plan.mode)},
+                           {"step_gemm", step_gemm_name(plan.step_gemm)},
                            {"calibrated_ms", plan.calibrated_ms}};
   write_file_atomically(path, json::dump(doc, 2) + "\n", "the serving plan");
 }

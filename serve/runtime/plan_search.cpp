@@ -4,6 +4,7 @@
 #include "serve/kernels/executor.hpp"
 #include "serve/kernels/pcp.hpp"
 #include "serve/kernels/schedules.hpp"
+#include "serve/kernels/step_gemm.hpp"
 #include "serve/runtime/team_runner.hpp"
 
 #include <hwloc.h>
@@ -126,6 +127,12 @@ Plan search_plan(const Model& model, int batch, int seq, int max_workers, int ru
   if (solo != nullptr) {
     modes.push_back(*solo);
     modes.back().mode = ExecMode::on_caller;
+  }
+  // The step kernel, timed too: the candidates ran the shape rule (automatic), which picks libxsmm's JIT
+  // kernels for small batches; the winner under OpenBLAS alone is the check that the rule did not lose here.
+  if (have_libxsmm() && batch >= 2) {
+    modes.push_back(best);
+    modes.back().step_gemm = StepGemmKernel::openblas;
   }
   calibrate_interleaved(model, batch, seq, modes, runs);
   if (timed != nullptr) {

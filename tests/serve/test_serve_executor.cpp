@@ -95,6 +95,25 @@ TEST(ServeExecutor, StackedAndBidirectionalMatchTheReference) {
   }
 }
 
+// The step products under each kernel (serve/kernels/step_gemm.hpp): the recurrent one, and the input one
+// of the gates a partial hoist keeps in the step; with a batch split (3 and 2 rows per member), stacked
+// layers reading H * 2 features, and batch 1 (OpenBLAS's GEMV whatever the plan asks).
+TEST(ServeExecutor, EveryStepKernelMatchesTheReference) {
+  for (StepGemmKernel k : {StepGemmKernel::openblas, StepGemmKernel::libxsmm, StepGemmKernel::automatic})
+    for (Cell cell : {Cell::lstm, Cell::gru}) {
+      const int all = (1 << gate_count(cell)) - 1;
+      std::vector<Plan> plans = {make_plan(static_cast<uint32_t>(all), 2, 1, 1, 2), make_plan(0x1, 2, 1, 1, 2),
+                                 make_plan(0x0, 2, 1, 2, 1)};
+      for (Plan& p : plans) p.step_gemm = k;
+      for (const Plan& p : plans)
+        for (int batch : {1, 5, 10}) {
+          if (p.xi > batch) continue;
+          check({ModelSpec{cell, 12, 20, 1, false}, p}, batch, 30, 30);
+          check({ModelSpec{cell, 9, 16, 2, true}, p}, batch, 12, 20);
+        }
+    }
+}
+
 TEST(ServeExecutor, RejectsPlansThatDoNotFit) {
   const Model m = Model::random(ModelSpec{Cell::lstm, 4, 3, 1, false}, 1);
   EXPECT_THROW(Executor(m, 1, 5, make_plan(0xF, 2, 1, 1, 4)), Error);  // more blocks than hidden units

@@ -162,7 +162,7 @@ TEST(ServePlanFile, RoundTripKeyMismatchAndMalformedFiles) {
   const std::optional<Plan> q = load_plan(path, key, Cell::gru);
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->str(Cell::gru), p.str(Cell::gru));
-  EXPECT_EQ(q->str(Cell::gru), "schedule=hoist{r,n} workers=2 groups=2 pcp=1x1x1 mode=per-step");
+  EXPECT_EQ(q->str(Cell::gru), "schedule=hoist{r,n} workers=2 groups=2 pcp=1x1x1 mode=per-step gemm=auto");
   // The two request paths without a task per request round-trip under their printed names.
   for (ExecMode m : {ExecMode::on_caller, ExecMode::resident}) {
     Plan r = p;
@@ -213,7 +213,8 @@ TEST(ServePlanFile, IsJsonAndReadsTheOldTextFormatWithAWarning) {
   const std::optional<Plan> old = load_plan(path, key, Cell::lstm);
   const std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(old.has_value());
-  EXPECT_EQ(old->str(Cell::lstm), "schedule=hoist{i,f,g,o} workers=2 groups=1 pcp=1x2x1 mode=per-step");
+  // It ran OpenBLAS for the step products, and says so.
+  EXPECT_EQ(old->str(Cell::lstm), "schedule=hoist{i,f,g,o} workers=2 groups=1 pcp=1x2x1 mode=per-step gemm=openblas");
   EXPECT_NE(err.find("warning: read the serving plan " + path + " in the old text format"), std::string::npos) << err;
   EXPECT_NE(err.find("it will be JSON"), std::string::npos) << err;
   std::ofstream(path, std::ios::app) << "xj lots\n";
@@ -232,6 +233,18 @@ TEST(ServePlanFile, IsJsonAndReadsTheOldTextFormatWithAWarning) {
           "mode": "wcs", "calibrated_ms": 1})"),
       {"hoisted_gates must be an integer in [0, 15], not 99"});
   corun::testing::expect_contains(bad(R"({"format": "corun-trace"})"), {"is not a corun serving plan"});
+  const std::string fields = R"(, "hoisted_gates": 15, "workers": 2, "direction_groups": 1, "xi": 1, "xj": 2,
+      "mode": "wcs", "calibrated_ms": 1)";
+  corun::testing::expect_contains(bad(head + fields + R"(, "step_gemm": "mkl"})"),
+                                  {path, "step_gemm 'mkl' is not auto, openblas or libxsmm", "re-plan"});
+
+  // The step kernel round-trips; a JSON plan from before it was a field ran OpenBLAS.
+  p.step_gemm = StepGemmKernel::libxsmm;
+  save_plan(path, key, p);
+  EXPECT_EQ(json::parse_file(path).at("step_gemm"), "libxsmm");
+  EXPECT_EQ(load_plan(path, key, Cell::lstm)->step_gemm, StepGemmKernel::libxsmm);
+  std::ofstream(path) << head << fields << "}";
+  EXPECT_EQ(load_plan(path, key, Cell::lstm)->step_gemm, StepGemmKernel::openblas);
   std::filesystem::remove_all(dir);
 }
 
