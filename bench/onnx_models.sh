@@ -3,7 +3,8 @@
 # PyTorch running the same network (the exporter's own table, bench/vs_pytorch_ref.py onnx-MODEL) in the
 # same run:
 #   - ms per training step (`corun train --onnx`, softmax cross-entropy, SGD with momentum) at --train-batch;
-#   - batch-1 and batch-32 inference latency (`corun infer --onnx --iters N`);
+#   - batch-1 and batch-32 inference latency (`corun infer --onnx --iters N`), also with `--exec inline` (no
+#     StarPU: every kernel on the calling thread, the row "corun inline");
 # under every policy of --policies, and PyTorch at 1 and 2 threads (--torch-threads), each also with tcmalloc (LD_PRELOAD)
 # (Debian's libgoogle-perftools4, installed when missing); the best PyTorch configuration is quoted. Each round runs every
 # configuration once, in turn; the table gives the median over rounds of each run's own median. The last
@@ -190,6 +191,15 @@ for ((r = 1; r <= rounds; ++r)); do
           { cat "$work/run.err" >&2; exit 1; }
         record "$m" "infer$b" corun "$p" "$(json_field "$json" '["wall_ms"]')"
       done
+    done
+    # Inference without StarPU (`--exec inline`: every kernel on the calling thread at width 1), the route
+    # for a batch-1 inference whose tasks are shorter than a StarPU round trip; its row has no training column.
+    for b in 1 32; do
+      json="$work/$m.inline.infer$b.json"
+      env CORUN_QUIET=1 "$corun" infer --onnx "$work/$m.onnx" --batch "$b" --input "input=$work/$m.in$b.npy" --exec inline \
+        --output "$work/out.$m.inline.$b.$r" --iters "$iters" --warmup 1 --json "$json" >/dev/null 2>"$work/run.err" ||
+        { cat "$work/run.err" >&2; exit 1; }
+      record "$m" "infer$b" corun inline "$(json_field "$json" '["wall_ms"]')"
     done
     for t in $torch_threads; do
       for alloc in glibc tcmalloc; do

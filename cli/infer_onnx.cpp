@@ -1,12 +1,15 @@
 // corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR: runs an imported ONNX model's forward
 // graph once on the given inputs and writes every graph output as DIR/<output name>.npy, so that anyone can
-// compare corun's numbers with another framework's on the same inputs and weights.
+// compare corun's numbers with another framework's on the same inputs and weights. With --exec inline the
+// graph never meets StarPU: the calling thread runs every node's kernel in order (corun::InlineRunner), which
+// is what a batch-1 inference of a small model wants (a StarPU task costs more than its kernels).
 #include "cli/args.hpp"
 #include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
+#include <corun/inline.hpp>
 #include <corun/npy.hpp>
 #include <corun/onnx.hpp>
 
@@ -16,10 +19,12 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--batch", true, "the batch size for a dynamic batch dimension of the model's inputs"},
     {"--iters", true, "run the inference N times on the same inputs (default 1); the outputs are the last run's"},
     {"--warmup", true, "untimed runs before those (default 0)"},
+    {"--exec", true,
+     "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread at width 1, no StarPU)"},
     {"--json", true, "write the model, inputs, outputs, time and engine to this file"},
     {"--trace", true, "write the last run's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--keep-batch-norm", false,
@@ -47,8 +54,8 @@ const std::vector<FlagSpec> kFlags = {
 
 std::string usage() {
   return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
-         "                   [--warmup N] [--json FILE] [--trace FILE] [--keep-batch-norm] [--keep-activations]\n"
-         "                   [--keep-layouts]\n" +
+         "                   [--warmup N] [--exec starpu|inline] [--json FILE] [--trace FILE] [--keep-batch-norm]\n"
+         "                   [--keep-activations] [--keep-layouts]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
 }
@@ -59,7 +66,7 @@ int infer_onnx(int argc, char** argv) {
   OnnxImportOptions options;
   std::string path, out_dir, json_path, trace_path;
   long iters = 1, warmup = 0;
-  bool fold = true, fuse = true, block = true;
+  bool fold = true, fuse = true, block = true, inline_exec = false;
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     // --input repeats, which Args refuses: taken out first.
@@ -82,6 +89,11 @@ int infer_onnx(int argc, char** argv) {
     fold = !args.has("--keep-batch-norm");
     fuse = !args.has("--keep-activations");
     block = !args.has("--keep-layouts");
+    const std::string exec = args.str("--exec", "starpu");
+    if (exec != "starpu" && exec != "inline") throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
+    inline_exec = exec == "inline";
+    if (inline_exec && !trace_path.empty())
+      throw UsageError("--trace records StarPU's tasks; an --exec inline run has none (drop one of the two)");
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
     check_output_file("--trace", trace_path);
@@ -90,7 +102,7 @@ int infer_onnx(int argc, char** argv) {
   }
   Config config = Config::from_env();
   if (policy_help_requested(config)) return 0;
-  check_config(config);
+  if (!inline_exec) check_config(config);  // inline runs without StarPU
 
   // Everything is read and checked before the engine starts and before anything is written.
   OnnxModel m = import_onnx_model(path, options);
@@ -127,22 +139,44 @@ int infer_onnx(int argc, char** argv) {
     arrays.push_back(std::move(a));
   }
 
-  Engine engine(config);
-  for (size_t i = 0; i < m.inputs.size(); ++i) engine.write(m.graph, m.inputs[i], arrays[i].data);
   // --iters: the latency of repeated inferences (bench/onnx_models.sh); the median is reported.
   std::vector<double> ms;
-  for (long i = 0; i < warmup + iters; ++i) {
-    if (!trace_path.empty() && i == warmup + iters - 1) engine.set_tracing(true);
-    const RunStats run = engine.run(m.graph);
-    if (i >= warmup) ms.push_back(run.wall_ms);
+  std::vector<std::vector<float>> results;
+  std::string policy = "inline";
+  int workers = 1;
+  std::unique_ptr<Engine> engine;
+  if (inline_exec) {
+    // The graph is never bound to an Engine: its host buffers are the data (corun/inline.hpp's coherence rule).
+    InlineRunner runner(m.graph);
+    for (size_t i = 0; i < m.inputs.size(); ++i)
+      std::copy(arrays[i].data.begin(), arrays[i].data.end(), m.graph.data(m.inputs[i]));
+    for (long i = 0; i < warmup + iters; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      runner.run();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    for (const Tensor& t : m.outputs) {
+      const float* y = m.graph.data(t);
+      results.emplace_back(y, y + t.shape().numel());
+    }
+  } else {
+    engine = std::make_unique<Engine>(config);
+    for (size_t i = 0; i < m.inputs.size(); ++i) engine->write(m.graph, m.inputs[i], arrays[i].data);
+    for (long i = 0; i < warmup + iters; ++i) {
+      if (!trace_path.empty() && i == warmup + iters - 1) engine->set_tracing(true);
+      const RunStats run = engine->run(m.graph);
+      if (i >= warmup) ms.push_back(run.wall_ms);
+    }
+    for (const Tensor& t : m.outputs) results.push_back(engine->read(m.graph, t));
+    engine->release(m.graph);
+    policy = engine->info().policy;
+    workers = engine->info().workers;
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   RunStats stats;
   stats.wall_ms = sorted[sorted.size() / 2];
-  std::vector<std::vector<float>> results;
-  for (const Tensor& t : m.outputs) results.push_back(engine.read(m.graph, t));
-  engine.release(m.graph);
 
   std::filesystem::create_directories(out_dir);
   json::Value outputs = json::Value::array();
@@ -154,9 +188,9 @@ int infer_onnx(int argc, char** argv) {
                 file.c_str());
   }
   std::printf("%s: %.3f ms (%s, %d workers)\n", iters == 1 ? "one inference" : "median inference", stats.wall_ms,
-              engine.info().policy.c_str(), engine.info().workers);
+              policy.c_str(), workers);
   if (!trace_path.empty()) {
-    write_chrome_trace(trace_path, engine.trace_meta(), engine.trace());
+    write_chrome_trace(trace_path, engine->trace_meta(), engine->trace());
     std::printf("trace of the last run: %s (draw it with: corun plot-trace %s -o %s.png)\n", trace_path.c_str(),
                 trace_path.c_str(), trace_path.c_str());
   }
@@ -170,11 +204,12 @@ int infer_onnx(int argc, char** argv) {
                                   {"inputs", inputs},
                                   {"folded_batch_norms", folded},
                                   {"fused_activations", fused},
-                                  {"blocked_tensors", blocked}}},
+                                  {"blocked_tensors", blocked},
+                                  {"exec", inline_exec ? "inline" : "starpu"}}},
                                 {"outputs", outputs},
                                 {"wall_ms", stats.wall_ms},
                                 {"ms_per_inference", ms},
-                                {"engine", {{"policy", engine.info().policy}, {"workers", engine.info().workers}}}};
+                                {"engine", {{"policy", policy}, {"workers", workers}}}};
     write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }
   return 0;

@@ -74,6 +74,21 @@ sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 with blocked layouts dif
          % np.abs(a - b).max())" "$("$corun" info 2>/dev/null | sed -n 's/^convolution .*activations nChw\([0-9]*\)c.*/\1/p' | head -1)" \
   || fails=$((fails + 1))
 
+# --exec inline runs every kernel on the calling thread without StarPU (blocked layouts, folded BatchNorms
+# and fused activations included): the same bits as the StarPU run; --trace needs StarPU's tasks.
+"$corun" infer --onnx resnet18.onnx --input input=ref-resnet18/input.npy --output out-resnet18-inline --exec inline \
+  --iters 2 --json resnet18-inline.json >/dev/null || fail "infer resnet18 --exec inline"
+grep -q '"exec":"inline"' resnet18-inline.json || fail "--exec inline: $(cat resnet18-inline.json)"
+"$py" -c "
+import numpy as np, sys
+a, b = np.load('out-resnet18/output.npy'), np.load('out-resnet18-inline/output.npy')
+sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 --exec inline differs from the StarPU run by %g'
+         % np.abs(a - b).max())" || fails=$((fails + 1))
+"$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-inline-trace --exec inline \
+  --trace t.json >/dev/null 2>inline-trace.err
+[ $? = 2 ] && grep -q "an --exec inline run has none" inline-trace.err && [ ! -e out-inline-trace ] ||
+  fail "--exec inline --trace: $(cat inline-trace.err)"
+
 # nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
 # ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).
 "$py" - <<'PY' || fails=$((fails + 1))
