@@ -4,6 +4,7 @@
 #include "engine/engine_impl.hpp"
 
 #include "base/check.hpp"
+#include "codelets/stable_buffers.hpp"
 #include "engine/starpu_check.hpp"
 
 #include <cstring>
@@ -15,7 +16,7 @@ Engine::Impl::Bound& Engine::Impl::bind(Graph& graph, int home) {
   if (home >= 0) {
     auto it = bound.find(&g);
     if (it != bound.end() && !it->second.handles.empty() && it->second.home != home) {
-      unbind(g, it->second.handles);
+      unbind(g, it->second);
       bound.erase(it);
     }
   }
@@ -44,10 +45,38 @@ Engine::Impl::Bound& Engine::Impl::bind(Graph& graph, int home) {
                                 static_cast<uint32_t>(g.values[v].shape.numel()), sizeof(float));
     handles.push_back(h);
   }
+  mark_stable_buffers(g, b);
   return b;
 }
 
-void Engine::Impl::unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles) {
+void Engine::Impl::mark_stable_buffers(detail::GraphImpl& g, Bound& b) {
+  if (b.stable_nodes == g.nodes.size()) return;
+  for (const float* p : b.stable) codelets::unregister_stable_buffer(p);
+  b.stable.clear();
+  b.stable_nodes = g.nodes.size();
+  // Only on main RAM: there the kernels get the graph's own buffers (a replica domain's handles may hand them
+  // copies at other addresses, which would simply never match, but a write would stamp the wrong one).
+  if (b.home != STARPU_MAIN_RAM) return;
+  // A training graph's parameters and optimizer state change every step, and not only through its own nodes:
+  // run_replicated's averaging and update tasks and the cross-rank reduction write them too. So only inference
+  // graphs (no backward) have stable buffers.
+  if (g.has_backward) return;
+  std::vector<char> written(g.values.size(), 0);
+  for (const auto& node : g.nodes)
+    for (size_t k = 0; k < node.buffers.size(); ++k)
+      if (node.call.modes[k] != codelets::Access::read) written[static_cast<size_t>(node.buffers[k])] = 1;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (written[v] || g.values[v].fused_away || g.values[v].data.get() == nullptr) continue;
+    codelets::register_stable_buffer(g.values[v].data.get());
+    b.stable.push_back(g.values[v].data.get());
+  }
+}
+
+void Engine::Impl::unbind(detail::GraphImpl& g, Bound& b) {
+  for (const float* p : b.stable) codelets::unregister_stable_buffer(p);
+  b.stable.clear();
+  b.stable_nodes = static_cast<size_t>(-1);
+  auto& handles = b.handles;
   for (auto h : handles)
     if (h != nullptr) starpu_data_unregister(h);
   if (!handles.empty()) --g.bound_engines;  // bind() counted the graph only once it had handles
@@ -90,6 +119,7 @@ void Engine::write(Graph& graph, Tensor t, const float* values, size_t count) {
   const int home = starpu_data_get_home_node(h);
   starpu_check(starpu_data_acquire_on_node(h, home, STARPU_W), "starpu_data_acquire");
   std::memcpy(v.data.get(), values, count * sizeof(float));
+  codelets::stamp_stable_buffer(v.data.get());  // before the release: no task reads it before the new stamp
   starpu_data_release_on_node(h, home);
 }
 
@@ -100,7 +130,7 @@ void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
 void Engine::release(Graph& graph) {
   auto it = impl_->bound.find(&graph.impl());
   if (it == impl_->bound.end()) return;
-  impl_->unbind(graph.impl(), it->second.handles);
+  impl_->unbind(graph.impl(), it->second);
   impl_->bound.erase(it);
 }
 

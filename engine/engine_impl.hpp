@@ -65,6 +65,10 @@ struct Engine::Impl {
     engine::GraphPlan plan;
     std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
     long runs = 0;                              // runs of this graph on this engine (0: the next is cold)
+    // Host buffers registered as written only through the engine (codelets/stable_buffers.hpp), and the node
+    // count they were chosen at (a node added later may write one).
+    std::vector<const float*> stable;
+    size_t stable_nodes = static_cast<size_t>(-1);
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
@@ -82,7 +86,9 @@ struct Engine::Impl {
   // graph's current home (main RAM for a new binding). A new binding first runs the plan step's passes.
   Bound& bind(Graph& graph, int home = -1);
   // Undoes bind(): unregisters the handles (data returns to the host buffers) and drops the binding.
-  void unbind(detail::GraphImpl& g, std::vector<starpu_data_handle_t>& handles);
+  void unbind(detail::GraphImpl& g, Bound& b);
+  // Registers the values no node writes as stable buffers (binding.cpp), again whenever the nodes changed.
+  void mark_stable_buffers(detail::GraphImpl& g, Bound& b);
   // The handle of a user's tensor of `graph` (bound on first use); `what` names the caller in errors.
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what);
   void drop_mean_grads();

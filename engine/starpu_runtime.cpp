@@ -215,7 +215,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
 Engine::~Engine() {
   impl_->drop_mean_grads();
-  for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b.handles);
+  for (auto& [graph, b] : impl_->bound) impl_->unbind(*graph, b);
   impl_->bound.clear();
   if (engine::CrossRanks* ranks = engine::cross_ranks()) ranks->detach();
   starpu_shutdown();

@@ -1,8 +1,10 @@
 // oneDNN convolution kernels in oneDNN's own blocked layouts: conv2d_dnnl.hpp has the scheme, conv_kernel_choice.cpp
 // which kernels run which shape.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv2d_dnnl_cut.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 #include "codelets/onednn_runtime.hpp"
+#include "codelets/stable_buffers.hpp"
 
 #include <algorithm>
 
@@ -30,6 +32,7 @@ void conv2d_grad_filter_dnnl(const OpCall&, float* const*, int, int) {}
 
 namespace {
 
+using namespace dnnl_cut;
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
@@ -98,6 +101,20 @@ struct Port {
   }
 };
 
+enum class Pass : int64_t { forward, backward_data, backward_weights };
+
+// The cache key: pass, every extent and window attribute, the slice (mb images of a channel tile at k0 / c0
+// of kt / ct channels, or a backward-weights tile at k0 of kt channels) and the bias.
+using Key = std::array<int64_t, 14 + kMaxIntAttrs>;
+
+Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, int64_t slice_c,
+           bool bias) {
+  Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, slice_c,
+          bias ? 1 : 0};
+  std::copy(call.i.begin(), call.i.end(), key.begin() + 14);
+  return key;
+}
+
 // One cached primitive with its ports and scratchpad.
 struct Entry {
   dnnl::primitive prim;
@@ -105,6 +122,30 @@ struct Entry {
   memory scratch;
   bool has_bias = false;
   std::unordered_map<int, memory> args;  // the primitive's arguments, made once with the entry
+  std::shared_ptr<void> shared_weights;  // the weights' reorder shared through stable_buffers.hpp, if any
+
+  // Points port b at the weights `w` and gives the primitive their reorder: made once and shared by every
+  // thread when the weights change only through the engine (an inference graph's, stable_buffers.hpp), which
+  // saves reordering unchanged weights at every call (60% of a ResNet-18 inference at batch 1); else into
+  // this entry's own buffer, as every call did before.
+  void bind_weights(const float* w, const Key& key, dnnl::stream& s) {
+    b.bind(w);
+    if (b.move) {
+      const std::string id(reinterpret_cast<const char*>(key.data()), sizeof(Key));
+      shared_weights = stable_buffer_derived(w, id, [&] {
+        auto m = std::make_shared<memory>(b.inner.get_desc(), cpu_engine());
+        b.move->execute(s, b.user, *m);
+        s.wait();
+        return std::static_pointer_cast<void>(m);
+      });
+      if (shared_weights) {
+        args.at(DNNL_ARG_WEIGHTS) = *std::static_pointer_cast<memory>(shared_weights);
+        return;
+      }
+    }
+    args.at(DNNL_ARG_WEIGHTS) = b.inner;
+    b.in(s);
+  }
 };
 
 struct Window {
@@ -122,20 +163,6 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-enum class Pass : int64_t { forward, backward_data, backward_weights };
-
-// The cache key: pass, every extent and window attribute, the slice (mb images of a channel tile at k0 / c0
-// of kt / ct channels, or a backward-weights tile at k0 of kt channels) and the bias.
-using Key = std::array<int64_t, 14 + kMaxIntAttrs>;
-
-Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, int64_t slice_c,
-           bool bias) {
-  Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, slice_c,
-          bias ? 1 : 0};
-  std::copy(call.i.begin(), call.i.end(), key.begin() + 14);
-  return key;
-}
-
 // The calling thread's entry for `key`, made by `make` on first use.
 template <typename Make>
 Entry& cached(const Key& key, Make make) {
@@ -143,26 +170,6 @@ Entry& cached(const Key& key, Make make) {
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, make()).first;
   return *it->second;
-}
-
-// Whole groups per 16 output channels (at least one): the grouped unit of every channel cut.
-int64_t groups_per_unit(const ConvGeometry& g) {
-  return g.groups == 1 ? 1 : std::max<int64_t>(1, kDnnlFilterTile / g.kg());
-}
-
-// A slice of the channels one forward or backward-data primitive call computes: output channels [k0, k0 + kt)
-// from input channels [c0, c0 + ct), gt groups of the convolution.
-struct ChannelTile {
-  int64_t k0, kt, c0, ct, gt;
-};
-
-// The geometry of a tile's own convolution (its channels and groups; extents and window unchanged).
-ConvGeometry tile_geometry(const ConvGeometry& g, const ChannelTile& t) {
-  ConvGeometry tile = g;
-  tile.k = t.kt;
-  tile.c = t.ct;
-  tile.groups = t.gt;
-  return tile;
 }
 
 // The format tag of an activation in channel blocks of `block` (0: plain NCHW; conv_layout.hpp).
@@ -186,47 +193,6 @@ memory::desc weights_view(const ConvGeometry& g, const ChannelTile& t) {
   if (t.kt == g.k && t.ct == g.c) return whole;
   if (g.groups > 1) return whole.submemory_desc(weights_dims(tile_geometry(g, t)), {t.k0 / g.kg(), 0, 0, 0, 0});
   return whole.submemory_desc({t.kt, t.ct, g.r, g.s}, {t.k0, t.c0, 0, 0});
-}
-
-// The cut of a forward (`over_outputs`) or backward-data call into chunk x tile work items. A unit is one
-// block of kDnnlChannelBlock output (forward) or input (backward-data) channels, or, with groups, enough whole
-// groups for kDnnlFilterTile output channels (at least one). A call is cut into enough tiles of whole units
-// for conv_work_items() items when the batch is one image chunk (at most kDnnlImageChunk images), so that a
-// small batch still feeds a wide team (an image-only cut left every member but one idle at batch 1: corun's
-// batch-1 inference was 0.16-0.77x PyTorch's on 16 cores).
-// The cut depends on the shape and that process-wide count only, never on the width: every item is the same
-// primitive call at every width.
-struct TileCut {
-  int64_t units, units_per_tile, tiles;
-};
-
-int64_t channel_units(const ConvGeometry& g, bool over_outputs) {
-  if (g.groups > 1) return (g.groups + groups_per_unit(g) - 1) / groups_per_unit(g);
-  return ((over_outputs ? g.k : g.c) + kDnnlChannelBlock - 1) / kDnnlChannelBlock;
-}
-
-TileCut tile_cut(const ConvGeometry& g, int64_t chunks, bool over_outputs) {
-  const int64_t units = channel_units(g, over_outputs);
-  // Only a batch of one chunk is cut into tiles: with several chunks, items are already there for a team, and
-  // under a layout of single-core executors (cpf's default, the best policy in training on 16 cores) every
-  // tile's extra primitive call and view reorders would be pure cost (1.1-2.3x one thread's time on
-  // MobileNetV2's depthwise and 1x1 layers at batch 16 cut into 16 items).
-  if (chunks > 1) return {units, units, 1};
-  const int64_t wanted = std::min(units, conv_work_items());
-  const int64_t per = (units + wanted - 1) / wanted;
-  return {units, per, (units + per - 1) / per};
-}
-
-ChannelTile channel_tile(const ConvGeometry& g, const TileCut& cut, int64_t t, bool over_outputs) {
-  const int64_t u0 = t * cut.units_per_tile, un = std::min(cut.units_per_tile, cut.units - u0);
-  if (g.groups > 1) {
-    const int64_t per = groups_per_unit(g), g0 = u0 * per, gt = std::min(un * per, g.groups - g0);
-    return {g0 * g.kg(), gt * g.kg(), g0 * g.cg(), gt * g.cg(), gt};
-  }
-  const int64_t total = over_outputs ? g.k : g.c, first = u0 * kDnnlChannelBlock;
-  const int64_t count = std::min(un * kDnnlChannelBlock, total - first);
-  if (over_outputs) return {first, count, 0, g.c, 1};
-  return {0, g.k, first, count, 1};
 }
 
 // oneDNN's algorithm for a pass: Winograd where dnnl_winograd() picks it, direct otherwise.
@@ -294,29 +260,6 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
   return e;
 }
 
-// A backward-weights tile: whole groups [g0, g0 + gt), i.e. output channels [k0, k0 + kt) and input channels
-// [c0, c0 + ct). One group (groups == 1): kDnnlFilterTile output channels, every input channel. Several:
-// enough whole groups for kDnnlFilterTile output channels (at least one), so a depthwise tile is 16 channels
-// of X, dY and dW, one nChw16c block. Depends on the shape only, never on the width.
-struct FilterTile {
-  int64_t k0, kt, c0, ct, gt;
-};
-
-int64_t filter_tiles(const ConvGeometry& g) {
-  if (g.groups == 1) return (g.k + kDnnlFilterTile - 1) / kDnnlFilterTile;
-  const int64_t per = groups_per_unit(g);
-  return (g.groups + per - 1) / per;
-}
-
-FilterTile filter_tile(const ConvGeometry& g, int64_t t) {
-  if (g.groups == 1) {
-    const int64_t k0 = t * kDnnlFilterTile;
-    return {k0, std::min(kDnnlFilterTile, g.k - k0), 0, g.c, 1};
-  }
-  const int64_t per = groups_per_unit(g), g0 = t * per, gt = std::min(per, g.groups - g0);
-  return {g0 * g.kg(), gt * g.kg(), g0 * g.cg(), gt * g.cg(), gt};
-}
-
 // Backward-weights of one tile over the whole batch: ports a = X (the tile's input channels, a strided view
 // of X when the tile has fewer than all), b = dY (the tile's channels, a strided view of dY), c = dW (the
 // tile's rows), d = dB. X and dY in the graph's layouts (Graph::block_layouts): a blocked dY's view is whole
@@ -352,23 +295,6 @@ std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window
              {DNNL_ARG_SCRATCHPAD, e->scratch}};
   if (bias) e->args.emplace(DNNL_ARG_DIFF_BIAS, e->d.inner);
   return e;
-}
-
-int64_t image_chunks(int64_t n) {
-  return (n + kDnnlImageChunk - 1) / kDnnlImageChunk;
-}
-
-// One work item of a forward or backward-data call: chunk j = images [n0, n0 + mb), and a channel tile.
-// Items are numbered tile-major (item i = tile i / chunks, chunk i % chunks), so that a member's consecutive
-// items share their filters, reordered once.
-struct Item {
-  int64_t n0, mb;
-  ChannelTile tile;
-};
-
-Item item_of(const ConvGeometry& g, const TileCut& cut, int64_t i, bool over_outputs) {
-  const int64_t chunks = image_chunks(g.n), j = i % chunks, n0 = j * kDnnlImageChunk;
-  return {n0, std::min(kDnnlImageChunk, g.n - n0), channel_tile(g, cut, i / chunks, over_outputs)};
 }
 
 }  // namespace
@@ -410,11 +336,10 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   Entry* weights_ready = nullptr;  // the entry whose (blocked) filters hold this call's W already
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, true);
-    Entry& e = cached(key_of(Pass::forward, call, g, it.mb, it.tile.k0, it.tile.kt, has_bias),
-                      [&] { return make_forward(g, win, it.mb, it.tile, has_bias, layouts); });
+    const Key key = key_of(Pass::forward, call, g, it.mb, it.tile.k0, it.tile.kt, has_bias);
+    Entry& e = cached(key, [&] { return make_forward(g, win, it.mb, it.tile, has_bias, layouts); });
     if (weights_ready != &e) {
-      e.b.bind(buf[1]);
-      e.b.in(s);
+      e.bind_weights(buf[1], key, s);
       if (has_bias) {
         e.d.bind(buf[2] + it.tile.k0);
         e.d.in(s);
@@ -448,11 +373,10 @@ void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int 
   Entry* weights_ready = nullptr;
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, false);
-    Entry& e = cached(key_of(Pass::backward_data, call, g, it.mb, it.tile.c0, it.tile.ct, false),
-                      [&] { return make_backward_data(g, win, it.mb, it.tile, layouts); });
+    const Key key = key_of(Pass::backward_data, call, g, it.mb, it.tile.c0, it.tile.ct, false);
+    Entry& e = cached(key, [&] { return make_backward_data(g, win, it.mb, it.tile, layouts); });
     if (weights_ready != &e) {
-      e.b.bind(buf[1]);
-      e.b.in(s);
+      e.bind_weights(buf[1], key, s);
       weights_ready = &e;
     }
     e.a.bind(buf[0] + it.n0 * g.k * g.p());
