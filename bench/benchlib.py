@@ -65,6 +65,8 @@ def fmt(v):
     """A time or ratio for a table cell: 3 significant figures at most, '-' for a missing value."""
     if v is None:
         return "-"
+    if v < 0.1:  # microseconds in a column of milliseconds (an inline batch-1 inference): keep two figures
+        return f"{v:.2g}"
     return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
 
