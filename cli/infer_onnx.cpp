@@ -2,7 +2,8 @@
 // graph once on the given inputs and writes every graph output as DIR/<output name>.npy, so that anyone can
 // compare corun's numbers with another framework's on the same inputs and weights. With --exec inline the
 // graph never meets StarPU: the calling thread runs every node's kernel in order (corun::InlineRunner), which
-// is what a batch-1 inference of a small model wants (a StarPU task costs more than its kernels).
+// is what a batch-1 inference of a small model wants (a StarPU task costs more than its kernels); --exec auto
+// times both and runs the faster (the same bits either way).
 #include "cli/args.hpp"
 #include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
@@ -40,7 +41,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--iters", true, "run the inference N times on the same inputs (default 1); the outputs are the last run's"},
     {"--warmup", true, "untimed runs before those (default 0)"},
     {"--exec", true,
-     "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread at width 1, no StarPU)"},
+     "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread at width 1, no StarPU)"
+     " | auto (times a few runs of each, then runs the faster; both give the same bits)"},
     {"--json", true, "write the model, inputs, outputs, time and engine to this file"},
     {"--trace", true, "write the last run's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
     {"--keep-batch-norm", false,
@@ -54,7 +56,7 @@ const std::vector<FlagSpec> kFlags = {
 
 std::string usage() {
   return "usage: corun infer --onnx FILE --input NAME=FILE.npy [--input ...] --output DIR [--batch N] [--iters N]\n"
-         "                   [--warmup N] [--exec starpu|inline] [--json FILE] [--trace FILE] [--keep-batch-norm]\n"
+         "                   [--warmup N] [--exec starpu|inline|auto] [--json FILE] [--trace FILE] [--keep-batch-norm]\n"
          "                   [--keep-activations] [--keep-layouts]\n" +
          describe(kFlags) + "environment: CORUN_SCHED and the rest of docs/env-vars.md\n"
          "exit codes: 0 done, 1 a bad model, input or output (nothing is written), 2 usage error\n";
@@ -66,7 +68,8 @@ int infer_onnx(int argc, char** argv) {
   OnnxImportOptions options;
   std::string path, out_dir, json_path, trace_path;
   long iters = 1, warmup = 0;
-  bool fold = true, fuse = true, block = true, inline_exec = false;
+  bool fold = true, fuse = true, block = true;
+  std::string exec = "starpu";
   std::map<std::string, std::string> input_files;  // ONNX input name -> .npy
   try {
     // --input repeats, which Args refuses: taken out first.
@@ -89,11 +92,12 @@ int infer_onnx(int argc, char** argv) {
     fold = !args.has("--keep-batch-norm");
     fuse = !args.has("--keep-activations");
     block = !args.has("--keep-layouts");
-    const std::string exec = args.str("--exec", "starpu");
-    if (exec != "starpu" && exec != "inline") throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
-    inline_exec = exec == "inline";
-    if (inline_exec && !trace_path.empty())
-      throw UsageError("--trace records StarPU's tasks; an --exec inline run has none (drop one of the two)");
+    exec = args.str("--exec", "starpu");
+    if (exec != "starpu" && exec != "inline" && exec != "auto")
+      throw UsageError("--exec must be starpu, inline or auto, got '" + exec + "'");
+    if (exec != "starpu" && !trace_path.empty())
+      throw UsageError("--trace records StarPU's tasks; an --exec " + exec +
+                       " run may have none (use --exec starpu with --trace)");
     check_output_dir("--output", out_dir);
     check_output_file("--json", json_path);
     check_output_file("--trace", trace_path);
@@ -102,7 +106,7 @@ int infer_onnx(int argc, char** argv) {
   }
   Config config = Config::from_env();
   if (policy_help_requested(config)) return 0;
-  if (!inline_exec) check_config(config);  // inline runs without StarPU
+  if (exec != "inline") check_config(config);  // inline runs without StarPU
 
   // Everything is read and checked before the engine starts and before anything is written.
   OnnxModel m = import_onnx_model(path, options);
@@ -145,24 +149,57 @@ int infer_onnx(int argc, char** argv) {
   std::string policy = "inline";
   int workers = 1;
   std::unique_ptr<Engine> engine;
-  if (inline_exec) {
-    // The graph is never bound to an Engine: its host buffers are the data (corun/inline.hpp's coherence rule).
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // `skip` untimed then `n` timed inline runs. The graph is bound to no Engine: its host buffers are the data
+  // (corun/inline.hpp's coherence rule).
+  auto run_inline = [&](long skip, long n, std::vector<double>& out) {
     InlineRunner runner(m.graph);
-    for (size_t i = 0; i < m.inputs.size(); ++i)
-      std::copy(arrays[i].data.begin(), arrays[i].data.end(), m.graph.data(m.inputs[i]));
-    for (long i = 0; i < warmup + iters; ++i) {
+    for (long i = 0; i < skip + n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       runner.run();
-      const auto t1 = std::chrono::steady_clock::now();
-      if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (i >= skip) out.push_back(since(t0));
     }
+  };
+  auto start_engine = [&] {
+    engine = std::make_unique<Engine>(config);
+    for (size_t i = 0; i < m.inputs.size(); ++i) engine->write(m.graph, m.inputs[i], arrays[i].data);
+  };
+  if (exec != "starpu")
+    for (size_t i = 0; i < m.inputs.size(); ++i)
+      std::copy(arrays[i].data.begin(), arrays[i].data.end(), m.graph.data(m.inputs[i]));
+  std::string chosen = exec;
+  json::Value auto_choice;  // --exec auto: what each path took
+  if (exec == "auto") {
+    // Both paths give the same bits, so the faster one can be chosen by timing: max(5, --warmup) runs of each
+    // after one untimed run, on the same clock; StarPU's first run also does the plan step.
+    const long trial = std::max(5L, warmup);
+    std::vector<double> a, b;
+    run_inline(1, trial, a);
+    start_engine();
+    for (long i = 0; i < 1 + trial; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      engine->run(m.graph);
+      if (i >= 1) b.push_back(since(t0));
+    }
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    const double inline_ms = a[a.size() / 2], starpu_ms = b[b.size() / 2];
+    chosen = inline_ms < starpu_ms ? "inline" : "starpu";
+    std::fprintf(stderr, "corun infer: --exec auto: inline %.4f ms, StarPU %.4f ms (medians of %ld runs): runs %s\n",
+                 inline_ms, starpu_ms, trial, chosen.c_str());
+    if (chosen == "inline") engine->release(m.graph);  // the host buffers hold the values again
+    auto_choice = {{"inline_ms", inline_ms}, {"starpu_ms", starpu_ms}, {"runs", trial}};
+  }
+  if (chosen == "inline") {
+    run_inline(warmup, iters, ms);
     for (const Tensor& t : m.outputs) {
       const float* y = m.graph.data(t);
       results.emplace_back(y, y + t.shape().numel());
     }
   } else {
-    engine = std::make_unique<Engine>(config);
-    for (size_t i = 0; i < m.inputs.size(); ++i) engine->write(m.graph, m.inputs[i], arrays[i].data);
+    if (!engine) start_engine();
     for (long i = 0; i < warmup + iters; ++i) {
       if (!trace_path.empty() && i == warmup + iters - 1) engine->set_tracing(true);
       const RunStats run = engine->run(m.graph);
@@ -197,19 +234,21 @@ int infer_onnx(int argc, char** argv) {
   if (!json_path.empty()) {
     json::Value inputs = json::Value::object();
     for (const auto& [name, file] : input_files) inputs[name] = file;
-    const json::Value result = {{"config",
-                                 {{"model", "onnx"},
-                                  {"onnx", path},
-                                  {"opset", m.opset},
-                                  {"inputs", inputs},
-                                  {"folded_batch_norms", folded},
-                                  {"fused_activations", fused},
-                                  {"blocked_tensors", blocked},
-                                  {"exec", inline_exec ? "inline" : "starpu"}}},
-                                {"outputs", outputs},
-                                {"wall_ms", stats.wall_ms},
-                                {"ms_per_inference", ms},
-                                {"engine", {{"policy", policy}, {"workers", workers}}}};
+    json::Value result = {{"config",
+                           {{"model", "onnx"},
+                            {"onnx", path},
+                            {"opset", m.opset},
+                            {"inputs", inputs},
+                            {"folded_batch_norms", folded},
+                            {"fused_activations", fused},
+                            {"blocked_tensors", blocked},
+                            {"exec", chosen},
+                            {"exec_requested", exec}}},
+                          {"outputs", outputs},
+                          {"wall_ms", stats.wall_ms},
+                          {"ms_per_inference", ms},
+                          {"engine", {{"policy", policy}, {"workers", workers}}}};
+    if (exec == "auto") result["exec_auto"] = auto_choice;
     write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }
   return 0;

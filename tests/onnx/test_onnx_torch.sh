@@ -86,8 +86,22 @@ sys.exit(0 if np.array_equal(a, b) else 'FAIL: resnet18 --exec inline differs fr
          % np.abs(a - b).max())" || fails=$((fails + 1))
 "$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-inline-trace --exec inline \
   --trace t.json >/dev/null 2>inline-trace.err
-[ $? = 2 ] && grep -q "an --exec inline run has none" inline-trace.err && [ ! -e out-inline-trace ] ||
+[ $? = 2 ] && grep -q "an --exec inline run may have none" inline-trace.err && [ ! -e out-inline-trace ] ||
   fail "--exec inline --trace: $(cat inline-trace.err)"
+# --exec auto times both paths and runs the faster: the same bits as --exec starpu either way.
+"$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-mlp-auto --exec auto --iters 3 \
+  --json mlp-auto.json >/dev/null 2>mlp-auto.err || fail "infer mlp --exec auto: $(cat mlp-auto.err)"
+grep -q "exec auto: inline .* ms, StarPU .* ms" mlp-auto.err || fail "--exec auto said nothing: $(cat mlp-auto.err)"
+"$py" -c "
+import json, numpy as np, sys
+d = json.load(open('mlp-auto.json'))
+ok = d['config']['exec'] in ('inline', 'starpu') and d['config']['exec_requested'] == 'auto' and \
+     d['exec_auto']['inline_ms'] > 0 and d['exec_auto']['starpu_ms'] > 0
+same = np.array_equal(np.load('out-mlp/output.npy'), np.load('out-mlp-auto/output.npy'))
+sys.exit(0 if ok and same else 'FAIL: --exec auto: %s, outputs equal to the StarPU run: %s' % (d, same))" ||
+  fails=$((fails + 1))
+"$corun" infer --onnx mlp.onnx --input input=ref-mlp/input.npy --output out-bad-exec --exec threads >/dev/null 2>bad-exec.err
+[ $? = 2 ] && grep -q "starpu, inline or auto" bad-exec.err || fail "--exec threads: $(cat bad-exec.err)"
 
 # nn.ReflectionPad2d and nn.ReplicationPad2d: Pad modes reflect and edge, whose pads PyTorch computes with
 # ConstantOfShape, a step -1 Slice and Transpose on constants (folded at import).
