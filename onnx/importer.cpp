@@ -5,6 +5,7 @@
 
 #include "onnx/convert.hpp"
 #include "onnx/gelu_pattern.hpp"
+#include "onnx/pad_pool_pattern.hpp"
 
 #include "base/check.hpp"
 #include "base/files.hpp"
@@ -198,7 +199,7 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
   }
 
   Converter conv(g, env, out.opset, options.training);
-  const std::vector<onnx::NodeProto> nodes = fuse_erf_gelu(gp, base_dir);
+  const std::vector<onnx::NodeProto> nodes = fold_pad_into_average_pool(fuse_erf_gelu(gp, base_dir), gp, base_dir);
   for (const auto& node : nodes) {
     const OpRow* row = find_op(node.op_type());
     conv.begin(node, row);

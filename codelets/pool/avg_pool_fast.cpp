@@ -1,6 +1,6 @@
 // Fast average pooling kernels: windows clamped to the image once per output (no per-tap bounds checks);
 // the backward zeroes a dX plane and adds each output's share into it in output order. Whole planes per
-// member (pool.hpp).
+// member (pool.hpp); blocked activations go to avg_pool_blocked.cpp.
 #include "codelets/pool/pool.hpp"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 namespace corun::codelets {
 
 void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return avg_pool_blocked(call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p) {
@@ -25,6 +26,7 @@ void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width) {
 }
 
 void avg_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return avg_pool_grad_blocked(call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[1], call.shapes[0]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p) {

@@ -9,8 +9,9 @@
 // Attributes (PoolParams::of): i[0] kernel_h, i[1] stride_h, i[2] pad_top; when i[4] == 0 that is all (the
 // square form: the same window, stride and padding on both axes, floor size, padding not counted), else
 // i[4] kernel_w, i[5] stride_w, i[6] pad_left, i[7] pad_bottom, i[8] pad_right, i[9] ceil_mode,
-// i[10] count_include_pad. max_pool and max_pool_grad: i[11] the channel block of their activations' layout (0
-// plain NCHW, else oneDNN's nChw<B>c, every buffer alike; Graph::block_layouts, max_pool_blocked.cpp). The kernels take OH and OW from the shapes; ceil_mode matters to the shape rule
+// i[10] count_include_pad. i[11] the channel block of the activations' layout (0 plain NCHW, else oneDNN's
+// nChw<B>c, every buffer alike; Graph::block_layouts, max_pool_blocked.cpp, avg_pool_blocked.cpp). The kernels
+// take OH and OW from the shapes; ceil_mode matters to the shape rule
 // only (OH = ceil((H + pt + pb - kh) / sh) + 1, less one when that last window would start past the input
 // and its top padding: the ONNX and PyTorch rule).
 //
@@ -40,15 +41,22 @@ void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int 
 void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width);
 
 inline constexpr int kPoolBlockAttr = 11;
-/// The channel block of a max pooling call's layout: 0 for plain NCHW.
+/// The channel block of a pooling call's layout: 0 for plain NCHW.
 inline int64_t pool_block(const OpCall& call) {
-  return call.kind == OpKind::max_pool || call.kind == OpKind::max_pool_grad ? call.i[kPoolBlockAttr] : 0;
+  const OpKind k = call.kind;
+  const bool pool = k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool ||
+                    k == OpKind::avg_pool_grad;
+  return pool ? call.i[kPoolBlockAttr] : 0;
 }
 
 void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_grad_fast(const OpCall& call, float* const* buf, int rank, int width);
+/// avg_pool / avg_pool_grad on blocked activations (i[11] != 0; avg_pool_blocked.cpp); the references take
+/// pool_via_plain.
+void avg_pool_blocked(const OpCall& call, float* const* buf, int rank, int width);
+void avg_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int width);
 
 /// The window attributes of a pooling call, decoded (see the header comment for the encoding).
 struct PoolParams {

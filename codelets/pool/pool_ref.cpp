@@ -97,6 +97,7 @@ void max_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int widt
 }
 
 void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return pool_via_plain(&avg_pool_ref, call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p)
@@ -114,6 +115,7 @@ void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width) {
 }
 
 void avg_pool_grad_ref(const OpCall& call, float* const* buf, int rank, int width) {
+  if (pool_block(call) != 0) return pool_via_plain(&avg_pool_grad_ref, call, buf, rank, width);
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[1], call.shapes[0]);
   const Range planes = split_range(g.planes, rank, width);
   for (int64_t p = planes.begin; p < planes.end; ++p)

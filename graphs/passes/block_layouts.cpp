@@ -6,8 +6,9 @@
 //     convolution on the plain layouts would reorder it back, and its kernel choice must not change, so that the
 //     bits do not) and reads or writes it as an activation: conv2d's X and Y; conv2d_grad_data's dY and dX and
 //     conv2d_grad_filter's X and dY with one group (their tiles of whole blocks);
-//   - max pooling and its gradient, when all of their buffers are kept blocked (max_pool_blocked.cpp), and batch
-//     norm and its gradient when all of their activations are (batch_norm_blocked.cpp);
+//   - max and average pooling and their gradients, when all of their buffers are kept blocked
+//     (max_pool_blocked.cpp, avg_pool_blocked.cpp), and batch norm and its gradient when all of their
+//     activations are (batch_norm_blocked.cpp);
 //   - concat and split along the channels when every part is whole blocks and all are kept blocked (image n's
 //     channels [k0, k0 + kt) sit at the same bytes in NCHW and nChw<B>c, so the copies are the same);
 //   - a per-element op whose buffers all have one shape, when all of them are kept blocked (the op then computes
@@ -74,7 +75,9 @@ Role role_of(const Node& n, int64_t block) {
   if (blocked_conv(n)) return Role::blocked_conv;
   if (per_element(n)) return Role::all_or_none;
   const OpKind k = n.call.kind;
-  if ((k == OpKind::max_pool || k == OpKind::max_pool_grad) && whole_blocks(n, block)) return Role::all_or_none;
+  const bool pool = k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool ||
+                    k == OpKind::avg_pool_grad;
+  if (pool && whole_blocks(n, block)) return Role::all_or_none;
   if ((k == OpKind::concat || k == OpKind::split) && n.call.i[0] == 1 && whole_blocks(n, block))
     return Role::all_or_none;
   // Batch norm: its activations (X, Y; X, dY, dX), never its per-channel [C] buffers.
@@ -160,7 +163,8 @@ int Graph::block_layouts() {
   for (Node& n : g.nodes) {
     if (codelets::conv_takes_layouts(n.call.kind) && roles[static_cast<size_t>(&n - g.nodes.data())] == Role::blocked_conv)
       codelets::ConvLayouts::set(n.call.i, block_of(buffer_on(n, 'x')), block_of(buffer_on(n, 'y')));
-    if (n.call.kind == OpKind::max_pool || n.call.kind == OpKind::max_pool_grad)
+    const OpKind k = n.call.kind;
+    if (k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool || k == OpKind::avg_pool_grad)
       n.call.i[codelets::kPoolBlockAttr] = block_of(n.buffers[0]);
     if (n.call.kind == OpKind::batch_norm || n.call.kind == OpKind::batch_norm_grad)
       n.call.i[codelets::kBatchNormBlockAttr] = block_of(n.buffers[0]);

@@ -132,8 +132,9 @@ void pool_general_cases(std::vector<OpCaseSpec>& out) {
     out.push_back(make("avg_pool_" + name, OpKind::avg_pool, {x, y}, {R, W}, a));
     out.push_back(make("avg_pool_grad_" + name, OpKind::avg_pool_grad, {y, x}, {R, W}, a));
   }
-  // Max pooling in oneDNN's blocked layouts (Graph::block_layouts, max_pool_blocked.cpp): nChw16c and nChw8c,
-  // several channel blocks per image (a member's share of block-planes straddles images), padding, ceil mode.
+  // Max and average pooling in oneDNN's blocked layouts (Graph::block_layouts, max_pool_blocked.cpp,
+  // avg_pool_blocked.cpp): nChw16c and nChw8c, several channel blocks per image (a member's share of block-planes
+  // straddles images), padding, ceil mode, count_include_pad.
   struct BlockedPool {
     PoolCase q;
     int64_t block;
@@ -143,6 +144,7 @@ void pool_general_cases(std::vector<OpCaseSpec>& out) {
       {{"ceil_k3s2", 2, 48, 9, 9, {3, 3, 2, 2, 0, 0, 0, 0, true, false}}, 16},
       {{"k3x2_s2x1_pads_1001", 2, 24, 7, 6, {3, 2, 2, 1, 1, 0, 0, 1, false, false}}, 8},
       {{"global_4x4", 5, 16, 4, 4, {4, 4, 1, 1, 0, 0, 0, 0, false, false}}, 16},
+      {{"ceil_k3s2_p1_incl", 2, 32, 8, 7, {3, 3, 2, 2, 1, 1, 1, 1, true, true}}, 16},
   };
   for (const BlockedPool& b : blocked) {
     const PoolParams& p = b.q.p;
@@ -154,6 +156,8 @@ void pool_general_cases(std::vector<OpCaseSpec>& out) {
     const std::string name = std::string(b.q.name) + "_blocked" + std::to_string(b.block);
     out.push_back(make("max_pool_" + name, OpKind::max_pool, {x, y}, {R, W}, a));
     out.push_back(make("max_pool_grad_" + name, OpKind::max_pool_grad, {x, y, x}, {R, R, W}, a));
+    out.push_back(make("avg_pool_" + name, OpKind::avg_pool, {x, y}, {R, W}, a));
+    out.push_back(make("avg_pool_grad_" + name, OpKind::avg_pool_grad, {y, x}, {R, W}, a));
   }
 }
 

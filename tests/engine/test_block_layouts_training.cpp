@@ -1,6 +1,6 @@
 // Graph::block_layouts on training graphs (graphs/passes/block_layouts.cpp): after backward(), activations and
-// their gradients stay in oneDNN's blocked layout between the convolutions, their gradients, max pooling,
-// concat / split and the per-element ops. Training must give bitwise the plain graph's losses and parameters,
+// their gradients stay in oneDNN's blocked layout between the convolutions, their gradients, max and average
+// pooling, concat / split and the per-element ops. Training must give bitwise the plain graph's losses and parameters,
 // and the pass must block the tensors an inception module passes around (its concat, the pools, the branches).
 #include "engine_test_util.hpp"
 
@@ -89,7 +89,12 @@ TEST_P(BlockLayoutsTraining, CifarQuickTrainsBitwiseTheSame) {
   models::CnnConfig cfg = models::cifar_quick_config();
   cfg.batch = 6;
   models::Cnn plain(cfg), blocked(cfg);
-  blocked.graph.block_layouts();
+  const int count = blocked.graph.block_layouts();
+  if (GetParam() != codelets::ConvKernel::im2col) {
+    const std::set<std::string> kinds = kinds_touching_blocked(blocked.graph);
+    for (const char* k : {"avg_pool", "avg_pool_grad", "relu", "conv2d_grad_data"})
+      EXPECT_TRUE(kinds.count(k)) << "no " << k << " touches a blocked tensor (" << count << " blocked)";
+  }
   const Trained a = train(plain, 3), b = train(blocked, 3);
   EXPECT_TRUE(test::same_bits(a.losses, b.losses)) << "losses differ";
   ASSERT_EQ(a.params.size(), b.params.size());

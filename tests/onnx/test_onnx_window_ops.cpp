@@ -246,6 +246,44 @@ TEST(OnnxPool, PerAxisWindowsAsymmetricPadsCeilModeAndCountIncludePad) {
       }
 }
 
+// PyTorch's AvgPool2d(3, 1, padding=1) (count_include_pad, Inception-v3's branch pools) is exported as a zero Pad
+// and an unpadded AveragePool: imported as one padded average pool (onnx/pad_pool_pattern.hpp), with the bits of
+// the two converted as they stand. A Pad whose output something else reads too stays a Pad.
+OnnxModelBuilder pad_pool_model(bool pad_is_an_output, float pad_value) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3, 6, 5});
+  b.init_ints("pads", {0, 0, 1, 2, 0, 0, 1, 1});  // H: 1 above, 1 below; W: 2 left, 1 right
+  b.init("value", {}, {pad_value});
+  b.node("Pad", {"x", "pads", "value"}, {"p"});
+  auto* n = b.node("AveragePool", {"p"}, {"y"});
+  OnnxModelBuilder::attr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+  b.output("y");
+  if (pad_is_an_output) b.output("p");
+  return b;
+}
+
+TEST(OnnxPool, AZeroPadBeforeAnAveragePoolFoldsIntoItsPads) {
+  const std::vector<float> x = ramp(2 * 3 * 6 * 5, 23, 0.37f);
+  OnnxModel folded = import(pad_pool_model(false, 0.0f)), kept = import(pad_pool_model(true, 0.0f));
+  EXPECT_EQ(folded.graph.num_nodes(), 1);  // the pool alone
+  EXPECT_GT(kept.graph.num_nodes(), 1);    // the Pad's bands and concatenations, then the pool
+  ASSERT_EQ(folded.graph.find("y").shape(), (Shape{2, 3, 6, 6}));
+  const std::vector<float> a = run(folded, x, "y"), b = run(kept, x, "y");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "output " << i;  // bitwise
+  // Against the definition: each plane padded with zeros, then 3x3 means (every window inside the padded image).
+  Win p;
+  p.top = 1, p.left = 2, p.bottom = 1, p.right = 1;
+  for (int64_t plane = 0; plane < 6; ++plane) {
+    const std::vector<float> xp(x.begin() + plane * 30, x.begin() + plane * 30 + 30);
+    int64_t oh = 0, ow = 0;
+    const std::vector<float> want = pool_ref(xp, 6, 5, 3, 3, p, false, false, true, oh, ow);
+    expect_near_all(std::vector<float>(a.begin() + plane * 36, a.begin() + plane * 36 + 36), want);
+  }
+  // A non-zero pad value is not a count_include_pad pool: converted as it stands.
+  EXPECT_GT(import(pad_pool_model(false, 0.5f)).graph.num_nodes(), 1);
+}
+
 TEST(OnnxPool, DilatedPoolingIsRefusedNamingTheAttribute) {
   OnnxModelBuilder b;
   b.input("x", {1, 1, 6, 6});
