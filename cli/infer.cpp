@@ -3,7 +3,8 @@
 // inference (median, p99, min). Each inference gets a fresh input batch, written before the clock starts;
 // the clock covers Engine::run, i.e. submitting every task and waiting for the last one. With
 // --exec inline the graph never meets StarPU: the calling thread runs every node's kernel in order
-// (corun::InlineRunner, corun/inline.hpp), and the clock covers InlineRunner::run.
+// (corun::InlineRunner, corun/inline.hpp), and the clock covers InlineRunner::run; --exec auto times both and
+// runs the faster.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/quantile.hpp"
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,15 @@ const std::vector<FlagSpec> kFlags = {
     {"--iters", true, "timed inferences (default 2000)"},
     {"--warmup", true, "untimed inferences first (default 100)"},
     {"--onnx", true, "run an ONNX model once on given inputs and write its outputs instead (corun infer --onnx F --help)"},
-    {"--exec", true, "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread, no StarPU)"},
+    {"--exec", true,
+     "starpu (one StarPU task per node, default) | inline (every kernel on the calling thread, no StarPU)"
+     " | auto (times max(5, --warmup) inferences of each, then runs the faster; both give the same numbers)"},
     {"--json", true, "write the configuration, the latency summary and every inference's time to this file"},
     {"--help", false, "show this help"},
 };
 
 std::string usage() {
-  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline] [--json FILE]\n"
+  return "usage: corun infer --model wide-deep [--batch N] [--iters N] [--warmup N] [--exec starpu|inline|auto] [--json FILE]\n"
          "       corun infer --onnx FILE --input NAME=FILE.npy ... --output DIR [--batch N] [--json FILE]\n" +
          describe(kFlags) +
          "environment: CORUN_PARALLEL_OPS=on|off (default on), CORUN_PARALLEL_OPS_MIN=N (default 2), CORUN_SCHED\n";
@@ -58,7 +62,7 @@ int infer(int argc, char** argv) {
       return infer_builtin(argc, argv);
   models::WideDeepConfig cfg;
   long iters = 2000, warmup = 100;
-  bool inline_exec = false;
+  std::string exec = "starpu";
   std::string json_path;
   try {
     const Args args(argc, argv, 2, kFlags);
@@ -72,10 +76,9 @@ int infer(int argc, char** argv) {
     cfg.batch = static_cast<int>(args.positive("--batch", 1));
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", warmup) : warmup;
-    const std::string exec = args.str("--exec", "starpu");
-    if (exec != "starpu" && exec != "inline")
-      throw UsageError("--exec must be starpu or inline, got '" + exec + "'");
-    inline_exec = exec == "inline";
+    exec = args.str("--exec", "starpu");
+    if (exec != "starpu" && exec != "inline" && exec != "auto")
+      throw UsageError("--exec must be starpu, inline or auto, got '" + exec + "'");
     json_path = args.str("--json", "");
     check_output_file("--json", json_path);
   } catch (const UsageError& e) {
@@ -84,7 +87,7 @@ int infer(int argc, char** argv) {
   Config config = Config::from_env();
   config.parallel_ops_by_default = true;  // batch-1 inference gains from grouping under every policy
   if (policy_help_requested(config)) return 0;
-  if (!inline_exec) check_config(config);  // before the model is built; inline runs without StarPU
+  if (exec != "inline") check_config(config);  // before the model is built; inline runs without StarPU
 
   // The plan step's passes, run here (the engine would at its first run) so that they can be reported and
   // the inline runner gets the same graph.
@@ -110,37 +113,67 @@ int infer(int argc, char** argv) {
   double checksum = 0.0;
   std::string policy = "inline";
   int workers = 1;
-  if (inline_exec) {
+  std::unique_ptr<Engine> engine;
+  // `skip` untimed then `n` timed inferences (us) of each path, batches cycled from `first`.
+  auto run_inline = [&](long first, long skip, long n, std::vector<double>& out) {
     // The graph is never bound to an Engine: its host buffers are the data (the coherence rule of
     // corun/inline.hpp), written and read directly.
     InlineRunner runner(m.graph);
     float* cat_buf = m.graph.data(m.categories);
     float* dense_buf = m.graph.data(m.dense);
-    const float* logits = m.graph.data(m.logits);
-    for (long i = 0; i < warmup + iters; ++i) {
-      const auto k = static_cast<size_t>(i % kBatches);
+    for (long i = 0; i < skip + n; ++i) {
+      const auto k = static_cast<size_t>((first + i) % kBatches);
       std::copy(cats[k].begin(), cats[k].end(), cat_buf);
       std::copy(dense[k].begin(), dense[k].end(), dense_buf);
       const auto t0 = std::chrono::steady_clock::now();
       runner.run();
       const auto t1 = std::chrono::steady_clock::now();
-      if (i >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (i >= skip) out.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
-    checksum = logits[0];
-  } else {
-    Engine engine(config);
-    for (long i = 0; i < warmup + iters; ++i) {
-      const auto k = static_cast<size_t>(i % kBatches);
-      engine.write(m.graph, m.categories, cats[k]);
-      engine.write(m.graph, m.dense, dense[k]);
+    checksum = m.graph.data(m.logits)[0];
+  };
+  auto run_starpu = [&](long first, long skip, long n, std::vector<double>& out) {
+    if (!engine) engine = std::make_unique<Engine>(config);
+    for (long i = 0; i < skip + n; ++i) {
+      const auto k = static_cast<size_t>((first + i) % kBatches);
+      engine->write(m.graph, m.categories, cats[k]);
+      engine->write(m.graph, m.dense, dense[k]);
       // The run's own time, on StarPU's clock: simulated time under `corun simulate`.
-      const RunStats stats = engine.run(m.graph);
-      if (i >= warmup) us.push_back(stats.wall_ms * 1000.0);
-      if (i == warmup + iters - 1) checksum = engine.read(m.graph, m.logits)[0];
+      const RunStats stats = engine->run(m.graph);
+      if (i >= skip) out.push_back(stats.wall_ms * 1000.0);
     }
-    engine.release(m.graph);
-    policy = engine.info().policy;
-    workers = engine.info().workers;
+    checksum = engine->read(m.graph, m.logits)[0];
+  };
+  std::string chosen = exec;
+  json::Value auto_choice;  // --exec auto: what each path took
+  if (exec == "auto") {
+    // Both paths compute the same numbers, so the faster can be chosen by timing: max(5, --warmup) inferences
+    // of each after one untimed one (StarPU's first run also does the plan step), medians compared.
+    const long trial = std::max(5L, warmup);
+    std::vector<double> a, b;
+    run_inline(0, 1, trial, a);
+    run_starpu(0, 1, trial, b);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    const double inline_us = a[a.size() / 2], starpu_us = b[b.size() / 2];
+    chosen = inline_us < starpu_us ? "inline" : "starpu";
+    std::fprintf(stderr, "corun infer: --exec auto: inline %.1f us, StarPU %.1f us (medians of %ld inferences): runs %s\n",
+                 inline_us, starpu_us, trial, chosen.c_str());
+    if (chosen == "inline") {  // the host buffers hold the values again
+      engine->release(m.graph);
+      engine.reset();
+    }
+    auto_choice = {{"inline_us", inline_us}, {"starpu_us", starpu_us}, {"inferences", trial}};
+  }
+  if (chosen == "inline") {
+    policy = "inline";
+    workers = 1;
+    run_inline(0, warmup, iters, us);
+  } else {
+    run_starpu(0, warmup, iters, us);
+    engine->release(m.graph);
+    policy = engine->info().policy;
+    workers = engine->info().workers;
   }
   const std::vector<double> in_order = us;  // for --json
   std::sort(us.begin(), us.end());
@@ -148,16 +181,17 @@ int infer(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::printf("| wide-deep | %d | %ld | %.1f | %.1f | %.1f | %d | %s | %s | %s | %d |\n", cfg.batch, iters,
               quantile(us, 0.5), quantile(us, 0.99), us.front(), nodes_after, pass.enabled ? "on" : "off",
-              inline_exec ? "inline" : "starpu", policy.c_str(), workers);
+              chosen.c_str(), policy.c_str(), workers);
   std::printf("last logit (row 0): %.6f\n", checksum);
   if (!json_path.empty()) {
-    const json::Value result = {
+    json::Value result = {
         {"config", {{"model", "wide-deep"}, {"batch", cfg.batch}, {"iters", iters}, {"warmup", warmup},
-                    {"exec", inline_exec ? "inline" : "starpu"}, {"parallel_ops", pass.enabled}}},
+                    {"exec", chosen}, {"exec_requested", exec}, {"parallel_ops", pass.enabled}}},
         {"engine", {{"policy", policy}, {"workers", workers}}},
         {"summary", {{"median_us", quantile(us, 0.5)}, {"p99_us", quantile(us, 0.99)}, {"min_us", us.front()},
                      {"tasks_per_inference", nodes_after}}},
         {"us_per_inference", in_order}};
+    if (exec == "auto") result["exec_auto"] = auto_choice;
     write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
   }
   return 0;

@@ -111,7 +111,21 @@ TEST_F(Infer, InlineExecutionComputesWhatStarpuDoes) {
   }
   const Result bad = run("--model wide-deep --exec Inline");
   EXPECT_EQ(bad.code, 2) << bad;
-  EXPECT_HAS(bad.err, "--exec must be starpu or inline");
+  EXPECT_HAS(bad.err, "--exec must be starpu, inline or auto");
+}
+
+// --exec auto: times both paths, says what each took, runs the faster; the numbers are the same either way.
+TEST_F(Infer, AutoExecutionTimesBothAndRunsTheFaster) {
+  const Result tasks = run("--model wide-deep --iters 20 --warmup 2");
+  const Result chosen = run("--model wide-deep --iters 20 --warmup 2 --exec auto");
+  ASSERT_EQ(tasks.code, 0) << tasks;
+  ASSERT_EQ(chosen.code, 0) << chosen;
+  EXPECT_HAS(chosen.err, "--exec auto: inline ");
+  EXPECT_HAS(chosen.err, "(medians of 5 inferences): runs ");
+  const std::string exec = cell(chosen.out, 8);
+  EXPECT_TRUE(exec == "inline" || exec == "starpu") << chosen;
+  EXPECT_HAS(chosen.err, "runs " + exec);
+  EXPECT_EQ(logit_line(chosen.out), logit_line(tasks.out)) << "--exec auto computed other numbers";
 }
 
 }  // namespace
