@@ -89,7 +89,6 @@ struct Port {
   memory user, inner;
   std::optional<dnnl::reorder> move;
   Runs runs;
-  float* data = nullptr;  // the graph's buffer, as bound
   bool input = true;
 
   Port() = default;
@@ -104,10 +103,7 @@ struct Port {
     if (as_runs.count > 0) runs = as_runs;
     else move = is_input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
   }
-  void bind(const float* d) {
-    data = const_cast<float*>(d);
-    user.set_data_handle(data);
-  }
+  void bind(const float* data) { user.set_data_handle(const_cast<float*>(data)); }
   void in(dnnl::stream& s) {
     if (move) move->execute(s, user, inner);
     if (runs.count > 0) copy_runs(true);
@@ -119,7 +115,8 @@ struct Port {
 
  private:
   void copy_runs(bool to_inner) {
-    float* mine = static_cast<float*>(inner.get_data_handle());
+    float* const data = static_cast<float*>(user.get_data_handle());  // the graph's buffer, as bound
+    float* const mine = static_cast<float*>(inner.get_data_handle());
     for (int64_t i = 0; i < runs.count; ++i) {
       float* graph = data + runs.offset + i * runs.stride;
       float* own = mine + i * runs.floats;

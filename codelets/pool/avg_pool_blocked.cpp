@@ -1,6 +1,7 @@
 // Average pooling on activations in oneDNN's blocked layout nChw<B>c (Graph::block_layouts; pool.hpp, i[11]):
 // block-plane q (image n, channels [cb B, cb B + B)) is an [H][W][B] array at q B H W, so one output position
-// of B channels is one vector and every tap one load (max_pool_blocked.cpp does the same for max pooling).
+// of B channels is one vector and every tap one load (pool_blocked.hpp; max_pool_blocked.cpp does the same for
+// max pooling).
 // Inception-v3's branch pools sit between concatenations: with them plain, every inception block's output was
 // reordered to NCHW and back into the next block's convolutions, forward and backward.
 //
@@ -8,6 +9,7 @@
 // row-major order, divided by the window's count; the backward adds each output's share (dY / count) into dX in
 // output order, in float. Members take whole block-planes.
 #include "codelets/pool/pool.hpp"
+#include "codelets/pool/pool_blocked.hpp"
 
 #include "codelets/simd_clones.hpp"
 
@@ -19,25 +21,11 @@ namespace corun::codelets {
 
 namespace {
 
-// The B channels of one position as one vector (GCC's vector extension; spelled out per width, as
-// max_pool_blocked.cpp explains).
-using Floats16 = float __attribute__((vector_size(16 * sizeof(float))));
-using Floats8 = float __attribute__((vector_size(8 * sizeof(float))));
-
-template <int64_t B>
-struct Vec;
-template <>
-struct Vec<16> {
-  using Floats = Floats16;
-};
-template <>
-struct Vec<8> {
-  using Floats = Floats8;
-};
+using namespace pool_blocked;
 
 template <int64_t B>
 void forward(const PoolGeometry& g, const float* x, float* y, Range block_planes) {
-  using Floats = typename Vec<B>::Floats;
+  using Floats = typename Lanes<B>::Floats;
   static_assert(sizeof(Floats) == B * sizeof(float));
   for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
     const float* plane = x + q * B * g.h * g.w;
@@ -59,7 +47,7 @@ void forward(const PoolGeometry& g, const float* x, float* y, Range block_planes
 
 template <int64_t B>
 void backward(const PoolGeometry& g, const float* dy, float* dx, Range block_planes) {
-  using Floats = typename Vec<B>::Floats;
+  using Floats = typename Lanes<B>::Floats;
   for (int64_t q = block_planes.begin; q < block_planes.end; ++q) {
     const float* grad = dy + q * B * g.oh * g.ow;
     float* d = dx + q * B * g.h * g.w;
@@ -87,7 +75,7 @@ void backward(const PoolGeometry& g, const float* dy, float* dx, Range block_pla
 CORUN_SIMD_CLONES void avg_pool_blocked(const OpCall& call, float* const* buf, int rank, int width) {
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[0], call.shapes[1]);
   const int64_t block = pool_block(call);
-  const Range mine = split_range(g.planes / block, rank, width);
+  const Range mine = member_block_planes(call.shapes[0], block, rank, width);
   if (block == 16) forward<16>(g, buf[0], buf[1], mine);
   else forward<8>(g, buf[0], buf[1], mine);
 }
@@ -95,7 +83,7 @@ CORUN_SIMD_CLONES void avg_pool_blocked(const OpCall& call, float* const* buf, i
 CORUN_SIMD_CLONES void avg_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int width) {
   const PoolGeometry g = PoolGeometry::of(call, call.shapes[1], call.shapes[0]);
   const int64_t block = pool_block(call);
-  const Range mine = split_range(g.planes / block, rank, width);
+  const Range mine = member_block_planes(call.shapes[0], block, rank, width);
   if (block == 16) backward<16>(g, buf[0], buf[1], mine);
   else backward<8>(g, buf[0], buf[1], mine);
 }

@@ -6,6 +6,7 @@
 // rule in row-major window order (max_pool_fast.cpp), and the backward adds each output's gradient into dX in
 // output order, in float, as max_pool_grad_fast does. Members take whole block-planes.
 #include "codelets/pool/pool.hpp"
+#include "codelets/pool/pool_blocked.hpp"
 
 #include "codelets/simd_clones.hpp"
 
@@ -18,26 +19,7 @@ namespace corun::codelets {
 
 namespace {
 
-// One position of a block: its B channels as one vector (GCC's vector extension: one AVX-512 register for 16
-// floats, two AVX2 or four SSE registers), and B positions (int32) as another.
-// (Spelled out per width: GCC drops vector_size on an alias whose size depends on a template parameter.)
-using Floats16 = float __attribute__((vector_size(16 * sizeof(float))));
-using Ints16 = int32_t __attribute__((vector_size(16 * sizeof(int32_t))));
-using Floats8 = float __attribute__((vector_size(8 * sizeof(float))));
-using Ints8 = int32_t __attribute__((vector_size(8 * sizeof(int32_t))));
-
-template <int64_t B>
-struct Lanes;
-template <>
-struct Lanes<16> {
-  using Floats = Floats16;
-  using Ints = Ints16;
-};
-template <>
-struct Lanes<8> {
-  using Floats = Floats8;
-  using Ints = Ints8;
-};
+using namespace pool_blocked;
 
 // The window of output (oh, ow) clamped to the image; false when it holds no input (all padding).
 inline bool clamped_window(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t& h0, int64_t& h1, int64_t& w0,
@@ -115,11 +97,6 @@ void backward(const PoolGeometry& g, const float* x, const float* dy, float* dx,
           }
       }
   }
-}
-
-// The member's block-planes of a call whose shapes are x (the input side) and whose layout has block `block`.
-Range member_block_planes(const Shape& x, int64_t block, int rank, int width) {
-  return split_range(x[0] * (x[1] / block), rank, width);
 }
 
 }  // namespace

@@ -41,13 +41,12 @@ void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int 
 void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width);
 
 inline constexpr int kPoolBlockAttr = 11;
-/// The channel block of a pooling call's layout: 0 for plain NCHW.
-inline int64_t pool_block(const OpCall& call) {
-  const OpKind k = call.kind;
-  const bool pool = k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool ||
-                    k == OpKind::avg_pool_grad;
-  return pool ? call.i[kPoolBlockAttr] : 0;
+/// Whether `k` is one of the pooling ops (the ones that take i[kPoolBlockAttr]).
+inline bool is_pool(OpKind k) {
+  return k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool || k == OpKind::avg_pool_grad;
 }
+/// The channel block of a pooling call's layout: 0 for plain NCHW.
+inline int64_t pool_block(const OpCall& call) { return is_pool(call.kind) ? call.i[kPoolBlockAttr] : 0; }
 
 void avg_pool_ref(const OpCall& call, float* const* buf, int rank, int width);
 void avg_pool_fast(const OpCall& call, float* const* buf, int rank, int width);

@@ -75,9 +75,7 @@ Role role_of(const Node& n, int64_t block) {
   if (blocked_conv(n)) return Role::blocked_conv;
   if (per_element(n)) return Role::all_or_none;
   const OpKind k = n.call.kind;
-  const bool pool = k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool ||
-                    k == OpKind::avg_pool_grad;
-  if (pool && whole_blocks(n, block)) return Role::all_or_none;
+  if (codelets::is_pool(k) && whole_blocks(n, block)) return Role::all_or_none;
   if ((k == OpKind::concat || k == OpKind::split) && n.call.i[0] == 1 && whole_blocks(n, block))
     return Role::all_or_none;
   // Batch norm: its activations (X, Y; X, dY, dX), never its per-channel [C] buffers.
@@ -163,9 +161,7 @@ int Graph::block_layouts() {
   for (Node& n : g.nodes) {
     if (codelets::conv_takes_layouts(n.call.kind) && roles[static_cast<size_t>(&n - g.nodes.data())] == Role::blocked_conv)
       codelets::ConvLayouts::set(n.call.i, block_of(buffer_on(n, 'x')), block_of(buffer_on(n, 'y')));
-    const OpKind k = n.call.kind;
-    if (k == OpKind::max_pool || k == OpKind::max_pool_grad || k == OpKind::avg_pool || k == OpKind::avg_pool_grad)
-      n.call.i[codelets::kPoolBlockAttr] = block_of(n.buffers[0]);
+    if (codelets::is_pool(n.call.kind)) n.call.i[codelets::kPoolBlockAttr] = block_of(n.buffers[0]);
     if (n.call.kind == OpKind::batch_norm || n.call.kind == OpKind::batch_norm_grad)
       n.call.i[codelets::kBatchNormBlockAttr] = block_of(n.buffers[0]);
   }
