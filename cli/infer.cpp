@@ -7,6 +7,7 @@
 // runs the faster.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/exec_choice.hpp"
 #include "cli/quantile.hpp"
 #include "cli/output_paths.hpp"
 
@@ -76,9 +77,7 @@ int infer(int argc, char** argv) {
     cfg.batch = static_cast<int>(args.positive("--batch", 1));
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", warmup) : warmup;
-    exec = args.str("--exec", "starpu");
-    if (exec != "starpu" && exec != "inline" && exec != "auto")
-      throw UsageError("--exec must be starpu, inline or auto, got '" + exec + "'");
+    exec = exec_mode(args);
     json_path = args.str("--json", "");
     check_output_file("--json", json_path);
   } catch (const UsageError& e) {
@@ -114,15 +113,15 @@ int infer(int argc, char** argv) {
   std::string policy = "inline";
   int workers = 1;
   std::unique_ptr<Engine> engine;
-  // `skip` untimed then `n` timed inferences (us) of each path, batches cycled from `first`.
-  auto run_inline = [&](long first, long skip, long n, std::vector<double>& out) {
+  // `skip` untimed then `n` timed inferences (us) of each path, the batches cycled.
+  auto run_inline = [&](long skip, long n, std::vector<double>& out) {
     // The graph is never bound to an Engine: its host buffers are the data (the coherence rule of
     // corun/inline.hpp), written and read directly.
     InlineRunner runner(m.graph);
     float* cat_buf = m.graph.data(m.categories);
     float* dense_buf = m.graph.data(m.dense);
     for (long i = 0; i < skip + n; ++i) {
-      const auto k = static_cast<size_t>((first + i) % kBatches);
+      const auto k = static_cast<size_t>(i % kBatches);
       std::copy(cats[k].begin(), cats[k].end(), cat_buf);
       std::copy(dense[k].begin(), dense[k].end(), dense_buf);
       const auto t0 = std::chrono::steady_clock::now();
@@ -132,10 +131,10 @@ int infer(int argc, char** argv) {
     }
     checksum = m.graph.data(m.logits)[0];
   };
-  auto run_starpu = [&](long first, long skip, long n, std::vector<double>& out) {
+  auto run_starpu = [&](long skip, long n, std::vector<double>& out) {
     if (!engine) engine = std::make_unique<Engine>(config);
     for (long i = 0; i < skip + n; ++i) {
-      const auto k = static_cast<size_t>((first + i) % kBatches);
+      const auto k = static_cast<size_t>(i % kBatches);
       engine->write(m.graph, m.categories, cats[k]);
       engine->write(m.graph, m.dense, dense[k]);
       // The run's own time, on StarPU's clock: simulated time under `corun simulate`.
@@ -149,28 +148,24 @@ int infer(int argc, char** argv) {
   if (exec == "auto") {
     // Both paths compute the same numbers, so the faster can be chosen by timing: max(5, --warmup) inferences
     // of each after one untimed one (StarPU's first run also does the plan step), medians compared.
-    const long trial = std::max(5L, warmup);
+    const long trial = exec_trial_runs(warmup);
     std::vector<double> a, b;
-    run_inline(0, 1, trial, a);
-    run_starpu(0, 1, trial, b);
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    const double inline_us = a[a.size() / 2], starpu_us = b[b.size() / 2];
-    chosen = inline_us < starpu_us ? "inline" : "starpu";
+    run_inline(1, trial, a);
+    run_starpu(1, trial, b);
+    const ExecChoice choice = choose_exec(a, b);
+    chosen = choice.chosen;
     std::fprintf(stderr, "corun infer: --exec auto: inline %.1f us, StarPU %.1f us (medians of %ld inferences): runs %s\n",
-                 inline_us, starpu_us, trial, chosen.c_str());
+                 choice.inline_median, choice.starpu_median, trial, chosen.c_str());
     if (chosen == "inline") {  // the host buffers hold the values again
       engine->release(m.graph);
       engine.reset();
     }
-    auto_choice = {{"inline_us", inline_us}, {"starpu_us", starpu_us}, {"inferences", trial}};
+    auto_choice = {{"inline_us", choice.inline_median}, {"starpu_us", choice.starpu_median}, {"inferences", trial}};
   }
   if (chosen == "inline") {
-    policy = "inline";
-    workers = 1;
-    run_inline(0, warmup, iters, us);
+    run_inline(warmup, iters, us);
   } else {
-    run_starpu(0, warmup, iters, us);
+    run_starpu(warmup, iters, us);
     engine->release(m.graph);
     policy = engine->info().policy;
     workers = engine->info().workers;

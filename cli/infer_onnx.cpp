@@ -7,6 +7,7 @@
 #include "cli/args.hpp"
 #include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
+#include "cli/exec_choice.hpp"
 #include "cli/output_paths.hpp"
 
 #include <corun/engine.hpp>
@@ -92,9 +93,7 @@ int infer_onnx(int argc, char** argv) {
     fold = !args.has("--keep-batch-norm");
     fuse = !args.has("--keep-activations");
     block = !args.has("--keep-layouts");
-    exec = args.str("--exec", "starpu");
-    if (exec != "starpu" && exec != "inline" && exec != "auto")
-      throw UsageError("--exec must be starpu, inline or auto, got '" + exec + "'");
+    exec = exec_mode(args);
     if (exec != "starpu" && !trace_path.empty())
       throw UsageError("--trace records StarPU's tasks; an --exec " + exec +
                        " run may have none (use --exec starpu with --trace)");
@@ -174,7 +173,7 @@ int infer_onnx(int argc, char** argv) {
   if (exec == "auto") {
     // Both paths give the same bits, so the faster one can be chosen by timing: max(5, --warmup) runs of each
     // after one untimed run, on the same clock; StarPU's first run also does the plan step.
-    const long trial = std::max(5L, warmup);
+    const long trial = exec_trial_runs(warmup);
     std::vector<double> a, b;
     run_inline(1, trial, a);
     start_engine();
@@ -183,14 +182,12 @@ int infer_onnx(int argc, char** argv) {
       engine->run(m.graph);
       if (i >= 1) b.push_back(since(t0));
     }
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    const double inline_ms = a[a.size() / 2], starpu_ms = b[b.size() / 2];
-    chosen = inline_ms < starpu_ms ? "inline" : "starpu";
+    const ExecChoice choice = choose_exec(a, b);
+    chosen = choice.chosen;
     std::fprintf(stderr, "corun infer: --exec auto: inline %.4f ms, StarPU %.4f ms (medians of %ld runs): runs %s\n",
-                 inline_ms, starpu_ms, trial, chosen.c_str());
+                 choice.inline_median, choice.starpu_median, trial, chosen.c_str());
     if (chosen == "inline") engine->release(m.graph);  // the host buffers hold the values again
-    auto_choice = {{"inline_ms", inline_ms}, {"starpu_ms", starpu_ms}, {"runs", trial}};
+    auto_choice = {{"inline_ms", choice.inline_median}, {"starpu_ms", choice.starpu_median}, {"runs", trial}};
   }
   if (chosen == "inline") {
     run_inline(warmup, iters, ms);
