@@ -241,13 +241,11 @@ std::vector<int64_t> Converter::input_dims(int i) const {
   return e.constant.dims;
 }
 
-namespace {
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
   return nullptr;
 }
-}  // namespace
 
 bool Converter::has_attr(const char* name) const { return find_attr(*node_, name) != nullptr; }
 

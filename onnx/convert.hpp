@@ -120,6 +120,8 @@ class Converter {
 
 /// The Constant held by a TensorProto (initializer or attribute); `base_dir` resolves external data.
 Constant read_tensor(const onnx::TensorProto& t, const std::string& base_dir);
+/// Node `n`'s attribute `name`, or nullptr.
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name);
 /// ONNX axis (negative counts from the end) as 0..rank-1, or an error naming `what`.
 int normalize_axis(const Converter& c, int64_t axis, int rank, const char* what);
 std::string dims_text(const std::vector<int64_t>& dims);

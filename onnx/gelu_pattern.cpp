@@ -2,6 +2,7 @@
 #include "onnx/gelu_pattern.hpp"
 
 #include "onnx/convert.hpp"
+#include "onnx/node_index.hpp"
 
 #include <cmath>
 #include <map>
@@ -11,33 +12,17 @@ namespace corun::onnx_import {
 
 namespace {
 
-struct Index {
-  std::map<std::string, int> readers;           // value -> how many node inputs and graph outputs read it
-  std::map<std::string, int> reader;            // value -> the (last) node reading it
-  std::map<std::string, double> scalars;        // value -> its value, for one-element float constants
-};
-
-Index index_of(const onnx::GraphProto& g, const std::string& base_dir) {
-  Index ix;
-  for (int i = 0; i < g.node_size(); ++i)
-    for (const std::string& in : g.node(i).input()) {
-      ++ix.readers[in];
-      ix.reader[in] = i;
-    }
-  for (const auto& o : g.output()) ix.readers[o.name()] += 2;  // an output is never an intermediate
-  auto scalar = [&](const std::string& name, const onnx::TensorProto& t) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) return;
+// One-element float constants: value -> its value.
+std::map<std::string, double> scalars_of(const NodeIndex& ix, const std::string& base_dir) {
+  std::map<std::string, double> out;
+  for (const auto& [name, t] : ix.constants) {
+    if (t->data_location() == onnx::TensorProto::EXTERNAL) continue;
     int64_t n = 1;
-    for (int64_t d : t.dims()) n *= d;
-    if (n != 1 || (t.data_type() != onnx::TensorProto::FLOAT && t.data_type() != onnx::TensorProto::DOUBLE)) return;
-    ix.scalars[name] = read_tensor(t, base_dir).values.at(0);
-  };
-  for (const auto& t : g.initializer()) scalar(t.name(), t);
-  for (const auto& n : g.node())
-    if (n.op_type() == "Constant" && n.output_size() == 1)
-      for (const auto& a : n.attribute())
-        if (a.name() == "value" && a.has_t()) scalar(n.output(0), a.t());
-  return ix;
+    for (int64_t d : t->dims()) n *= d;
+    if (n != 1 || (t->data_type() != onnx::TensorProto::FLOAT && t->data_type() != onnx::TensorProto::DOUBLE)) continue;
+    out[name] = read_tensor(*t, base_dir).values.at(0);
+  }
+  return out;
 }
 
 bool near(std::optional<double> v, double want) { return v && std::fabs(*v - want) <= 1e-6 * std::fabs(want); }
@@ -46,16 +31,16 @@ bool near(std::optional<double> v, double want) { return v && std::fabs(*v - wan
 
 std::vector<onnx::NodeProto> fuse_erf_gelu(const onnx::GraphProto& g, const std::string& base_dir) {
   std::vector<onnx::NodeProto> nodes(g.node().begin(), g.node().end());
-  const Index ix = index_of(g, base_dir);
+  const NodeIndex ix = index_nodes(nodes, g);
+  const std::map<std::string, double> scalars = scalars_of(ix, base_dir);
   auto scalar = [&](const std::string& v) -> std::optional<double> {
-    const auto it = ix.scalars.find(v);
-    return it == ix.scalars.end() ? std::nullopt : std::optional<double>(it->second);
+    const auto it = scalars.find(v);
+    return it == scalars.end() ? std::nullopt : std::optional<double>(it->second);
   };
   // The one node reading `v` when it has the given op_type and `v` has no other reader, else -1.
   auto only_reader = [&](const std::string& v, const char* op) {
-    const auto n = ix.readers.find(v);
-    if (n == ix.readers.end() || n->second != 1) return -1;
-    const int r = ix.reader.at(v);
+    if (ix.readers_of(v) != 1) return -1;
+    const int r = static_cast<int>(ix.reader.at(v));
     return g.node(r).op_type() == op && g.node(r).input_size() == 2 - (std::string(op) == "Erf") ? r : -1;
   };
   // The operand of a binary node other than `v`.

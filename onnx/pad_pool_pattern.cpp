@@ -2,6 +2,7 @@
 #include "onnx/pad_pool_pattern.hpp"
 
 #include "onnx/convert.hpp"
+#include "onnx/node_index.hpp"
 
 #include <map>
 #include <optional>
@@ -10,26 +11,8 @@ namespace corun::onnx_import {
 
 namespace {
 
-// The constants a Pad may take its pads and value from: initializers and Constant nodes' values.
-std::map<std::string, const onnx::TensorProto*> constants_of(const onnx::GraphProto& g,
-                                                             const std::vector<onnx::NodeProto>& nodes) {
-  std::map<std::string, const onnx::TensorProto*> out;
-  for (const auto& t : g.initializer()) out[t.name()] = &t;
-  for (const auto& n : nodes)
-    if (n.op_type() == "Constant" && n.output_size() == 1)
-      for (const auto& a : n.attribute())
-        if (a.name() == "value" && a.has_t()) out[n.output(0)] = &a.t();
-  return out;
-}
-
-const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 int64_t int_attr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-  const onnx::AttributeProto* a = attribute(n, name);
+  const onnx::AttributeProto* a = find_attr(n, name);
   return a ? a->i() : fallback;
 }
 
@@ -61,17 +44,17 @@ std::optional<std::vector<int64_t>> foldable_pad(const onnx::NodeProto& pad,
 // Whether AveragePool `pool` can take the pads {top, left, bottom, right}.
 bool takes_pads(const onnx::NodeProto& pool, const std::vector<int64_t>& pads) {
   if (pool.input_size() != 1 || pool.output_size() != 1) return false;
-  const onnx::AttributeProto* own = attribute(pool, "pads");
+  const onnx::AttributeProto* own = find_attr(pool, "pads");
   if (own)
     for (int64_t p : own->ints())
       if (p != 0) return false;
-  const onnx::AttributeProto* autopad = attribute(pool, "auto_pad");
+  const onnx::AttributeProto* autopad = find_attr(pool, "auto_pad");
   if (autopad && autopad->s() != "NOTSET") return false;
   if (int_attr(pool, "ceil_mode", 0) != 0) return false;  // ceil mode's last window depends on where pads are
-  if (const onnx::AttributeProto* d = attribute(pool, "dilations"))
+  if (const onnx::AttributeProto* d = find_attr(pool, "dilations"))
     for (int64_t v : d->ints())
       if (v != 1) return false;
-  const onnx::AttributeProto* kernel = attribute(pool, "kernel_shape");
+  const onnx::AttributeProto* kernel = find_attr(pool, "kernel_shape");
   if (!kernel || kernel->ints_size() != 2) return false;
   for (int a = 0; a < 4; ++a)
     if (pads[static_cast<size_t>(a)] >= kernel->ints(a % 2)) return false;
@@ -82,22 +65,14 @@ bool takes_pads(const onnx::NodeProto& pool, const std::vector<int64_t>& pads) {
 
 std::vector<onnx::NodeProto> fold_pad_into_average_pool(std::vector<onnx::NodeProto> nodes,
                                                         const onnx::GraphProto& graph, const std::string& base_dir) {
-  const auto constants = constants_of(graph, nodes);
-  std::map<std::string, int> readers;  // value -> node inputs and graph outputs reading it
-  std::map<std::string, size_t> reader;
-  for (size_t i = 0; i < nodes.size(); ++i)
-    for (const std::string& in : nodes[i].input()) {
-      ++readers[in];
-      reader[in] = i;
-    }
-  for (const auto& o : graph.output()) readers[o.name()] += 2;
+  const NodeIndex ix = index_nodes(nodes, graph);
   std::vector<bool> removed(nodes.size(), false);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto& pad = nodes[i];
     if (pad.op_type() != "Pad" || !pad.domain().empty()) continue;
-    const std::optional<std::vector<int64_t>> pads = foldable_pad(pad, constants, base_dir);
-    if (!pads || readers[pad.output(0)] != 1) continue;
-    onnx::NodeProto& pool = nodes[reader[pad.output(0)]];
+    const std::optional<std::vector<int64_t>> pads = foldable_pad(pad, ix.constants, base_dir);
+    if (!pads || ix.readers_of(pad.output(0)) != 1) continue;
+    onnx::NodeProto& pool = nodes[ix.reader.at(pad.output(0))];
     if (pool.op_type() != "AveragePool" || !pool.domain().empty() || !takes_pads(pool, *pads)) continue;
     pool.set_input(0, pad.input(0));
     for (int a = pool.attribute_size() - 1; a >= 0; --a)
