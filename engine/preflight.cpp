@@ -3,6 +3,8 @@
 // STARPU_* variables here is allowed: layering.env_reads confines CORUN_* reads to config.cpp only.
 #include "engine/preflight.hpp"
 
+#include <corun/machine.hpp>
+
 #include "base/check.hpp"
 #include "base/env.hpp"
 #include "base/parse.hpp"
@@ -11,6 +13,7 @@
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -31,18 +34,21 @@ void check_starpu_int(const char* name, long min, long max, const char* meaning)
 // A CPU list as StarPU 1.3 reads STARPU_WORKERS_CPUID / _COREID: ids separated by blanks, each "N", "N-M"
 // (N <= M) or "N-" (N to the last CPU). StarPU stops silently at the first thing it cannot read and binds
 // the rest of the workers round-robin over what it read, so a typo would bind every worker to one CPU.
-void check_cpu_list(const char* name) {
+// Returns the highest id the list names (-1 when the variable is unset).
+long check_cpu_list(const char* name) {
   const auto v = env::get(name);
-  if (!v) return;
+  if (!v) return -1;
   const std::string& s = *v;
   const std::string rule = "' is not a CPU list: ids separated by blanks, each N, N-M or N- (e.g. \"0 2 4-7\")";
   size_t i = 0, ids = 0;
+  long highest = -1;
   auto number = [&](long* out) {
     const size_t start = i;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
     const auto x = i > start && i - start < 10 ? parse::integer(s.substr(start, i - start)) : std::nullopt;
     CORUN_CHECK(x.has_value(), Status::invalid_config, name << "='" << s << rule);
     *out = *x;
+    highest = std::max(highest, *x);
   };
   while (i < s.size()) {
     if (std::isspace(static_cast<unsigned char>(s[i]))) {
@@ -65,6 +71,38 @@ void check_cpu_list(const char* name) {
     ++ids;
   }
   CORUN_CHECK(ids > 0, Status::invalid_config, name << "='" << s << rule);
+  return highest;
+}
+
+// StarPU 1.3 takes a binding id modulo the machine's count without a word (STARPU_WORKERS_CPUID=99999 binds
+// every worker to one CPU), so an id the machine lacks is refused here, naming it.
+void check_ids_exist(const char* name, long highest, size_t count, const char* what) {
+  CORUN_CHECK(highest < static_cast<long>(count), Status::invalid_config,
+              name << "='" << *env::get(name) << "' names " << what << " " << highest << ", but this machine has "
+                   << count << " " << what << "s (0 to " << count - 1
+                   << ", StarPU's logical numbering): StarPU would wrap it onto another one and bind several "
+                      "workers there; name existing "
+                   << what << "s or unset it");
+}
+
+// The checks that need the machine's CPUs and cores (one hwloc topology load, so only when one of these
+// variables is set). A fake topology (HWLOC_SYNTHETIC, ...) is StarPU's business alone.
+void check_starpu_binding(long highest_cpu, long highest_core) {
+  const auto reserve = env::get_int("STARPU_RESERVE_NCPU", 0, 1 << 16);
+  if (highest_cpu < 0 && highest_core < 0 && !reserve) return;
+  const machine::Allocation a = machine::allocation();
+  if (a.fake_topology) return;
+  if (highest_cpu >= 0) check_ids_exist("STARPU_WORKERS_CPUID", highest_cpu, a.machine_cpus.size(), "CPU");
+  if (highest_core >= 0)
+    check_ids_exist("STARPU_WORKERS_COREID", highest_core,
+                    static_cast<size_t>(machine::cores_containing(a.machine_cpus)), "core");
+  // Reserving every core leaves StarPU no worker: starpu_init then fails with -ENODEV, whose message can only
+  // guess at STARPU_NCPU.
+  CORUN_CHECK(!reserve || *reserve < a.cores, Status::invalid_config,
+              "STARPU_RESERVE_NCPU=" << *reserve << " keeps " << *reserve << " CPUs free of workers, but this process "
+                                     << "may use " << a.cores << " core(s) (" << machine::cpu_list(a.usable)
+                                     << "): no worker would be left to run a task; set STARPU_RESERVE_NCPU below "
+                                     << a.cores << " or unset it");
 }
 
 }  // namespace
@@ -96,8 +134,8 @@ void check_starpu_environment() {
   check_starpu_int("STARPU_NCPU", 1, 1 << 16, "the number of CPU workers");
   check_starpu_int("STARPU_NCPUS", 1, 1 << 16, "the number of CPU workers (old name of STARPU_NCPU)");
   check_starpu_int("STARPU_RESERVE_NCPU", 0, 1 << 16, "CPUs kept free of workers");
-  check_cpu_list("STARPU_WORKERS_CPUID");
-  check_cpu_list("STARPU_WORKERS_COREID");
+  const long highest_cpu = check_cpu_list("STARPU_WORKERS_CPUID");
+  const long highest_core = check_cpu_list("STARPU_WORKERS_COREID");
   check_starpu_int("STARPU_WORKERS_GETBIND", 0, 1, "1 binds the workers inside the process's affinity mask");
   check_starpu_int("STARPU_WORKERS_NOBIND", 0, 1, "1 leaves the worker threads unbound");
   check_starpu_int("STARPU_MAIN_THREAD_BIND", 0, 1, "1 binds the main thread to a CPU of its own");
@@ -106,6 +144,21 @@ void check_starpu_environment() {
   check_starpu_int("STARPU_HISTORY_MAX_ERROR", 0, 1 << 30, "the percentage off the mean a sample may be");
   check_starpu_int("STARPU_USE_NUMA", 0, 1, "1 makes StarPU manage NUMA memory nodes");
   check_starpu_int("STARPU_SILENT", 0, 1, "1 silences StarPU's own messages");
+  check_starpu_binding(highest_cpu, highest_core);
+}
+
+void drop_empty_starpu_variables() {
+  // StarPU 1.3 reads an empty variable as a value: an empty STARPU_WORKERS_CPUID or _COREID asserts in
+  // topology.c, an empty STARPU_NCPU fails starpu_init, an empty XDG_CACHE_HOME or STARPU_HOME would be taken
+  // as the models' home (utils.c). For corun an empty variable counts as unset (docs/env-vars.md).
+  for (const char* name :
+       {"STARPU_NCPU", "STARPU_NCPUS", "STARPU_RESERVE_NCPU", "STARPU_WORKERS_CPUID", "STARPU_WORKERS_COREID",
+        "STARPU_WORKERS_GETBIND", "STARPU_WORKERS_NOBIND", "STARPU_MAIN_THREAD_BIND", "STARPU_MAIN_THREAD_CPUID",
+        "STARPU_CALIBRATE", "STARPU_HISTORY_MAX_ERROR", "STARPU_USE_NUMA", "STARPU_SILENT", "STARPU_HOSTNAME",
+        "STARPU_PERF_MODEL_DIR", "STARPU_HOME", "XDG_CACHE_HOME", "STARPU_SCHED"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v == '\0') unsetenv(name);
+  }
 }
 
 }  // namespace corun::engine

@@ -15,7 +15,12 @@ void check_policy_options(const Config& config, bool own, const std::string& pol
 
 /// The StarPU variables corun relies on (STARPU_NCPU, the binding variables, ...), parsed as strictly as
 /// corun's own: StarPU 1.3 aborts with a backtrace on a non-integer and misbinds on a negative CPU id.
-/// Throws corun::Error (invalid_config) naming the variable, the value and what is accepted.
+/// Throws corun::Error (invalid_config) naming the variable, the value and what is accepted. A binding id the
+/// machine lacks (STARPU_WORKERS_CPUID=99999) and a STARPU_RESERVE_NCPU that leaves no core are refused too.
 void check_starpu_environment();
+
+/// Unsets every StarPU variable corun knows (and XDG_CACHE_HOME, StarPU's first choice of home) that is set
+/// but empty, so that StarPU, too, counts it as unset. The Engine calls it before anything reads them.
+void drop_empty_starpu_variables();
 
 }  // namespace corun::engine

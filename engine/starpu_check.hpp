@@ -11,7 +11,7 @@ namespace corun {
 /// Throws corun::Error(runtime_error) naming the call when StarPU returned a negative errno.
 inline void starpu_check(int ret, const char* what) {
   if (ret == 0) return;
-  std::string why = ret == -19 /* -ENODEV */ ? "no worker available (check STARPU_NCPU and the CPU affinity mask)"
+  std::string why = ret == -19 /* -ENODEV */ ? "no worker available (check STARPU_NCPU, STARPU_RESERVE_NCPU and the CPU affinity mask)"
                                               : std::strerror(ret < 0 ? -ret : ret);
   detail::fail(Status::runtime_error, std::string(what) + " failed: " + why);
 }

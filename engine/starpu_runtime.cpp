@@ -14,6 +14,7 @@
 #include "engine/conv_kernel.hpp"
 #include "engine/cross_ranks.hpp"
 #include "engine/model_files.hpp"
+#include "engine/preflight.hpp"
 #include "engine/starpu_check.hpp"
 #include "sched/layout.hpp"
 #include "sched/profiler/profile_file.hpp"
@@ -102,6 +103,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
   CORUN_CHECK(g_engine_alive.compare_exchange_strong(expected, true), Status::invalid_config,
               "an Engine already exists in this process (StarPU is initialised once); destroy it first");
   try {
+    engine::drop_empty_starpu_variables();
     const char* starpu_sched = std::getenv("STARPU_SCHED");
     auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
     check_config(config);  // the policy's settings, their files and StarPU's variables, before anything starts

@@ -136,6 +136,41 @@ TEST_F(EarlyErrors, StarpuVariablesAreCheckedByCorun) {
   EXPECT_EQ(ok.code, 0) << "valid values pass\n" << ok;
 }
 
+// Issue 52 item 6: StarPU 1.3 asserts on an empty STARPU_WORKERS_CPUID or _COREID and fails starpu_init on an
+// empty STARPU_NCPU; docs/env-vars.md says an empty variable counts as unset, so the run must go on as without it.
+TEST_F(EarlyErrors, EmptyStarpuVariablesCountAsUnset) {
+  for (const char* env : {"STARPU_WORKERS_CPUID=", "STARPU_WORKERS_COREID=", "STARPU_NCPU=", "STARPU_RESERVE_NCPU=",
+                          "XDG_CACHE_HOME="}) {
+    SCOPED_TRACE(env);
+    const Result r = run("train " + kTiny, std::string("CORUN_QUIET=1 ") + env);
+    EXPECT_EQ(r.code, 0) << r;
+    for (const char* crash : {"Assertion", "abort", "Abort", "backtrace", "starpu_init failed"})
+      EXPECT_FALSE(contains(r.err, crash)) << r;
+  }
+}
+
+// Issue 52 item 6: an id the machine lacks is refused naming the variable and the id (StarPU wraps it and binds
+// every worker to one CPU), and STARPU_RESERVE_NCPU that leaves no core is named itself, not STARPU_NCPU.
+TEST_F(EarlyErrors, StarpuBindingTheMachineLacksIsRefused) {
+  struct Case {
+    const char* env;
+    std::vector<const char*> says;
+  };
+  for (const Case& c : {Case{"STARPU_WORKERS_CPUID=99999", {"STARPU_WORKERS_CPUID='99999'", "CPU 99999"}},
+                        Case{"STARPU_WORKERS_CPUID='0 99999-'", {"STARPU_WORKERS_CPUID", "CPU 99999"}},
+                        Case{"STARPU_WORKERS_COREID=99999", {"STARPU_WORKERS_COREID='99999'", "core 99999"}},
+                        Case{"STARPU_RESERVE_NCPU=65536", {"STARPU_RESERVE_NCPU=65536", "below"}}}) {
+    SCOPED_TRACE(c.env);
+    double s = 0;
+    const Result r = timed("train " + kTiny, c.env, &s);
+    EXPECT_EQ(r.code, 1) << r;
+    for (const char* part : c.says) EXPECT_TRUE(contains(last_line(r.err), part)) << part << "\n" << r;
+    EXPECT_FALSE(contains(r.err, "STARPU_NCPU")) << r;
+    EXPECT_FALSE(contains(r.err, "parallel-op pass")) << "the model was built first\n" << r;
+    EXPECT_LT(s, 2.0) << r;
+  }
+}
+
 TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
   fs::create_directories(path("adir"));
   { std::ofstream(path("afile")) << "x"; }
