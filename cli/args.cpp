@@ -43,6 +43,13 @@ std::string Args::str(const std::string& flag, const std::string& fallback) cons
   return it == values_.end() ? fallback : it->second;
 }
 
+std::string Args::given(std::initializer_list<const char*> flags) const {
+  std::string given;
+  for (const char* flag : flags)
+    if (has(flag)) given += (given.empty() ? "" : " ") + std::string(flag) + " " + str(flag, "");
+  return given;
+}
+
 long Args::count_from(const std::string& flag, long fallback, long lowest, const std::string& needs) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;

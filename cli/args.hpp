@@ -6,6 +6,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,8 @@ class Args {
 
   bool has(const std::string& flag) const { return values_.count(flag) != 0; }
   std::string str(const std::string& flag, const std::string& fallback) const;
+  /// "--seq 999999999 --batch 4": each of `flags` given, with its value ("" when none), for messages.
+  std::string given(std::initializer_list<const char*> flags) const;
   /// A positive integer up to kMaxCount (or the fallback when absent); anything else is a UsageError.
   long positive(const std::string& flag, long fallback) const;
   /// The same from 0 on (a count where 0 means "none": --eval-images 0 skips the evaluation).

@@ -6,6 +6,9 @@
 
 #include <corun/models/cnn.hpp>
 #include <corun/models/lstm.hpp>
+#include <corun/models/text_similarity.hpp>
+#include <corun/models/wide_deep.hpp>
+#include <corun/serve.hpp>
 
 #include <string>
 
@@ -16,10 +19,18 @@ struct Footprint {
   double tasks = 0;  ///< at least this many tasks per iteration
 };
 
-/// Lower bounds for an LSTM / Phased LSTM training graph (fused cell: the smaller of the two).
-Footprint lstm_footprint(const models::LstmConfig& c);
-/// Lower bounds for a CNN training graph (its input batch and one activation of the same size).
-Footprint cnn_footprint(const models::CnnConfig& c);
+/// Lower bounds for an LSTM / Phased LSTM training graph (fused cell: the smaller of the two), or with
+/// `training` false its inference graph (no backward, no gradients).
+Footprint lstm_footprint(const models::LstmConfig& c, bool training = true);
+/// Lower bounds for a CNN training (or inference) graph (its input batch and one activation of the same size).
+Footprint cnn_footprint(const models::CnnConfig& c, bool training = true);
+/// Lower bounds for the wide&deep inference graph (inputs, embeddings, hidden layers, tables).
+Footprint wide_deep_footprint(const models::WideDeepConfig& c);
+/// Lower bounds for the text-similarity inference graph (both sentences' embeddings and GRU projections).
+Footprint text_similarity_footprint(const models::TextSimilarityConfig& c);
+/// Lower bounds for serving an RNN (`corun serve-bench`): the request [seq, batch, input], the weights and the
+/// last layer's outputs [seq, batch, H * dirs], which the server and both baselines hold.
+Footprint serve_rnn_footprint(const serve::ModelSpec& spec, int batch, int seq);
 
 /// Throws corun::Error(invalid_config) when `f.bytes` exceeds `available_bytes`: "corun train: --seq 999999999
 /// asks for at least 2.0 PiB (lstm layers=4 batch=64 seq=999999999 hidden=128, at least 3.2e10 tasks per

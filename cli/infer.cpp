@@ -8,6 +8,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/exec_choice.hpp"
+#include "cli/infer_inputs.hpp"
 #include "cli/quantile.hpp"
 #include "cli/output_paths.hpp"
 
@@ -80,6 +81,7 @@ int infer(int argc, char** argv) {
     exec = exec_mode(args);
     json_path = args.str("--json", "");
     check_output_file("--json", json_path);
+    check_wide_deep_fits(args, cfg, iters);  // before the model and the times' vector are allocated
   } catch (const UsageError& e) {
     return usage_error("infer", e, kFlags, usage());
   }

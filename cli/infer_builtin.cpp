@@ -9,6 +9,7 @@
 #include "cli/infer_inputs.hpp"
 #include "cli/commands.hpp"
 #include "cli/quantile.hpp"
+#include "cli/footprint.hpp"
 #include "cli/lstm_session.hpp"
 #include "cli/output_paths.hpp"
 
@@ -70,8 +71,7 @@ struct InferModel {
 
 InferModel lstm_model(const Args& args) {
   std::string size;
-  models::LstmConfig cfg = lstm_config_from(args, size);
-  cfg.batch = static_cast<int>(args.positive("--batch", 1));
+  const models::LstmConfig cfg = lstm_config_from(args, size, /*training=*/false);  // refuses one too large
   auto m = std::make_shared<models::Lstm>(cfg, /*training=*/false);
   m->init_params();
   auto task = std::make_shared<models::SequenceTask>(cfg);
@@ -98,6 +98,11 @@ InferModel cnn_model(const Args& args, const std::string& model) {
                           : model == "pathnet"   ? models::pathnet_config(size)
                                                  : models::googlenet_config(size);
   cfg.batch = static_cast<int>(args.positive("--batch", 1));
+  // Before the graph is built: every tensor is allocated as it grows.
+  const std::string given = args.given({"--batch"});
+  check_fits_in_memory(cnn_footprint(cfg, /*training=*/false), given.empty() ? "--size " + size : given,
+                       model + " batch=" + std::to_string(cfg.batch) + " image=" + std::to_string(cfg.image),
+                       "lower --batch");
   auto m = std::make_shared<models::Cnn>(cfg, /*training=*/false);
   m->init_params();
   // cifar-quick trains on Fashion-MNIST; its inference latency needs no data set: the synthetic images.
@@ -114,6 +119,7 @@ InferModel cnn_model(const Args& args, const std::string& model) {
 InferModel wide_deep_model(const Args& args) {
   models::WideDeepConfig cfg;
   cfg.batch = static_cast<int>(args.positive("--batch", 1));
+  check_wide_deep_fits(args, cfg, 0);  // the times are kept as they come, not reserved
   auto m = std::make_shared<models::WideDeep>(cfg, /*training=*/false);
   m->init_params();
   auto task = std::make_shared<models::TabularTask>(cfg);

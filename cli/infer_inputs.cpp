@@ -1,6 +1,6 @@
 #include "cli/infer_inputs.hpp"
 
-#include "cli/args.hpp"
+#include "cli/footprint.hpp"
 
 #include <cstring>
 
@@ -23,6 +23,15 @@ InferInputFlags take_input_flags(int argc, char** argv) {
       throw UsageError("--input " + spec.substr(0, eq) + " given twice", "--input");
   }
   return flags;
+}
+
+void check_wide_deep_fits(const Args& args, const models::WideDeepConfig& c, long iters) {
+  Footprint f = wide_deep_footprint(c);
+  f.bytes += 16.0 * static_cast<double>(iters);
+  const std::string given = args.given({"--batch", "--iters"});
+  check_fits_in_memory(f, given.empty() ? "wide-deep" : given,
+                       "wide-deep batch=" + std::to_string(c.batch) + " iters=" + std::to_string(iters),
+                       "lower --batch or --iters");
 }
 
 }  // namespace corun::cli

@@ -18,6 +18,7 @@
 #include "base/check.hpp"
 #include "base/files.hpp"
 #include "base/json.hpp"
+#include "base/memory_budget.hpp"
 #include "trace/trace.hpp"
 
 #include <algorithm>
@@ -107,7 +108,10 @@ int infer_onnx(int argc, char** argv) {
   if (policy_help_requested(config)) return 0;
   if (exec != "inline") check_config(config);  // inline runs without StarPU
 
-  // Everything is read and checked before the engine starts and before anything is written.
+  // Everything is read and checked before the engine starts and before anything is written. The file's sizes
+  // (and --batch's effect on them) are known only as it is imported: its tensors are capped instead.
+  const MemoryBudget budget = memory_budget();
+  set_tensor_memory_limit(budget.bytes, budget.source, "lower --batch or run a smaller model");
   OnnxModel m = import_onnx_model(path, options);
   // An inference graph: every BatchNormalization right after a Conv becomes part of its weights and bias
   // (Graph::fold_batch_norm), one task and one pass over the activations fewer each, as ONNX Runtime's

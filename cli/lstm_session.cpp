@@ -6,7 +6,7 @@
 
 namespace corun::cli {
 
-models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
+models::LstmConfig lstm_config_from(const Args& args, std::string& size, bool training) {
   const std::string model = args.str("--model", "");
   if (model.empty()) throw UsageError("--model is required");
   if (model != "lstm" && model != "phased-lstm")
@@ -25,11 +25,11 @@ models::LstmConfig lstm_config_from(const Args& args, std::string& size) {
   // gates (mean about 0.25 at r_on 0.5) scale every layer's update and its gradient. The paper trains with
   // Adam, which normalises that scale; 2.0 is the SGD stand-in measured for `small` (docs/models.md).
   if (cfg.phased) cfg.learning_rate = models::kPhasedLearningRate;
+  // Inference: one sequence at a time unless --batch says otherwise (corun infer's default).
+  if (!training) cfg.batch = static_cast<int>(args.positive("--batch", 1));
   // Before anything is built: every tensor is allocated as the graph grows.
-  std::string given;
-  for (const char* flag : {"--layers", "--batch", "--seq", "--hidden"})
-    if (args.has(flag)) given += (given.empty() ? "" : " ") + std::string(flag) + " " + args.str(flag, "");
-  check_fits_in_memory(lstm_footprint(cfg), given.empty() ? "--size " + size : given,
+  const std::string given = args.given({"--layers", "--batch", "--seq", "--hidden"});
+  check_fits_in_memory(lstm_footprint(cfg, training), given.empty() ? "--size " + size : given,
                        model + " layers=" + std::to_string(cfg.layers) + " batch=" + std::to_string(cfg.batch) +
                            " seq=" + std::to_string(cfg.seq) + " hidden=" + std::to_string(cfg.hidden),
                        "lower --seq, --hidden, --batch or --layers");

@@ -4,6 +4,7 @@
 // text-similarity serves DeepCPU's text similarity model instead (cli/serve_bench_text.cpp).
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/footprint.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/serve_bench_text.hpp"
 #include "cli/shared_machine.hpp"
@@ -93,6 +94,17 @@ Options parse_text_similarity(const Args& a) {
   t.onnx_batch = a.has("--batch") ? t.batch : 0;
   t.requests = a.positive("--requests", t.requests);
   t.seed = a.positive("--seed", t.seed);
+  if (t.onnx.empty()) {  // before the model is built: each tensor is allocated as the graph grows
+    models::TextSimilarityConfig c;
+    c.vocab = t.vocab, c.embed = t.embed, c.hidden = t.hidden, c.source_len = c.target_len = t.seq, c.batch = t.batch;
+    Footprint f = text_similarity_footprint(c);
+    f.bytes += 8.0 * static_cast<double>(t.requests);  // the requests' times
+    const std::string given = a.given({"--input", "--hidden", "--seq", "--batch", "--requests"});
+    check_fits_in_memory(f, given.empty() ? "text-similarity" : given,
+                         "text-similarity embed=" + std::to_string(t.embed) + " hidden=" + std::to_string(t.hidden) +
+                             " seq=" + std::to_string(t.seq) + " batch=" + std::to_string(t.batch),
+                         "lower --seq, --batch, --hidden, --input or --requests");
+  }  // an --onnx file's sizes are known only as it is imported: serve_text_similarity caps its tensors
   return o;
 }
 
@@ -124,6 +136,11 @@ Options parse(int argc, char** argv, bool* help) {
   o.weights = a.str("--weights", "");
   o.recalibrate = a.has("--recalibrate");
   o.candidates = a.has("--candidates");
+  Footprint f = serve_rnn_footprint(o.spec, o.batch, o.seq);  // before the weights and the request exist
+  f.bytes += 8.0 * static_cast<double>(o.requests);           // the requests' times
+  check_fits_in_memory(f, a.given({"--input", "--hidden", "--batch", "--seq", "--layers", "--requests"}),
+                       o.spec.str() + " batch=" + std::to_string(o.batch) + " seq=" + std::to_string(o.seq),
+                       "lower --seq, --batch, --hidden, --input, --layers or --requests");
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <corun/onnx.hpp>
 
 #include "base/check.hpp"
+#include "base/memory_budget.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -41,6 +42,9 @@ Served built_in(const TextServeOptions& o) {
 Served imported(const TextServeOptions& o) {
   OnnxImportOptions io;
   io.batch = o.onnx_batch;
+  // The file's sizes (and --batch's effect on them) are known only as it is imported: its tensors are capped.
+  const MemoryBudget budget = memory_budget();
+  set_tensor_memory_limit(budget.bytes, budget.source, "lower --batch or serve a smaller model");
   OnnxModel m = import_onnx_model(o.onnx, io);
   CORUN_CHECK(m.outputs.size() == 1, Status::invalid_argument,
               "corun serve-bench --onnx " << o.onnx << ": the model has " << m.outputs.size()

@@ -5,12 +5,16 @@
 #include <corun/graph.hpp>
 
 #include "base/check.hpp"
+#include "base/memory_budget.hpp"
 #include "graphs/graph_impl.hpp"
 #include "codelets/optimizer_hyper.hpp"
 #include "graphs/ops/rules.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <limits>
+#include <mutex>
 #include <utility>
 
 namespace corun {
@@ -22,19 +26,55 @@ using detail::GraphImpl;
 
 namespace detail {
 
-HostBuffer::HostBuffer(int64_t count) : n(count) {
+namespace {
+// The bytes of every live HostBuffer of the process, and the cap set_tensor_memory_limit put on them.
+std::atomic<double> g_tensor_bytes{0};
+std::mutex g_limit_mutex;
+double g_limit = std::numeric_limits<double>::infinity();
+std::string g_limit_source, g_limit_hint;
+
+void check_tensor_limit(size_t bytes, const std::string& name, int64_t count) {
+  const std::lock_guard<std::mutex> lock(g_limit_mutex);
+  const double total = g_tensor_bytes.load() + static_cast<double>(bytes);
+  if (total <= g_limit) return;
+  fail(Status::invalid_config, "the tensor '" + name + "' (" + std::to_string(count) + " floats) would bring the " +
+                                   "model's tensors to " + human_bytes(total) + ", more than the " +
+                                   human_bytes(g_limit) + " available (" + g_limit_source + "); " + g_limit_hint);
+}
+}  // namespace
+
+void HostBuffer::Free::operator()(float* p) const {
+  g_tensor_bytes -= static_cast<double>(bytes);
+  std::free(p);
+}
+
+HostBuffer::HostBuffer(int64_t count, const std::string& name) : n(count) {
   void* p = nullptr;
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
   const size_t rounded = (bytes + 63) / 64 * 64;
+  if (count > 0) check_tensor_limit(rounded, name, count);  // before the allocation: zero-filling commits it
   if (posix_memalign(&p, 64, rounded) != 0 || p == nullptr)
     fail(Status::runtime_error, "out of memory allocating a tensor of " + std::to_string(count) + " floats");
   std::memset(p, 0, rounded);
-  ptr.reset(static_cast<float*>(p));
+  g_tensor_bytes += static_cast<double>(rounded);
+  ptr = std::unique_ptr<float, Free>(static_cast<float*>(p), Free{rounded});
 }
+
+}  // namespace detail
+
+void set_tensor_memory_limit(double bytes, const std::string& source, const std::string& hint) {
+  const std::lock_guard<std::mutex> lock(detail::g_limit_mutex);
+  detail::g_limit = detail::g_tensor_bytes.load() + bytes;
+  detail::g_limit_source = source;
+  detail::g_limit_hint = hint;
+}
+
+namespace detail {
 
 int GraphImpl::add_value(const Shape& shape, std::string name, ValueKind kind) {
   const int id = static_cast<int>(values.size());
-  values.push_back(Value{shape, std::move(name), kind, -1, HostBuffer(shape.numel())});
+  HostBuffer data(shape.numel(), name);
+  values.push_back(Value{shape, std::move(name), kind, -1, std::move(data)});
   grad_of.push_back(-1);
   return id;
 }

@@ -18,12 +18,18 @@ namespace corun::detail {
 /// 64-byte aligned, zero-filled float buffer, allocated once.
 struct HostBuffer {
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    // User-provided constructors: a default member initializer would keep the nested struct from being
+    // default-constructible inside HostBuffer, which unique_ptr's default constructor needs.
+    Free() noexcept : bytes(0) {}
+    explicit Free(size_t b) noexcept : bytes(b) {}
+    size_t bytes;  // what the buffer counts in the process's tensor bytes (set_tensor_memory_limit)
+    void operator()(float* p) const;
   };
   std::unique_ptr<float, Free> ptr;
   int64_t n = 0;
 
-  explicit HostBuffer(int64_t count);
+  /// `name`: the value it is for, named when set_tensor_memory_limit refuses it.
+  explicit HostBuffer(int64_t count, const std::string& name = "");
   float* get() const { return ptr.get(); }
 };
 

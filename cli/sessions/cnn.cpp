@@ -239,9 +239,8 @@ std::unique_ptr<TrainSession> make_cnn_session(const Args& args, const std::stri
   cfg.momentum = choice.momentum;
   cfg.warmup = static_cast<int>(choice.schedule.warmup);
   cfg.optimizer = choice.options;
-  std::string given;  // checked before anything is built: every tensor is allocated as the graph grows
-  for (const char* flag : {"--batch", "--image", "--layers"})
-    if (args.has(flag)) given += (given.empty() ? "" : " ") + std::string(flag) + " " + args.str(flag, "");
+  // Checked before anything is built: every tensor is allocated as the graph grows.
+  const std::string given = args.given({"--batch", "--image", "--layers"});
   check_fits_in_memory(cnn_footprint(cfg), given.empty() ? "--size " + size : given,
                        model + " batch=" + std::to_string(cfg.batch) + " image=" + std::to_string(cfg.image) +
                            (model == "pathnet" ? " layers=" + std::to_string(cfg.layers) : ""),

@@ -361,4 +361,13 @@ class Graph {
   std::unique_ptr<detail::GraphImpl> impl_;
 };
 
+/// Caps the bytes of tensor buffers that the process's Graphs may hold at once at what they hold now plus
+/// `bytes`: a value whose buffer would go past it is refused, before it is allocated, with corun::Error
+/// (invalid_config) naming the value, its shape, the total, `source` (what the limit is) and `hint` (what to
+/// lower). Every buffer is allocated and zero-filled when its value is created, so without a cap a model too
+/// large for the machine grows the process until the kernel kills it. The corun commands set it from
+/// the memory budget before they build a model whose size its flags do not bound (an ONNX file). Default: no
+/// cap; `bytes` = infinity removes it.
+void set_tensor_memory_limit(double bytes, const std::string& source, const std::string& hint);
+
 }  // namespace corun

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <unistd.h>
@@ -176,6 +177,27 @@ TEST(OnnxErrors, ADynamicBatchNeedsTheBatchOption) {
   const std::string e = error_of([&] { import(b); });
   EXPECT_NE(e.find("dynamic batch"), std::string::npos) << e;
   EXPECT_NE(e.find("--batch"), std::string::npos) << e;
+}
+
+// Issue 52 item 4: corun infer --onnx and serve-bench --onnx cannot bound a file's sizes from their flags, so
+// they cap the tensors (set_tensor_memory_limit): a --batch too large is refused before the tensor is
+// allocated, naming it, the total and the limit, instead of growing the process until the kernel kills it.
+TEST(OnnxErrors, AHugeBatchIsRefusedByTheTensorCapBeforeItIsAllocated) {
+  OnnxModelBuilder b;
+  b.input("x", {-1, 1024, 1024});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  OnnxImportOptions o;
+  o.batch = 100000;  // 400 GiB of input
+  set_tensor_memory_limit(64.0 * (1 << 20), "a test's limit", "lower --batch");
+  const std::string msg = error_of([&] { import(b, o); });
+  set_tensor_memory_limit(std::numeric_limits<double>::infinity(), "", "");
+  EXPECT_NE(msg.find("the tensor 'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("more than the 64.0 MiB available (a test's limit); lower --batch"), std::string::npos) << msg;
+  o.batch = 2;  // and a batch that fits is imported as before, under the same cap
+  set_tensor_memory_limit(64.0 * (1 << 20), "a test's limit", "lower --batch");
+  EXPECT_EQ(error_of([&] { import(b, o); }), "");
+  set_tensor_memory_limit(std::numeric_limits<double>::infinity(), "", "");
 }
 
 TEST(OnnxErrors, AShapeTheFileDeclaresOtherwiseIsAnError) {

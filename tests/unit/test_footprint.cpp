@@ -6,6 +6,9 @@
 #include <corun/error.hpp>
 #include <corun/models/cnn.hpp>
 #include <corun/models/lstm.hpp>
+#include <corun/models/text_similarity.hpp>
+#include <corun/models/wide_deep.hpp>
+#include <corun/serve.hpp>
 
 #include <gtest/gtest.h>
 
@@ -50,6 +53,61 @@ TEST(Footprint, CnnEstimateIsALowerBound) {
       EXPECT_LE(f.tasks, m.graph.num_nodes()) << size;
     }
   }
+}
+
+// Issue 52 item 4: corun infer and serve-bench check the inference graphs they build, so their estimates must
+// be lower bounds of those graphs too (a run that fits is never refused).
+TEST(Footprint, InferenceEstimatesAreLowerBounds) {
+  for (int seq : {1, 6})
+    for (int hidden : {8, 48}) {
+      corun::models::LstmConfig c;
+      c.layers = 2, c.seq = seq, c.batch = 1, c.hidden = hidden, c.input = hidden;
+      const corun::models::Lstm m(c, /*training=*/false);
+      const corun::cli::Footprint f = corun::cli::lstm_footprint(c, /*training=*/false);
+      EXPECT_LE(f.bytes, tensor_bytes(m.graph) + 128.0 * m.graph.num_nodes()) << seq << " " << hidden;
+      EXPECT_GE(f.bytes, (tensor_bytes(m.graph) + 128.0 * m.graph.num_nodes()) / 8.0) << seq << " " << hidden;
+      EXPECT_LE(f.tasks, m.graph.num_nodes());
+    }
+  for (corun::models::CnnConfig c : {corun::models::cifar_quick_config(), corun::models::pathnet_config("small"),
+                                     corun::models::googlenet_config("small")}) {
+    c.batch = 1;
+    const corun::models::Cnn m(c, /*training=*/false);
+    const corun::cli::Footprint f = corun::cli::cnn_footprint(c, /*training=*/false);
+    EXPECT_LE(f.bytes, tensor_bytes(m.graph) + 128.0 * m.graph.num_nodes());
+    EXPECT_LE(f.tasks, m.graph.num_nodes());
+  }
+  for (int batch : {1, 16}) {
+    corun::models::WideDeepConfig c;
+    c.batch = batch;
+    const corun::models::WideDeep m(c, /*training=*/false);
+    const corun::cli::Footprint f = corun::cli::wide_deep_footprint(c);
+    EXPECT_LE(f.bytes, tensor_bytes(m.graph) + 128.0 * m.graph.num_nodes()) << batch;
+    EXPECT_GE(f.bytes, tensor_bytes(m.graph) / 2.0) << batch;  // the tables dominate
+    EXPECT_LE(f.tasks, m.graph.num_nodes());
+  }
+  for (int seq : {2, 5}) {
+    corun::models::TextSimilarityConfig c;
+    c.vocab = 50, c.embed = 8, c.hidden = 12, c.source_len = c.target_len = seq, c.batch = 3;
+    const corun::models::TextSimilarity m(c);
+    const corun::cli::Footprint f = corun::cli::text_similarity_footprint(c);
+    const double real = tensor_bytes(m.graph) + 128.0 * m.graph.num_nodes();
+    EXPECT_LE(f.bytes, real) << seq;
+    EXPECT_GE(f.bytes, real / 8.0) << seq;
+    EXPECT_LE(f.tasks, m.graph.num_nodes());
+  }
+}
+
+// serve-bench --seq 999999999 printed only std::bad_alloc: the estimate is huge and finite, the default small.
+TEST(Footprint, ServingEstimateGrowsWithTheRequest) {
+  corun::serve::ModelSpec spec;
+  spec.cell = corun::serve::Cell::gru, spec.input = 64, spec.hidden = 64, spec.layers = 2, spec.bidirectional = true;
+  const double small = corun::cli::serve_rnn_footprint(spec, 1, 20).bytes;
+  EXPECT_GT(small, 4.0 * 2 * 3 * 64 * (64 + 64));  // at least the first layer's weights
+  EXPECT_LT(small, 64.0 * (1 << 20));
+  EXPECT_GT(corun::cli::serve_rnn_footprint(spec, 1, 999999999).bytes, 5e11);
+  corun::models::TextSimilarityConfig c;
+  c.source_len = c.target_len = 999999999;
+  EXPECT_GT(corun::cli::text_similarity_footprint(c).bytes, 1e13);
 }
 
 TEST(Footprint, AbsurdSizesAreRefusedNamingFlagEstimateAndLimit) {
