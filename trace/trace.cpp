@@ -26,6 +26,17 @@ constexpr int kPid = 1;
 // name; there the category "critical" and args.critical mark them).
 constexpr const char* kCriticalColour = "terrible";
 
+// A time a trace may hold: 1e15 us is 31 years. 1e308 passes as a JSON number but adds up to inf, which
+// plot-trace drew as "inf% busy"; a negative one draws before the run started.
+constexpr double kMaxTraceUs = 1e15;
+
+double plausible_us(double us, const std::string& what) {
+  CORUN_CHECK(us >= 0 && us <= kMaxTraceUs, Status::io_error,
+              what << " is " << us << ": a trace's times are microseconds from 0 to 1e15 (31 years); "
+                   << "the file is damaged or was not written by corun");
+  return us;
+}
+
 std::string describe(const TraceTask& t, size_t i) {
   return "trace task " + std::to_string(i) + " (op '" + t.op + "', node '" + t.node + "')";
 }
@@ -183,10 +194,8 @@ TraceFile read_chrome_trace(const std::string& path) {
       copies_needed += t.width - 1;
       t.executor = static_cast<int>(args.at("executor").integer(-1, std::numeric_limits<int>::max()));
       t.iteration = static_cast<int>(args.at("iteration").integer(0, std::numeric_limits<int>::max()));
-      t.start_us = e.at("ts").number();
-      const double dur = e.at("dur").number();
-      CORUN_CHECK(dur >= 0, Status::io_error, e.name() << ".dur is negative (" << dur << ")");
-      t.end_us = t.start_us + dur;
+      t.start_us = plausible_us(e.at("ts").number(), e.name() + ".ts");
+      t.end_us = t.start_us + plausible_us(e.at("dur").number(), e.name() + ".dur");
       t.predicted_us = optional_number(args.at("predicted_us"));
       t.level_us = optional_number(args.at("level_us"));
       t.critical = args.at("critical").boolean();
@@ -219,7 +228,7 @@ TraceFile read_chrome_trace(const std::string& path) {
   m.layout = od.at("layout").string();
   m.machine = od.at("machine").string();
   m.workers = static_cast<int>(od.at("workers").integer(0, 1 << 20));
-  m.makespan_us = od.at("makespan_us").number();
+  m.makespan_us = plausible_us(od.at("makespan_us").number(), file + ": otherData.makespan_us");
   m.critical_path_us = optional_number(od.at("critical_path_us"));
   m.total_work_us = optional_number(od.at("total_work_us"));
   m.lower_bound_us = optional_number(od.at("lower_bound_us"));

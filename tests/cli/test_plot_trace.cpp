@@ -206,4 +206,36 @@ TEST_F(PlotTrace, BadFilesExitOne) {
   EXPECT_HAS(unwritable.err, "no/such/dir/x.svg");
 }
 
+// Issue 52 item 7: ts or dur of 1e308 are JSON numbers but add up to inf, drawn as "inf% busy"; a negative
+// time draws before the run. Each is refused naming the event and the field, and nothing is drawn.
+TEST_F(PlotTrace, ImpossibleTimesAreRefused) {
+  const std::string good = read_file(synthetic("t.json"));
+  // The file with the value of the first `"key":` replaced by `value`.
+  auto with = [&](const std::string& key, const std::string& value) {
+    std::string text = good;
+    const size_t at = text.find("\"" + key + "\":");
+    EXPECT_NE(at, std::string::npos) << key;
+    const size_t start = at + key.size() + 3, end = text.find_first_of(",}", start);
+    text.replace(start, end - start, value);
+    std::ofstream(path("bad.json")) << text;
+  };
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* says;
+  };
+  for (const Case& c : {Case{"ts", "1e308", ".ts is 1e+308"}, Case{"dur", "1e308", ".dur is 1e+308"},
+                        Case{"ts", "-5", ".ts is -5"}, Case{"dur", "-1", ".dur is -1"},
+                        Case{"makespan_us", "1e308", "otherData.makespan_us is 1e+308"}}) {
+    SCOPED_TRACE(std::string(c.key) + "=" + c.value);
+    with(c.key, c.value);
+    const CommandResult r = corun("plot-trace bad.json -o x.svg");
+    EXPECT_EQ(r.code, 1) << r;
+    EXPECT_HAS(r.err, c.says);
+    EXPECT_HAS(r.err, "microseconds from 0 to 1e15");
+    EXPECT_FALSE(contains(r.err + r.out, "inf")) << r;
+    EXPECT_FALSE(fs::exists(path("x.svg")));
+  }
+}
+
 }  // namespace
