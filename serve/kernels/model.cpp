@@ -122,8 +122,11 @@ std::vector<float> load_exact(const std::filesystem::path& file, const Shape& wa
 
 Model Model::load_npy(const ModelSpec& spec, const std::string& dir) {
   spec.validate();
+  // The weights are a directory of .npy files: a file there is not "missing", it is the wrong kind of path.
+  CORUN_CHECK(std::filesystem::exists(dir), Status::io_error, "serve: weight directory " << dir << " does not exist");
   CORUN_CHECK(std::filesystem::is_directory(dir), Status::io_error,
-              "serve: weight directory " << dir << " does not exist");
+              "serve: weight directory " << dir << " is a file, not a directory: give the directory that holds "
+                                            "the .npy weights (weight_ih_l0.npy, ...)");
   Model m;
   m.spec_ = spec;
   const int64_t gh = static_cast<int64_t>(gate_count(spec.cell)) * spec.hidden;

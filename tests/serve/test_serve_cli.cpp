@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <filesystem>
 #include <regex>
@@ -66,6 +68,12 @@ TEST_F(ServeBenchCli, UsageErrorsExitTwo) {
   const auto missing = serve_bench("--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --weights " + dir_ + "/none");
   EXPECT_EQ(missing.code, 1) << missing;
   EXPECT_NE(missing.err.find("weight directory"), std::string::npos) << missing;
+  // Issue 52 item 7: a file given as --weights was reported as a directory that "does not exist".
+  { std::ofstream(dir_ + "/weights.npy") << "x"; }
+  const auto file = serve_bench("--cell lstm --input 8 --hidden 8 --batch 1 --seq 2 --weights " + dir_ + "/weights.npy");
+  EXPECT_EQ(file.code, 1) << file;
+  EXPECT_NE(file.err.find("weights.npy is a file, not a directory"), std::string::npos) << file;
+  EXPECT_EQ(file.err.find("does not exist"), std::string::npos) << file;
 }
 
 // --model text-similarity (cli/serve_bench_text.cpp): the built-in model on the engine prints its latency
