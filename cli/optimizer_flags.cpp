@@ -135,6 +135,23 @@ void add_optimizer_identity(const OptimizerChoice& c, long run_iters, RunIdentit
     add("lr_schedule", c.schedule.str());
 }
 
+json::Value optimizer_json(const OptimizerChoice& c) {
+  json::Value o = {{"name", c.name}};
+  const bool adam = c.options.optimizer != Optimizer::sgd;
+  if (!adam) o["momentum"] = static_cast<double>(c.momentum);
+  if (!adam) o["nesterov"] = c.options.nesterov;
+  o["weight_decay"] = static_cast<double>(c.options.weight_decay);
+  if (adam) {
+    o["beta1"] = static_cast<double>(c.options.beta1);
+    o["beta2"] = static_cast<double>(c.options.beta2);
+    o["eps"] = static_cast<double>(c.options.eps);
+  }
+  o["lr_schedule"] = c.schedule.str();
+  o["warmup"] = c.schedule.warmup;
+  o["model_default"] = c.model_default;
+  return o;
+}
+
 std::string optimizer_note(const OptimizerChoice& c) {
   if (c.model_default) return "";
   std::string s = " optimizer=" + c.name;

@@ -7,6 +7,7 @@
 #include "cli/args.hpp"
 #include "cli/checkpoint.hpp"
 
+#include "base/json.hpp"
 #include "base/lr_schedule.hpp"
 
 #include <corun/engine.hpp>
@@ -38,6 +39,9 @@ OptimizerChoice optimizer_from(const Args& args, float model_momentum, int model
 /// already has (the CNNs' momentum, warmup) is not repeated. A cosine schedule's length is the run's
 /// `run_iters`, so it is part of the entry: resuming with another --iters would bend the curve.
 void add_optimizer_identity(const OptimizerChoice& choice, long run_iters, RunIdentity& id);
+/// The optimizer, its settings and the learning-rate schedule, for --json's "config": what a run used, the
+/// model's default included (a result file must say how the loss it reports was reached).
+json::Value optimizer_json(const OptimizerChoice& choice);
 /// " optimizer=adam wd=0.01 schedule=cosine:0" for titles ("" for the model's default).
 std::string optimizer_note(const OptimizerChoice& choice);
 /// Before step k (0-based) of a `total`-iteration run: the scheduled rate, written where the root graph's

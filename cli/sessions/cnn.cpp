@@ -117,7 +117,8 @@ class CnnTrain : public TrainSession {
             {"warmup", c.warmup},
             {"epochs", dataset() ? epochs_ : 0L},
             {"data", dataset() ? "fashion-mnist" : "synthetic"},
-            {"blocked_tensors", blocked_tensors_}};
+            {"blocked_tensors", blocked_tensors_},
+            {"optimizer", optimizer_json(choice_)}};
   }
   std::string data_generator() const override {
     return dataset() ? "fashion-mnist, shuffled per epoch" : "corun::models::SyntheticImages";

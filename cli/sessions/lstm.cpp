@@ -86,7 +86,8 @@ class LstmTrain : public TrainSession {
             {"classes", c.classes},
             {"learning_rate", static_cast<double>(c.learning_rate)},
             {"seed", static_cast<long>(c.seed)},
-            {"cell", c.fused_cell ? "fused" : "unfused"}};
+            {"cell", c.fused_cell ? "fused" : "unfused"},
+            {"optimizer", optimizer_json(choice_)}};
   }
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(cfg_.batch) + " (sequences of " +

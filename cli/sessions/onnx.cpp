@@ -134,7 +134,8 @@ class OnnxTrain : public TrainSession {
             {"learning_rate", static_cast<double>(cfg_.learning_rate)},
             {"momentum", static_cast<double>(cfg_.momentum)},
             {"seed", static_cast<long>(cfg_.seed)},
-            {"blocked_tensors", blocked_tensors_}};
+            {"blocked_tensors", blocked_tensors_},
+            {"optimizer", optimizer_json(cfg_.optimizer)}};
   }
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(batch());

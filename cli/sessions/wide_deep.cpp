@@ -59,7 +59,8 @@ class WideDeepTrain : public TrainSession {
             {"embed_dim", c.embed_dim},
             {"dense", c.dense},
             {"learning_rate", static_cast<double>(c.learning_rate)},
-            {"seed", static_cast<long>(c.seed)}};
+            {"seed", static_cast<long>(c.seed)},
+            {"optimizer", optimizer_json(choice_)}};
   }
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(model_.config.batch);

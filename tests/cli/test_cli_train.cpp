@@ -230,4 +230,26 @@ TEST_F(Cli, UnwritableOutputIsRuntimeError) {
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, path("file"));
 }
+// Issue 52 item 7: a result file says how its loss was reached: the optimizer, its settings and the
+// learning-rate schedule, the model's default included.
+TEST_F(Cli, JsonRecordsTheOptimizerAndTheSchedule) {
+  Result r = run("train " + kTiny + " --json " + shell_quote(path("sgd.json")), "CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+  const json::Value sgd = json::parse_file(path("sgd.json")).at("config").at("optimizer");
+  EXPECT_EQ(sgd.at("name"), "sgd") << sgd.dump();
+  EXPECT_EQ(sgd.at("momentum"), 0.0) << sgd.dump();
+  EXPECT_EQ(sgd.at("lr_schedule"), "constant") << sgd.dump();
+  EXPECT_EQ(sgd.at("model_default"), true) << sgd.dump();
+  r = run("train " + kTiny + " --optimizer adamw --weight-decay 0.01 --lr-schedule cosine --warmup 2 --json " +
+              shell_quote(path("adamw.json")),
+          "CORUN_QUIET=1");
+  ASSERT_EQ(r.code, 0) << r;
+  const json::Value adamw = json::parse_file(path("adamw.json")).at("config").at("optimizer");
+  EXPECT_EQ(adamw.at("name"), "adamw") << adamw.dump();
+  EXPECT_NEAR(adamw.at("weight_decay").get<double>(), 0.01, 1e-7) << adamw.dump();
+  EXPECT_NEAR(adamw.at("beta2").get<double>(), 0.999, 1e-7) << adamw.dump();
+  EXPECT_EQ(adamw.at("lr_schedule"), "cosine:0") << adamw.dump();
+  EXPECT_EQ(adamw.at("warmup"), 2) << adamw.dump();
+}
+
 }  // namespace
