@@ -53,6 +53,8 @@ const std::vector<FlagSpec> kFlags = {
      "run each Relu and Clip after a convolution as its own op instead of fusing it into the convolution"},
     {"--keep-layouts", false,
      "keep every tensor in NCHW instead of oneDNN's blocked layout between the convolutions that use it"},
+    {"--allow-non-finite", false,
+     "import initializers holding NaN or inf (by default such a model is refused, exit 1, naming the initializer)"},
     {"--help", false, "show this help"},
 };
 
@@ -89,6 +91,7 @@ int infer_onnx(int argc, char** argv) {
     if (path.empty()) throw UsageError("--onnx needs a file");
     if (out_dir.empty()) throw UsageError("--output DIR is required (where the outputs are written)");
     if (args.has("--batch")) options.batch = static_cast<int>(args.positive("--batch", 1));
+    options.allow_non_finite = args.has("--allow-non-finite");
     iters = args.positive("--iters", iters);
     warmup = args.has("--warmup") ? args.positive("--warmup", 1) : 0;
     fold = !args.has("--keep-batch-norm");

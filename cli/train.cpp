@@ -52,8 +52,8 @@ const std::vector<FlagSpec> kOwnFlags = {
      "without a terminal, print a progress line every N iterations (default: iterations / 10); on a terminal "
      "one line is redrawn after every iteration"},
     {"--allow-non-finite", false,
-     "load --load parameters holding NaN or inf, and keep training when the loss is not finite (by default "
-     "both stop the run with exit 1)"},
+     "load --load parameters (and --onnx initializers) holding NaN or inf, and keep training when the loss is "
+     "not finite (by default each stops the run with exit 1)"},
     {"--resume", false, "continue from the newest checkpoint in the --checkpoint directory (from 0 when it has none)"},
     {"--help", false, "show this help"},
 };

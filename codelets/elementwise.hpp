@@ -67,7 +67,9 @@ inline float tanh_fast(float x) {
   const float large = (1.0f - e) / (1.0f + e);
   return std::copysign(a < 0.625f ? small : large, x);
 }
-inline float relu_fast(float x) { return x > 0.0f ? x : 0.0f; }  // -0 and NaN map to 0
+/// -0 maps to 0; NaN stays NaN, as in PyTorch and IEEE 754-2019 maximum (`x > 0 ? x : 0` made a NaN input 0, so a
+/// network fed NaN gave plausible logits). One compare, so the loops still vectorise.
+inline float relu_fast(float x) { return !(x <= 0.0f) ? x : 0.0f; }
 /// ONNX Clip / torch.clamp: max(x, lo) then min(., hi); with lo > hi every element is hi, as in both. NaN
 /// passes through (the comparisons are false for it), like torch.clamp. (Not chainable: lo and hi do not fit
 /// a chain instruction; the clip op and the convolution's fused activation call it.)
@@ -79,7 +81,8 @@ inline float clip_fast(float x, float lo, float hi) {
 inline float sigmoid_grad_fast(float y, float dy) { return dy * y * (1.0f - y); }
 inline float tanh_grad_fast(float y, float dy) { return dy * (1.0f - y * y); }
 /// dX from the forward input X; dy is taken by value so callers load it unconditionally (if-conversion).
-inline float relu_grad_fast(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
+/// At a NaN X the gradient passes, as relu passes the NaN (PyTorch's threshold_backward: x <= 0 ? 0 : dy).
+inline float relu_grad_fast(float x, float dy) { return !(x <= 0.0f) ? dy : 0.0f; }
 /// The exact GELU, X * Phi(X) with Phi the standard normal CDF through erf (PyTorch's default, not its
 /// tanh approximation). erf saturates to +-1 and exp(-x^2/2) underflows to 0: finite for every finite x.
 inline float gelu_fast(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
@@ -154,7 +157,8 @@ inline float neg_ref(float x) { return -x; }
 inline float abs_fast(float x) { return std::fabs(x); }
 inline float abs_ref(float x) { return std::fabs(x); }
 /// sign(x) * dy with sign(0) = 0 (PyTorch's subgradient at the kink).
-inline float abs_grad_fast(float x, float dy) { return x > 0.0f ? dy : (x < 0.0f ? -dy : 0.0f); }
+/// sign(NaN) is NaN (IEEE, NumPy): a NaN X gives a NaN gradient instead of the 0 of the other comparisons.
+inline float abs_grad_fast(float x, float dy) { return x > 0.0f ? dy : (x < 0.0f ? -dy : (x == 0.0f ? 0.0f : x)); }
 inline float abs_grad_ref(float x, float dy) { return abs_grad_fast(x, dy); }
 inline float reciprocal_fast(float x) { return 1.0f / x; }
 inline float reciprocal_ref(float x) { return 1.0f / x; }

@@ -56,18 +56,63 @@ void append_raw(const std::string& raw, std::vector<double>& out, const std::str
   }
 }
 
+// An external-data offset or length: decimal digits only (std::stoll took "12abc" as 12 and threw a
+// std::invalid_argument, not a corun::Error, on "abc"), at most 18 of them, so the sum of two never overflows.
+long long external_number(const onnx::TensorProto& t, const std::string& key, const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  CORUN_CHECK(digits, Status::io_error,
+              "ONNX tensor '" << t.name() << "': its external data " << key << " '" << text
+                              << "' is not a non-negative whole number of bytes (a damaged or hand-edited file)");
+  return std::stoll(text);
+}
+
+// Where an external-data location may point: a regular file inside the model's folder, as ONNX's own checker
+// requires (onnx/checker.cc, resolve_external_data_location). A location was joined to the folder as it was,
+// so "../secret.bin", "/etc/passwd" or a symbolic link out of the folder were read and used as weights.
+std::string resolve_external_location(const onnx::TensorProto& t, const std::string& base_dir,
+                                      const std::string& location) {
+  namespace fs = std::filesystem;
+  const auto refuse = [&](const std::string& why) {
+    throw Error(Status::io_error, "corun: ONNX tensor '" + t.name() + "': its external data location '" + location +
+                                      "' " + why + "; external data must be a file in the model's folder ('" +
+                                      base_dir + "'), named relative to it (re-export the model, or move the data "
+                                      "file next to the .onnx file and name it there)");
+  };
+  CORUN_CHECK(!base_dir.empty(), Status::io_error,
+              "ONNX tensor '" << t.name() << "' (a Constant node's value) is stored as external data, at '"
+                              << location
+                              << "'; only initializers may be (re-export with the constant inside the model)");
+  if (location.find('\0') != std::string::npos) refuse("holds a NUL character");
+  const fs::path loc(location);
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) refuse("is an absolute path");
+  // As ONNX's checker: '..' is refused once the path is normalised ("sub/../w.bin" is "w.bin", inside).
+  const fs::path normal = loc.lexically_normal();
+  if (!normal.empty() && *normal.begin() == "..") refuse("leaves the model's folder through '..'");
+  const fs::path joined = fs::path(base_dir) / loc;
+  std::error_code ec;
+  const fs::path real = fs::canonical(joined, ec);
+  if (ec) return joined.string();  // missing: read_file names it and says where the data belongs
+  const fs::path folder = fs::canonical(base_dir, ec);
+  const fs::path inside = ec ? fs::path("..") : real.lexically_relative(folder);
+  if (inside.empty() || *inside.begin() == "..")
+    refuse("is a symbolic link (or passes through one) to '" + real.string() + "', outside the model's folder");
+  if (!fs::is_regular_file(real, ec)) refuse("is not a regular file");
+  return joined.string();
+}
+
 // The bytes of an initializer stored outside the model (data_location EXTERNAL): location, offset, length.
 std::string external_bytes(const onnx::TensorProto& t, const std::string& base_dir) {
   std::string location;
   long long offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    else if (kv.key() == "offset") offset = external_number(t, "offset", kv.value());
+    else if (kv.key() == "length") length = external_number(t, "length", kv.value());
   }
   CORUN_CHECK(!location.empty(), Status::io_error,
               "ONNX tensor '" << t.name() << "' is stored as external data without a location");
-  const std::string path = (std::filesystem::path(base_dir) / location).string();
+  const std::string path = resolve_external_location(t, base_dir, location);
   std::string bytes;
   try {
     bytes = read_file(path);
@@ -77,13 +122,16 @@ std::string external_bytes(const onnx::TensorProto& t, const std::string& base_d
                                       "); keep the data file next to the .onnx file, or re-export with the "
                                       "weights inside the model");
   }
-  CORUN_CHECK(offset >= 0 && static_cast<size_t>(offset) <= bytes.size(), Status::io_error,
-              "ONNX tensor '" << t.name() << "': offset " << offset << " is past the end of '" << path << "'");
-  const size_t len = length < 0 ? bytes.size() - static_cast<size_t>(offset) : static_cast<size_t>(length);
-  CORUN_CHECK(static_cast<size_t>(offset) + len <= bytes.size(), Status::io_error,
-              "ONNX tensor '" << t.name() << "': '" << path << "' is truncated (" << bytes.size() << " bytes, "
-                              << offset + static_cast<long long>(len) << " needed)");
-  return bytes.substr(static_cast<size_t>(offset), len);
+  const auto size = static_cast<long long>(bytes.size());
+  CORUN_CHECK(offset <= size, Status::io_error,
+              "ONNX tensor '" << t.name() << "': external data offset " << offset << " is past the end of '" << path
+                              << "' (" << size << " bytes; location '" << location << "')");
+  const long long len = length < 0 ? size - offset : length;
+  CORUN_CHECK(offset + len <= size, Status::io_error,
+              "ONNX tensor '" << t.name() << "': external data at offset " << offset << ", length " << len
+                              << " runs past the end of '" << path << "' (" << size << " bytes; location '"
+                              << location << "'): a truncated data file or a damaged model");
+  return bytes.substr(static_cast<size_t>(offset), static_cast<size_t>(len));
 }
 
 }  // namespace

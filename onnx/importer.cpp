@@ -11,6 +11,7 @@
 #include "base/files.hpp"
 #include "graphs/graph_impl.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -157,6 +158,19 @@ void set_index_limits(const std::vector<onnx::NodeProto>& nodes, const std::map<
   }
 }
 
+// As `corun train --load` refuses a parameter file holding NaN or inf (cli/non_finite.cpp): the model
+// would compute NaN from the first step, and training reported a finite loss over it.
+void check_finite_initializer(const std::string& name, const std::string& source, const Constant& c) {
+  if (c.integer) return;  // read from integers: always finite
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const double v = c.values[i];
+    CORUN_CHECK(std::isfinite(v), Status::invalid_argument,
+                "initializer '" << name << "' in " << where(source) << " is not finite: element " << i << " is " << v
+                                << "; training or inference from it gives nan outputs (pass --allow-non-finite "
+                                   "to import it anyway)");
+  }
+}
+
 }  // namespace
 
 OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
@@ -183,6 +197,7 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
     e.has_constant = true;
     e.is_initializer = true;
     e.constant = read_tensor(init, base_dir);
+    if (!options.allow_non_finite) check_finite_initializer(init.name(), source, e.constant);
   }
   std::set<std::string> batch_symbols;
   int batch = 0;

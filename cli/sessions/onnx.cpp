@@ -33,6 +33,7 @@ struct OnnxTrainConfig {
   uint64_t seed = 42;
   OptimizerChoice optimizer;  // --optimizer, --lr-schedule, ... (cli/optimizer_flags.hpp)
   bool block_layouts = true;  // Graph::block_layouts after backward (--keep-layouts: off)
+  bool allow_non_finite = false;  // --allow-non-finite: import initializers holding NaN or inf
 };
 
 // The synthetic task for an input of shape [B, ...]: a square image [B, C, H, H] keeps its channels (a
@@ -57,6 +58,7 @@ OnnxModel import_for_training(const OnnxTrainConfig& cfg) {
   opt.batch = cfg.batch;
   opt.add_training_loss = true;
   opt.training = true;  // BatchNormalization with batch statistics, running statistics updated as state
+  opt.allow_non_finite = cfg.allow_non_finite;
   OnnxModel m = import_onnx_model(cfg.path, opt);
   CORUN_CHECK(m.inputs.size() == 1, Status::invalid_argument,
               "corun train --onnx " << cfg.path << ": the model has " << m.inputs.size()
@@ -163,6 +165,7 @@ class OnnxTrain : public TrainSession {
 std::unique_ptr<TrainSession> make_onnx_session(const Args& args, const BatchShare& share) {
   OnnxTrainConfig cfg;
   cfg.path = args.str("--onnx", "");
+  cfg.allow_non_finite = args.has("--allow-non-finite");
   if (cfg.path.empty()) throw UsageError("--onnx needs a file");
   if (share.total > 1)
     throw Error(Status::invalid_config,

@@ -52,7 +52,9 @@ void adam_ref(const OpCall& call, float* const* buf, int rank, int width) {
   for (int64_t e = r.begin; e < r.end; ++e) {
     double w = buf[0][e];
     if (a.decoupled) w *= 1.0 - static_cast<double>(s.lr) * wdecay;
-    const double g = a.decoupled ? buf[3][e] : buf[3][e] + wdecay * w;
+    // No L2 term at all when the decay is 0, as the fast kernel and PyTorch (0 * a NaN weight is NaN: the
+    // moments would turn NaN where PyTorch's stay finite).
+    const double g = a.decoupled || wdecay == 0.0 ? buf[3][e] : buf[3][e] + wdecay * w;
     const double m = b1 * buf[1][e] + (1.0 - b1) * g;
     const double v = b2 * buf[2][e] + (1.0 - b2) * g * g;
     buf[1][e] = static_cast<float>(m);

@@ -2,9 +2,9 @@
 // block-plane q (image n, channels [cb B, cb B + B)) is an [H][W][B] array at q B H W, and channels are its
 // innermost, contiguous axis, so one output position of B channels is one vector and every tap one load.
 //
-// Same bits as the plain kernels on the same values: per channel, taps compared with the first-tap / `v > best`
-// rule in row-major window order (max_pool_fast.cpp), and the backward adds each output's gradient into dX in
-// output order, in float, as max_pool_grad_fast does. Members take whole block-planes.
+// Same bits as the plain kernels on the same values: per channel, taps compared with the first-tap / max_pool_takes
+// rule in row-major window order (max_pool_fast.cpp), and the backward adds each output's gradient into dX in output
+// order, in float, as max_pool_grad_fast does. Members take whole block-planes.
 #include "codelets/pool/pool.hpp"
 #include "codelets/pool/pool_blocked.hpp"
 
@@ -30,7 +30,8 @@ inline bool clamped_window(const PoolGeometry& g, int64_t oh, int64_t ow, int64_
 }
 
 // The first maximum of each of the B channels of window [h0, h1) x [w0, w1) of one block-plane: the first tap
-// as it is, then `v > best` in row-major window order (a select, so the vector compiles to a max or blend).
+// as it is, then max_pool_takes (greater or NaN) in row-major window order (a select, so the vector compiles
+// to a max or blend).
 // With `at`, also the position ih * W + iw of each channel's maximum.
 template <int64_t B, bool kWithPositions>
 inline void window_max(const PoolGeometry& g, const float* plane, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
@@ -43,7 +44,8 @@ inline void window_max(const PoolGeometry& g, const float* plane, int64_t h0, in
     for (int64_t iw = ih == h0 ? w0 + 1 : w0; iw < w1; ++iw) {
       Floats v;
       std::memcpy(&v, plane + (ih * g.w + iw) * B, sizeof v);
-      const Ints take = v > best;
+      Ints take;
+      max_pool_takes(v, best, take);
       best = take ? v : best;
       if constexpr (kWithPositions) *at = take ? Ints{} + static_cast<int32_t>(ih * g.w + iw) : *at;
     }

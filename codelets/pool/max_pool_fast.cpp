@@ -16,11 +16,12 @@ namespace corun::codelets {
 
 namespace {
 
-// Max pooling compares taps with `v > best`, the first tap taken as it is, in row-major window order: the
-// reference's rule (a leading NaN stays, a later one is skipped; of equal maxima, -0 and +0 included, the
-// first wins). Written as a select rather than a branch: on random data the branch of the old kernel
-// mispredicted about every other tap (15 ms for CIFAR-quick's first pool at batch 128, one thread, against
-// its 2.4 ms convolution); the select compiles to a max or blend, and a block of adjacent outputs to vectors.
+// Max pooling compares taps with max_pool_takes (`v > best` or v NaN, pool.hpp), the first tap taken as it is, in
+// row-major window order: the reference's rule (a NaN anywhere in the window wins, the last one when there are
+// several; of equal maxima, -0 and +0 included, the first wins). Written as a select rather than a branch: on random
+// data the branch of the old kernel mispredicted about every other tap (15 ms for CIFAR-quick's first pool at batch
+// 128, one thread, against its 2.4 ms convolution); the select compiles to a max or blend, and a block of adjacent
+// outputs to vectors.
 
 // Adjacent outputs of one row handled together as one vector (GCC's vector extension: one AVX-512
 // register, two AVX2 or four SSE registers), their taps loaded at the window stride.
@@ -63,7 +64,7 @@ int64_t argmax_clamped(const PoolGeometry& g, const float* plane, int64_t h0, in
   float best = plane[at];
   for (int64_t ih = h0; ih < h1; ++ih)
     for (int64_t iw = w0; iw < w1; ++iw) {
-      const bool greater = plane[ih * g.w + iw] > best;
+      const bool greater = max_pool_takes(plane[ih * g.w + iw], best);
       best = greater ? plane[ih * g.w + iw] : best;
       at = greater ? ih * g.w + iw : at;
     }
@@ -110,7 +111,8 @@ void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vect
       for (int64_t r = 0; r < nrows; ++r)
         for (int64_t s = 0; s < g.kw; ++s) {
           load_strided<SW>(base + r * g.w + s, sw, v);
-          const Ints greater = v > best;
+          Ints greater;
+          max_pool_takes(v, best, greater);
           best = greater ? v : best;
           if constexpr (kArgmax) at = greater ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
         }
@@ -123,7 +125,9 @@ void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vect
           Ints inside;
           std::memcpy(&inside, &inside_columns[static_cast<size_t>((ow / kPoolBlock * g.kw + s) * kPoolBlock)],
                       sizeof inside);
-          const Ints take = inside & (~have | (v > best));
+          Ints take;
+          max_pool_takes(v, best, take);
+          take = inside & (~have | take);
           best = take ? v : best;
           if constexpr (kArgmax) at = take ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
           have |= inside;
@@ -262,7 +266,9 @@ void max_plane_block(const PlaneBlocks& t, int64_t b, const float* base, Floats&
       load_strided<SW>(base + t.shift[static_cast<size_t>(b * t.taps + tap)], SW, v);
     else
       for (int64_t j = 0; j < kPoolBlock; ++j) v[j] = base[offset[j]];
-    const Ints take = valid & (~have | (v > best));
+    Ints take;
+    max_pool_takes(v, best, take);
+    take = valid & (~have | take);
     best = take ? v : best;
     at = take ? offset : at;
     have |= valid;

@@ -15,7 +15,8 @@ bool tap(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t r, int64_t s, in
   return ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
 }
 
-// Index in the plane of the first maximum of window (oh, ow), -1 if the window is all padding.
+// Index in the plane of the first maximum of window (oh, ow) (its last NaN if it holds one: max_pool_takes), -1
+// if the window is all padding.
 int64_t argmax(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow) {
   int64_t best = -1;
   float best_v = -std::numeric_limits<float>::infinity();
@@ -24,7 +25,7 @@ int64_t argmax(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow
       int64_t ih, iw;
       if (!tap(g, oh, ow, r, s, ih, iw)) continue;
       const float v = plane[ih * g.w + iw];
-      if (best < 0 || v > best_v) {
+      if (best < 0 || max_pool_takes(v, best_v)) {
         best = ih * g.w + iw;
         best_v = v;
       }

@@ -37,6 +37,9 @@ struct OnnxImportOptions {
   /// restored with the parameters). false: inference mode, the running statistics normalise (also state
   /// tensors, never parameters). corun train --onnx sets it; a node with training_mode = 1 trains either way.
   bool training = false;
+  /// false: an initializer holding NaN or inf is an error naming it (corun::Error invalid_argument), as a
+  /// parameter file is for `corun train --load`; true (--allow-non-finite) imports it as it is.
+  bool allow_non_finite = false;
 };
 
 /// What the import made of the file, besides the graph.
@@ -55,8 +58,11 @@ struct OnnxModel {
 };
 
 /// Reads the ONNX file at `path` (external data files are read from its directory) into a graph.
-/// Throws corun::Error: io_error for a missing, truncated or non-ONNX file or missing external data,
-/// invalid_argument for an unsupported opset, op, attribute or a shape that does not fit.
+/// External data must be a regular file inside that directory: an absolute location, one with '..' or a
+/// symbolic link out of it is refused, as ONNX's checker does, and so are offsets and lengths past the file.
+/// Throws corun::Error: io_error for a missing, truncated or non-ONNX file or missing, escaping or short
+/// external data, invalid_argument for an unsupported opset, op, attribute, a shape that does not fit or
+/// (without allow_non_finite) an initializer holding NaN or inf.
 OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& options = {});
 /// The same, the graph only (outputs: Graph::find with their ONNX names).
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});

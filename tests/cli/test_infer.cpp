@@ -3,9 +3,11 @@
 // the Phased LSTM train from `corun train` with the loss falling.
 #include "common/cli_run.hpp"
 #include "common/temp_dir_test.hpp"
+#include "onnx/onnx_model_builder.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -126,6 +128,39 @@ TEST_F(Infer, AutoExecutionTimesBothAndRunsTheFaster) {
   EXPECT_TRUE(exec == "inline" || exec == "starpu") << chosen;
   EXPECT_HAS(chosen.err, "runs " + exec);
   EXPECT_EQ(logit_line(chosen.out), logit_line(tasks.out)) << "--exec auto computed other numbers";
+}
+
+// Issue 52: an ONNX initializer holding NaN was imported and `corun train --onnx` reported a finite loss. Both
+// commands refuse the model (exit 1, naming the initializer and the flag) unless --allow-non-finite is given.
+// x [4, 3] -> Gemm(W [2, 3] with a NaN, transB) -> y [4, 2].
+TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
+  corun::testing::OnnxModelBuilder b;
+  b.input("x", {4, 3});
+  b.init("w", {2, 3}, {1, 0, 0, 0, std::nanf(""), 0});
+  auto* gemm = b.node("Gemm", {"x", "w"}, {"y"});
+  corun::testing::OnnxModelBuilder::attr(gemm, "transB", int64_t{1});
+  b.output("y", {4, 2});
+  b.save(path("nan.onnx"));
+  const std::string exe = shell_quote(CORUN_EXE);
+  const std::string env = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " ";
+  for (const std::string& cmd : {std::string("infer --onnx nan.onnx --output out"),
+                                 std::string("train --onnx nan.onnx --iters 1")}) {
+    SCOPED_TRACE(cmd);
+    const Result refused = corun::testing::run_command(dir_, env + exe + " " + cmd);
+    EXPECT_EQ(refused.code, 1) << refused;
+    EXPECT_HAS(refused.err, "initializer 'w' in ONNX file 'nan.onnx' is not finite: element 4 is nan");
+    EXPECT_HAS(refused.err, "--allow-non-finite");
+  }
+  // Allowed, both get past the import: infer stops at the missing input file it was given, train runs (its
+  // loss is NaN, which --allow-non-finite also lets pass).
+  const Result infer = corun::testing::run_command(dir_, env + exe + " infer --onnx nan.onnx --output out "
+                                                              "--allow-non-finite --input x=absent.npy");
+  EXPECT_EQ(infer.code, 1) << infer;
+  EXPECT_HAS(infer.err, "absent.npy");
+  EXPECT_EQ(infer.err.find("not finite"), std::string::npos) << infer;
+  const Result train = corun::testing::run_command(dir_, env + exe + " train --onnx nan.onnx --iters 1 "
+                                                              "--allow-non-finite");
+  EXPECT_EQ(train.code, 0) << train;
 }
 
 }  // namespace

@@ -22,6 +22,9 @@ struct OpCaseSpec {
     int64_t low = 0;
   };
   std::vector<IntFill> indices;
+  /// The kernel may turn an infinite input into NaN where the reference gives a finite output: Winograd's
+  /// transforms subtract taps (inf - inf), where a direct convolution's -inf becomes 0 after a fused relu.
+  bool infinity_may_become_nan = false;
 };
 
 /// A case of `kind` on buffers of `shapes` accessed as `modes`, with the integer attributes `i`, the float

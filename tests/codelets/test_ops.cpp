@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -63,10 +64,15 @@ struct GuardedBuffer {
 };
 
 /// Initial contents of every buffer; outputs (write mode) get the sentinel.
-std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
-  uint32_t seed = 2166136261u;  // FNV-1a of the name: a fixed, per-case seed
+/// FNV-1a of the case's name: a fixed, per-case seed, the same on every machine.
+uint32_t case_seed(const OpCaseSpec& c) {
+  uint32_t seed = 2166136261u;
   for (char ch : c.name) seed = (seed ^ static_cast<uint8_t>(ch)) * 16777619u;
-  std::mt19937 rng(seed);
+  return seed;
+}
+
+std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
+  std::mt19937 rng(case_seed(c));
   std::uniform_real_distribution<float> dist(-c.scale, c.scale);
   std::vector<std::vector<float>> init;
   for (int b = 0; b < c.call.nbuffers(); ++b) {
@@ -86,8 +92,9 @@ std::vector<std::vector<float>> make_inputs(const OpCaseSpec& c) {
 
 /// Runs `kernel` as a team of `width` and stores every buffer's final contents in `result`. Reports
 /// guard-band damage and unwritten outputs as (fatal) test failures.
+/// `finite_inputs`: every output element must be finite too (false for the NaN / inf cases).
 void run_team(const OpCaseSpec& c, Kernel kernel, int width, const std::vector<std::vector<float>>& init,
-              std::vector<std::vector<float>>& result) {
+              std::vector<std::vector<float>>& result, bool finite_inputs = true) {
   std::vector<GuardedBuffer> bufs(init.size());
   std::vector<float*> ptrs;
   for (size_t b = 0; b < init.size(); ++b) {
@@ -112,8 +119,10 @@ void run_team(const OpCaseSpec& c, Kernel kernel, int width, const std::vector<s
       for (int64_t e = 0; e < n; ++e) {
         ASSERT_NE(to_bits(data[e]), kSentinelBits)
             << "buffer " << b << " width " << width << ": element " << e << " never written";
-        ASSERT_TRUE(std::isfinite(data[e]))
-            << "buffer " << b << " width " << width << ": element " << e << " is " << data[e];
+        if (finite_inputs) {
+          ASSERT_TRUE(std::isfinite(data[e]))
+              << "buffer " << b << " width " << width << ": element " << e << " is " << data[e];
+        }
       }
     } else {
       EXPECT_EQ(std::memcmp(data, init[b].data(), init[b].size() * sizeof(float)), 0)
@@ -152,16 +161,23 @@ void check_write_footprints(const OpCaseSpec& c, Kernel kernel, int width,
   }
 }
 
-// Runs `kernel` at every width; returns the width-1 result after checking the others bitwise.
+const int kNonFiniteWidths[] = {1, 3, 8};  // the NaN / inf cases: fewer widths, no footprints (3x the runs)
+
+// Runs `kernel` at every width (with `finite_inputs` false, the NaN / inf cases': kNonFiniteWidths, every
+// output may be non-finite, no write footprints); returns the width-1 result after checking the others bitwise.
 std::vector<std::vector<float>> run_all_widths(const OpCaseSpec& c, Kernel kernel, const char* which,
-                                               const std::vector<std::vector<float>>& init) {
+                                               const std::vector<std::vector<float>>& init,
+                                               bool finite_inputs = true) {
   std::vector<std::vector<float>> base;
-  for (int width : kWidths) {
+  const std::vector<int> widths = finite_inputs ? std::vector<int>(std::begin(kWidths), std::end(kWidths))
+                                                : std::vector<int>(std::begin(kNonFiniteWidths),
+                                                                   std::end(kNonFiniteWidths));
+  for (int width : widths) {
     SCOPED_TRACE(std::string(which) + " kernel, width " + std::to_string(width));
     std::vector<std::vector<float>> out;
-    run_team(c, kernel, width, init, out);
+    run_team(c, kernel, width, init, out, finite_inputs);
     if (::testing::Test::HasFatalFailure()) return {};
-    check_write_footprints(c, kernel, width, init);
+    if (finite_inputs) check_write_footprints(c, kernel, width, init);
     if (::testing::Test::HasFatalFailure()) return {};
     if (width == 1) {
       base = std::move(out);
@@ -217,6 +233,125 @@ void check_case(const OpCaseSpec& c) {
 
 TEST_P(OpCase, Matches) { check_case(GetParam()); }
 
+// ---- NaN and infinity (issue 52) ----
+//
+// Every case again with one input element made NaN, +inf or -inf, in each input buffer in turn. Checked: no
+// write outside a buffer, every output written, and each kernel's bits the same at widths 1, 3 and 8 (NaN
+// payloads included). On the output elements that depend on the poisoned input: with a NaN, the reference and
+// the fast kernel both give NaN, as IEEE arithmetic and PyTorch do; with an infinity, both give a non-finite
+// value or both a finite one (inf - inf is NaN in one and -inf in another through different but equally valid
+// orders of operations). "Depends" is measured, not declared: the element changes when the input is set to
+// +-kProbe instead. So a relu over a negative input or a max pool whose window's maximum was elsewhere is held
+// to it, while a dropped element of dropout, pow(x, 0) or a convolution output whose window holds the NaN only
+// at a padded tap is not: there im2col multiplies the padding's 0 by the NaN and the reference skips the tap.
+
+/// Inputs that only pick a branch where a NaN goes to a finite gradient in PyTorch's backward too (the
+/// comparison is false for NaN): relu_grad, leaky_relu_grad and clip_grad's X, max_pool_grad's X (it picks
+/// where dY goes), phased_gate_grad's T and S (dk/dphi is piecewise constant, T - S picks the piece; dTAU still
+/// gets their NaN), dropout's step (a hash seed).
+bool nan_may_vanish(OpKind kind, int buffer) {
+  switch (kind) {
+    case OpKind::relu_grad:
+    case OpKind::leaky_relu_grad:
+    case OpKind::clip_grad:
+    case OpKind::max_pool_grad:
+    case OpKind::dropout_grad:
+      return buffer == 0;
+    case OpKind::phased_gate_grad:
+      return buffer == 0 || buffer == 2;
+    case OpKind::dropout:
+      return buffer == 1;
+    default:
+      return false;
+  }
+}
+
+/// The input buffers a case's values can be poisoned in: read or readwrite, and not integers (indices).
+std::vector<int> value_inputs(const OpCaseSpec& c) {
+  std::vector<int> out;
+  for (int b = 0; b < c.call.nbuffers(); ++b) {
+    bool integer = false;
+    for (const auto& fill : c.indices) integer = integer || fill.buffer == b;
+    if (c.call.modes[static_cast<size_t>(b)] != Access::write && !integer) out.push_back(b);
+  }
+  return out;
+}
+
+/// For each output buffer, which elements change (bitwise, NaNs alike) when input element (b, e) is set
+/// to +kProbe or -kProbe instead of its value: the elements that depend on it.
+std::vector<std::vector<bool>> dependents(const OpCaseSpec& c, const std::vector<std::vector<float>>& init, int b,
+                                          size_t e) {
+  const float kProbe = 1e4f * c.scale;
+  Kernel ref = op_info(c.call.kind).ref;
+  std::vector<std::vector<float>> base, probed;
+  run_team(c, ref, 1, init, base, false);
+  std::vector<std::vector<bool>> dep(init.size());
+  for (size_t o = 0; o < init.size(); ++o) dep[o].assign(init[o].size(), false);
+  for (float probe : {kProbe, -kProbe}) {
+    std::vector<std::vector<float>> in = init;
+    in[static_cast<size_t>(b)][e] = probe;
+    run_team(c, ref, 1, in, probed, false);
+    for (size_t o = 0; o < init.size(); ++o) {
+      if (c.call.modes[o] == Access::read) continue;
+      for (size_t k = 0; k < base[o].size(); ++k) {
+        const bool both_nan = std::isnan(base[o][k]) && std::isnan(probed[o][k]);
+        if (!both_nan && to_bits(base[o][k]) != to_bits(probed[o][k])) dep[o][k] = true;
+      }
+    }
+  }
+  return dep;
+}
+
+/// The checks of one poisoned input: element e of buffer b set to `bad`; `dep` from dependents().
+void check_poisoned(const OpCaseSpec& c, const std::vector<std::vector<float>>& init, int b, size_t e, float bad,
+                    const std::vector<std::vector<bool>>& dep) {
+  std::vector<std::vector<float>> in = init;
+  in[static_cast<size_t>(b)][e] = bad;
+  SCOPED_TRACE("input buffer " + std::to_string(b) + " element " + std::to_string(e) + " = " + std::to_string(bad));
+  const OpInfo& info = op_info(c.call.kind);
+  const std::vector<std::vector<float>> ref = run_all_widths(c, info.ref, "ref", in, false);
+  if (::testing::Test::HasFatalFailure()) return;
+  const std::vector<std::vector<float>> fast = run_all_widths(c, info.fast, "fast", in, false);
+  if (::testing::Test::HasFatalFailure()) return;
+  const bool must_be_nan = std::isnan(bad) && !nan_may_vanish(c.call.kind, b);
+  for (size_t o = 0; o < in.size(); ++o) {
+    if (c.call.modes[o] == Access::read) continue;
+    int reported = 0;  // the first few elements of a buffer, not thousands
+    for (size_t k = 0; k < ref[o].size() && reported < 3; ++k) {
+      if (!dep[o][k]) continue;
+      const float r = ref[o][k], f = fast[o][k];
+      const bool bad_nan = must_be_nan && !(std::isnan(r) && std::isnan(f));
+      const bool bad_class = !std::isnan(bad) && std::isfinite(r) != std::isfinite(f) &&
+                             !(c.infinity_may_become_nan && std::isnan(f));
+      if (bad_nan || bad_class) {
+        ADD_FAILURE() << "output buffer " << o << " element " << k << " depends on the poisoned input: reference "
+                      << r << ", fast " << f << (bad_nan ? " (a NaN turned finite)" : " (finite in one kernel only)");
+        ++reported;
+      }
+    }
+  }
+}
+
+/// Every value input of the case poisoned in turn, each with NaN, +inf and -inf, at one element chosen per
+/// case and buffer (seeded by the case's name: the same on every machine).
+void check_non_finite_case(const OpCaseSpec& c) {
+  const std::vector<std::vector<float>> init = make_inputs(c);
+  uint64_t seed = case_seed(c);
+  for (int b : value_inputs(c)) {
+    const size_t n = init[static_cast<size_t>(b)].size();
+    if (n == 0) continue;
+    const size_t e = (seed += 0x9e3779b97f4a7c15ULL) % n;
+    const std::vector<std::vector<bool>> dep = dependents(c, init, b, e);
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity()}) {
+      check_poisoned(c, init, b, e, bad, dep);
+      if (::testing::Test::HasFailure()) return;  // one poisoned input's report is enough to read
+    }
+  }
+}
+
+TEST_P(OpCase, NanAndInfinityPropagate) { check_non_finite_case(GetParam()); }
+
 INSTANTIATE_TEST_SUITE_P(Ops, OpCase, ::testing::ValuesIn(testing::all_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 
@@ -234,6 +369,7 @@ class DnnlConv : public OpCase {
 };
 
 TEST_P(DnnlConv, Matches) { check_case(GetParam()); }
+TEST_P(DnnlConv, NanAndInfinityPropagate) { check_non_finite_case(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Ops, DnnlConv, ::testing::ValuesIn(testing::dnnl_conv_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
@@ -396,7 +532,7 @@ TEST(KernelTable, EveryKindHasItsKernels) {
 
 // The fast max pool takes rows in vector blocks of 16 outputs (a short row as one block reading into the next
 // row, except where that would read past X); its rule must stay the reference's, bit for bit: the first tap,
-// then `v > best`, in row-major window order. Rows from 5 to 37 outputs, strides 1, 2 and 3, padding and ceil
+// then max_pool_takes (`v > best` or v NaN), in row-major window order. Rows from 5 to 37 outputs, strides 1, 2 and 3, padding and ceil
 // mode, on values with many ties (-0 and +0 among them) and a few NaNs. The gradients are small integers, so
 // the reference's double sums and the fast kernel's float sums are exact and must match bitwise too.
 TEST(MaxPoolFast, SameBitsAsTheReferenceOnBlocksTailsTiesAndNaN) {

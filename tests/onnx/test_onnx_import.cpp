@@ -273,5 +273,113 @@ TEST_F(OnnxFiles, ExternalDataIsReadAndItsAbsenceNamesTheFile) {
   for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(wv[i], values[i]);
 }
 
+// gemm_relu with its weight moved to external data at `location` (offset and length when given), and the
+// weight's bytes.
+struct ExternalWeight {
+  OnnxModelBuilder b = gemm_relu();
+  std::string bytes;
+  explicit ExternalWeight(const std::string& location, const std::string& offset = "",
+                          const std::string& length = "") {
+    onnx::TensorProto* w = b.graph->mutable_initializer(0);
+    const std::vector<float> values(w->float_data().begin(), w->float_data().end());
+    bytes.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : {std::pair{"location", location}, {"offset", offset}, {"length", length}}) {
+      if (value.empty()) continue;
+      auto* kv = w->add_external_data();
+      kv->set_key(key);
+      kv->set_value(value);
+    }
+  }
+};
+
+// The message of importing `file`, which must fail with an io_error naming ExternalWeight's initializer.
+std::string io_error_naming_the_weight(const std::string& file) {
+  try {
+    import_onnx(file);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::io_error) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'fc/weight'"), std::string::npos) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << file << " imported";
+  return "";
+}
+
+// Issue 52: a location was joined to the model's folder as it was, so '../secret.bin', an absolute path or a
+// symbolic link out of the folder were read and used as weights (exit 0). Each is an io_error naming the
+// initializer and the location, as ONNX's checker refuses them; a link inside the folder still imports.
+TEST_F(OnnxFiles, ExternalDataOutsideTheModelFolderIsRefused) {
+  fs::create_directories(dir_ / "model" / "sub");
+  const std::string secret = path("secret.bin");
+  std::ofstream(secret, std::ios::binary) << ExternalWeight("x").bytes;
+  fs::create_symlink(secret, dir_ / "model" / "link.bin");
+  fs::create_symlink(dir_, dir_ / "model" / "up");
+  for (const std::string& location : {std::string("../secret.bin"), secret, std::string("sub/../../secret.bin"),
+                                      std::string("link.bin"), std::string("up/secret.bin"),
+                                      std::string("./../secret.bin")}) {
+    SCOPED_TRACE(location);
+    ExternalWeight m(location);
+    m.b.save(path("model/m.onnx"));
+    const std::string msg = io_error_naming_the_weight(path("model/m.onnx"));
+    EXPECT_NE(msg.find("location '" + location + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("model's folder"), std::string::npos) << msg;
+  }
+  // Inside the folder: a plain file, one in a subfolder and a link to a file in the folder all import.
+  std::ofstream(path("model/w.bin"), std::ios::binary) << ExternalWeight("x").bytes;
+  std::ofstream(path("model/sub/w.bin"), std::ios::binary) << ExternalWeight("x").bytes;
+  fs::create_symlink("w.bin", dir_ / "model" / "alias.bin");
+  for (const char* location : {"w.bin", "sub/w.bin", "./sub/../w.bin", "alias.bin"}) {
+    SCOPED_TRACE(location);
+    ExternalWeight m(location);
+    m.b.save(path("model/m.onnx"));
+    Graph g = import_onnx(path("model/m.onnx"));
+    EXPECT_EQ(g.data(g.find("fc_weight"))[0], 1.0f);
+  }
+}
+
+// Offsets and lengths past the end of the data file, and ones that are not whole numbers (std::stoll took
+// "12abc" as 12 and threw std::invalid_argument, not a corun::Error, on "abc").
+TEST_F(OnnxFiles, ExternalDataOffsetsAndLengthsBeyondTheFileAreRefused) {
+  const std::string bytes = ExternalWeight("x").bytes;  // 48 bytes
+  std::ofstream(path("w.bin"), std::ios::binary) << bytes;
+  struct Case {
+    const char *offset, *length, *want;
+  };
+  for (const Case& c : {Case{"49", "", "past the end"}, Case{"4", "48", "runs past the end"},
+                        Case{"0", "49", "runs past the end"}, Case{"999999999999999999", "", "past the end"},
+                        Case{"-4", "", "not a non-negative whole number"},
+                        Case{"0", "12abc", "not a non-negative whole number"},
+                        Case{"abc", "", "not a non-negative whole number"},
+                        Case{"0", "99999999999999999999", "not a non-negative whole number"}}) {
+    SCOPED_TRACE(std::string(c.offset) + " " + c.length);
+    ExternalWeight m("w.bin", c.offset, c.length);
+    m.b.save(path("m.onnx"));
+    const std::string msg = io_error_naming_the_weight(path("m.onnx"));
+    EXPECT_NE(msg.find(c.want), std::string::npos) << msg;
+  }
+  ExternalWeight whole("w.bin", "0", "48");
+  whole.b.save(path("m.onnx"));
+  EXPECT_NO_THROW(import_onnx(path("m.onnx")));
+}
+
+// Issue 52: NaN or inf in an initializer is refused at import, as `corun train --load` refuses such a
+// parameter file, unless OnnxImportOptions::allow_non_finite (--allow-non-finite) is set.
+TEST(OnnxImport, NonFiniteInitializersAreRefusedUnlessAllowed) {
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    OnnxModelBuilder b = gemm_relu();
+    b.graph->mutable_initializer(1)->set_float_data(2, bad);  // fc.bias element 2
+    const std::string e = error_of([&] { import(b); });
+    EXPECT_NE(e.find("initializer 'fc.bias'"), std::string::npos) << e;
+    EXPECT_NE(e.find("not finite: element 2 is"), std::string::npos) << e;
+    EXPECT_NE(e.find("--allow-non-finite"), std::string::npos) << e;
+    OnnxImportOptions o;
+    o.allow_non_finite = true;
+    OnnxModel m = import(b, o);
+    EXPECT_EQ(std::isnan(bad), std::isnan(m.graph.data(m.graph.find("fc.bias"))[2]));
+  }
+}
+
 }  // namespace
 }  // namespace corun
