@@ -6,6 +6,7 @@
 
 #include "base/check.hpp"
 #include "base/files.hpp"
+#include "base/hash.hpp"
 #include "base/json.hpp"
 
 #include <fcntl.h>
@@ -51,9 +52,7 @@ long parse_name(const std::string& name) {
 }
 
 std::string fnv1a64(const float* data, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  const auto* p = reinterpret_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  const uint64_t h = hash::fnv1a(data, n * sizeof(float), hash::kFnvShortBasis);
   char buf[20];
   std::snprintf(buf, sizeof(buf), "%016" PRIx64, h);
   return buf;

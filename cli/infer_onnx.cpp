@@ -116,16 +116,15 @@ int infer_onnx(int argc, char** argv) {
   const MemoryBudget budget = memory_budget();
   set_tensor_memory_limit(budget.bytes, budget.source, "lower --batch or run a smaller model");
   OnnxModel m = import_onnx_model(path, options);
-  // An inference graph: every BatchNormalization right after a Conv becomes part of its weights and bias
-  // (Graph::fold_batch_norm), one task and one pass over the activations fewer each, as ONNX Runtime's
-  // graph optimizations do. The outputs differ from the unfolded graph's by rounding only.
-  const int folded = fold ? m.graph.fold_batch_norm() : 0;
-  // Then every Relu or Clip that alone reads a convolution's output becomes part of it (Graph::fuse_conv_activation):
-  // the same bits, one task and one pass over the activations fewer each.
-  const int fused = fuse ? m.graph.fuse_conv_activation() : 0;
-  // Last, the activations between convolutions on oneDNN's blocked kernels stay in its blocked layout
-  // (Graph::block_layouts): the same bits, without the reorders to NCHW and back inside each convolution.
-  const int blocked = block ? m.graph.block_layouts() : 0;
+  // The plan step, run here so that its report can be printed and so that the inline path (no Engine) gets
+  // the same graph: every BatchNormalization right after a Conv becomes part of its weights and bias (as ONNX
+  // Runtime's graph optimizations do; the outputs differ by rounding only), every Relu or Clip that alone reads
+  // a convolution's output becomes part of it, and the activations between convolutions on oneDNN's blocked
+  // kernels stay in its blocked layout (both the same bits, fewer tasks and reorders).
+  config.fold_batch_norm = fold;
+  config.fuse_conv_activation = fuse;
+  config.block_layouts = block;
+  const GraphPassReport passes = apply_graph_passes(m.graph, config);
   std::vector<NpyArray> arrays;
   std::string names;
   for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
@@ -243,9 +242,9 @@ int infer_onnx(int argc, char** argv) {
                             {"onnx", path},
                             {"opset", m.opset},
                             {"inputs", inputs},
-                            {"folded_batch_norms", folded},
-                            {"fused_activations", fused},
-                            {"blocked_tensors", blocked},
+                            {"folded_batch_norms", passes.folded_batch_norms},
+                            {"fused_activations", passes.fused_activations},
+                            {"blocked_tensors", passes.blocked_tensors},
                             {"exec", chosen},
                             {"exec_requested", exec}}},
                           {"outputs", outputs},

@@ -133,7 +133,7 @@ void write_png(const std::string& svg, const std::string& out) {
 
 int plot_trace(int argc, char** argv) {
   std::string input, out;
-  GanttOptions opt;
+  trace::GanttOptions opt;
   try {
     std::vector<std::string> files;
     Args args(argc, argv, 2, kFlags, &files);
@@ -169,7 +169,7 @@ int plot_trace(int argc, char** argv) {
     const codelets::OpKind kind = codelets::op_kind(op);
     return kind == codelets::OpKind::count_ ? "" : codelets::op_info(kind).colour;
   };
-  const std::string svg = gantt_svg(trace, opt);
+  const std::string svg = trace::gantt_svg(trace, opt);
   if (ends_with(out, ".svg")) {
     write_file_atomically(out, svg, "the picture");
   } else {

@@ -138,7 +138,10 @@ int profile(int argc, char** argv) {
     o.policy = args.str("--policy", o.policy);
     bool ours = false;
     for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
-    if (!ours) throw UsageError("--policy must be one of corun's policies (cpf, fifo, corun), got '" + o.policy + "'");
+    if (!ours)
+      throw UsageError("--policy must be one of corun's policies (" +
+                       sched::own_policy_names([](const sched::PolicyEntry&) { return true; }) + "), got '" +
+                       o.policy + "'");
     // Last, once the cheap flags are checked (cifar-quick reads its dataset): training steps of one solver,
     // so the layouts tried are those of one graph on every core (replicas would split the cores).
     session = make_session(args, 1);
@@ -150,6 +153,7 @@ int profile(int argc, char** argv) {
     return usage_error("profile", e, flags(), usage());
   }
   o.engine = Config::from_env();
+  o.engine.block_layouts = session->layout_blocking().value_or(false);  // the graph `corun train` runs
   if (policy_help_requested(o.engine)) return 0;
   check_config(config_for(o, {0, 1}, 1));  // the environment and the output, before minutes of calibration
   check_output_file("-o", o.output);

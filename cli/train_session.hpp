@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ class TrainSession {
   virtual std::string title() const = 0;
   /// The "config" object of --json (without iters and the flags train itself adds).
   virtual json::Value json_config() const = 0;
+  /// Whether the plan step keeps this model's activations in oneDNN's blocked layout (Config::block_layouts;
+  /// --keep-layouts: false), or nothing for a model without convolutions (no "blocked_tensors" in --json).
+  virtual std::optional<bool> layout_blocking() const { return std::nullopt; }
   virtual std::string data_generator() const = 0;
   virtual uint64_t seed() const = 0;
   virtual float learning_rate() const = 0;

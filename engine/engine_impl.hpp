@@ -11,7 +11,8 @@
 #include <corun/engine.hpp>
 
 #include "codelets/op.hpp"
-#include "engine/corun_tuning.hpp"
+#include "sched/registry.hpp"
+#include "sched/tuner.hpp"
 #include "engine/pass_gain.hpp"
 #include "engine/planning.hpp"
 #include "engine/replicas.hpp"
@@ -31,6 +32,7 @@ namespace corun {
 struct Engine::Impl {
   EngineInfo info;
   Config config;
+  sched::ResolvedPolicy policy;  // the running policy: its traits and its engine-side phase (make_tuner)
   std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
   bool tracing = false;
   engine::TraceRecorder recorder;
@@ -63,7 +65,7 @@ struct Engine::Impl {
     bool pages_placed = false;                  // run_replicated moved the buffers' pages to the home domain
     std::vector<starpu_data_handle_t> handles;  // indexed by value id
     engine::GraphPlan plan;
-    std::unique_ptr<engine::CorunTuning> corun;  // corun policy only: width search, frozen schedule
+    std::unique_ptr<sched::PlanTuner> tuner;    // the policy's engine-side phase, if it has one (sched/tuner.hpp)
     long runs = 0;                              // runs of this graph on this engine (0: the next is cold)
     // Host buffers registered as written only through the engine (codelets/stable_buffers.hpp), and the node
     // count they were chosen at (a node added later may write one).

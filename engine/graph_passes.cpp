@@ -1,5 +1,7 @@
 // The plan step: the graph passes a Config asks for, run on a graph before it is first bound (or run
-// inline). Fusion first, then grouping: the order `corun train` has always run them in. With
+// inline). Batch norm folding, convolution + activation fusion and blocked layouts first (the order
+// `corun infer` ran them in), then elementwise fusion, then grouping: the order `corun train` has always
+// run them in. With
 // CORUN_PARALLEL_OPS=auto each group is made only where the per-width models predict a gain (pass_gain.hpp).
 #include <corun/engine.hpp>
 
@@ -20,11 +22,101 @@
 namespace corun {
 namespace engine {
 
+namespace {
+
+// CORUN_VERBOSE=passes: one line per pass that ran, saying what it did.
+void say(const Config& config, const char* pass, const std::string& what) {
+  if (config.verbose_passes) std::fprintf(stderr, "corun: pass %s: %s\n", pass, what.c_str());
+}
+
+// The passes that change how a node computes or where its bytes sit, before the task-count passes: on an
+// inference graph, batch norm folding then convolution + activation fusion (which needs the convolution
+// right before the activation); then blocked layouts (after both, and after a training graph's backward).
+// Each runs at most once per graph (GraphImpl::plan_passes).
+void run_layout_passes(Graph& graph, const Config& config, GraphPassReport& report) {
+  detail::GraphImpl& g = graph.impl();
+  auto due = [&](bool asked, uint8_t bit) { return asked && (g.plan_passes & bit) == 0; };
+  using P = detail::GraphImpl;
+  if (due(config.fold_batch_norm, P::kFoldBatchNorm)) {
+    if (g.has_backward) {
+      say(config, "fold_batch_norm", "skipped: a training graph (folding rewrites the weights)");
+    } else {
+      report.folded_batch_norms = graph.fold_batch_norm();
+      say(config, "fold_batch_norm",
+          std::to_string(report.folded_batch_norms) + " batch norm(s) folded into their convolution");
+    }
+    g.plan_passes |= P::kFoldBatchNorm;
+  }
+  if (due(config.fuse_conv_activation, P::kFuseConvActivation)) {
+    if (g.has_backward) {
+      say(config, "fuse_conv_activation", "skipped: a training graph (its gradients read the activation's input)");
+    } else {
+      report.fused_activations = graph.fuse_conv_activation();
+      say(config, "fuse_conv_activation",
+          std::to_string(report.fused_activations) + " activation(s) fused into their convolution");
+    }
+    g.plan_passes |= P::kFuseConvActivation;
+  }
+  if (due(config.block_layouts, P::kBlockLayouts)) {
+    report.blocked_tensors = graph.block_layouts();
+    say(config, "block_layouts", std::to_string(report.blocked_tensors) + " tensor(s) kept in oneDNN's blocked layout");
+    g.plan_passes |= P::kBlockLayouts;
+  }
+}
+
+// The grouping pass's acceptance: every group, or (by_models) only where the per-width models predict a gain.
+passes::AcceptGroup group_acceptance(const Config& config, const PassModels* models, GraphPassReport& report,
+                                     std::map<std::vector<uint32_t>, bool>& decided) {
+  if (!report.grouping.by_models) return {};
+  return [&config, models, &report, &decided](const std::vector<const codelets::OpCall*>& members) {
+    std::vector<uint32_t> key;
+    for (const codelets::OpCall* c : members) key.push_back(codelets::footprint(*c));
+    if (auto it = decided.find(key); it != decided.end()) return it->second;
+    GroupDecision d;
+    if (models == nullptr || models->times == nullptr) {
+      d.apply = report.grouping.when_unknown;
+      d.reason =
+          std::string("no per-width models here (no Engine): the default, ") + (d.apply ? "grouped" : "not grouped");
+    } else {
+      std::vector<std::vector<double>> times;
+      for (const codelets::OpCall* c : members)
+        times.push_back(
+            models->times->predict(*c, std::min(models->shape.cores, codelets::op_info(c->kind).max_width)));
+      d = decide_group(times, models->shape, models->task_overhead_us, report.grouping.when_unknown);
+    }
+    if (!d.apply) ++report.declined;
+    if (config.verbose_passes)
+      std::fprintf(stderr, "corun: parallel-op pass: %zu x %s: %s\n", members.size(),
+                   codelets::op_info(members.front()->kind).name, d.reason.c_str());
+    decided.emplace(std::move(key), d.apply);
+    return d.apply;
+  };
+}
+
+void run_grouping(detail::GraphImpl& g, const Config& config, const PassModels* models, GraphPassReport& report) {
+  const passes::ParallelOpOptions options{.enabled = true, .min_size = report.grouping.min_size};
+  // The pass repeats its rounds until nothing changes, so it may ask about the same members again: one
+  // decision per set of member footprints.
+  std::map<std::vector<uint32_t>, bool> decided;
+  const std::vector<passes::OpGroup> groups =
+      passes::group_parallel_ops(g, options, group_acceptance(config, models, report, decided));
+  if (!groups.empty()) g.grouped = true;
+  for (const passes::OpGroup& grp : groups)
+    report.groups.push_back({codelets::op_info(grp.kind).name, passes::pattern_name(grp.pattern),
+                             static_cast<int>(grp.members.size()), grp.members.front()});
+  say(config, "group_parallel_ops",
+      std::string(report.grouping.mode()) + ": " + std::to_string(report.groups.size()) + " group(s) made, " +
+          std::to_string(report.declined) + " declined");
+}
+
+}  // namespace
+
 GraphPassReport apply_graph_passes(Graph& graph, const Config& config, const PassModels* models) {
   detail::GraphImpl& g = graph.impl();
   GraphPassReport report;
   report.grouping = config.grouping();
   report.nodes_before = graph.num_nodes();
+  run_layout_passes(graph, config, report);
   // Each pass runs once per graph: the graph's own marks say which already did (also when the user called
   // Graph::fuse_elementwise or Graph::group_parallel_ops). A grouping pass that found nothing leaves no mark,
   // so backward() still works; run again on the same nodes it finds nothing again.
@@ -37,44 +129,9 @@ GraphPassReport apply_graph_passes(Graph& graph, const Config& config, const Pas
   if (fuse) {
     report.fused_nodes = passes::fuse_elementwise(g);
     g.fused = true;
+    say(config, "fuse_elementwise", std::to_string(report.fused_nodes) + " node(s) merged into elementwise chains");
   }
-  if (group) {
-    const passes::ParallelOpOptions options{.enabled = true, .min_size = report.grouping.min_size};
-    passes::AcceptGroup accept;
-    // The pass repeats its rounds until nothing changes, so it may ask about the same members again: one
-    // decision per set of member footprints.
-    std::map<std::vector<uint32_t>, bool> decided;
-    if (report.grouping.by_models) {
-      accept = [&](const std::vector<const codelets::OpCall*>& members) {
-        std::vector<uint32_t> key;
-        for (const codelets::OpCall* c : members) key.push_back(codelets::footprint(*c));
-        if (auto it = decided.find(key); it != decided.end()) return it->second;
-        GroupDecision d;
-        if (models == nullptr || models->times == nullptr) {
-          d.apply = report.grouping.when_unknown;
-          d.reason = std::string("no per-width models here (no Engine): the default, ") +
-                     (d.apply ? "grouped" : "not grouped");
-        } else {
-          std::vector<std::vector<double>> times;
-          for (const codelets::OpCall* c : members)
-            times.push_back(models->times->predict(
-                *c, std::min(models->shape.cores, codelets::op_info(c->kind).max_width)));
-          d = decide_group(times, models->shape, models->task_overhead_us, report.grouping.when_unknown);
-        }
-        if (!d.apply) ++report.declined;
-        if (config.verbose_passes)
-          std::fprintf(stderr, "corun: parallel-op pass: %zu x %s: %s\n", members.size(),
-                       codelets::op_info(members.front()->kind).name, d.reason.c_str());
-        decided.emplace(std::move(key), d.apply);
-        return d.apply;
-      };
-    }
-    const std::vector<passes::OpGroup> groups = passes::group_parallel_ops(g, options, accept);
-    if (!groups.empty()) g.grouped = true;
-    for (const passes::OpGroup& grp : groups)
-      report.groups.push_back({codelets::op_info(grp.kind).name, passes::pattern_name(grp.pattern),
-                               static_cast<int>(grp.members.size()), grp.members.front()});
-  }
+  if (group) run_grouping(g, config, models, report);
   report.nodes_after = graph.num_nodes();
   return report;
 }
@@ -85,20 +142,18 @@ GraphPassReport apply_graph_passes(Graph& graph, const Config& config) {
   return engine::apply_graph_passes(graph, config, nullptr);
 }
 
-// The team widths a task gets under the running policy: StarPU's parallel built-ins (peager, pheft,
-// pgreedy) and the corun policy form teams of any width; cpf and fifo run every task on an executor of
-// the layout's width; every other built-in (lws, eager, dmdas, ...) runs a task on one worker.
+// The team widths a task gets under the running policy (its traits, sched/registry.hpp): any width, the
+// width of its executor layout, or one worker.
 engine::PassModels Engine::Impl::pass_models() {
   if (!pass_times) pass_times = std::make_unique<engine::StarpuOpTimes>();
   engine::PassModels m;
   m.times = pass_times.get();
   const int cores = std::max(1, info.workers);
   m.shape.cores = cores;
-  const std::string& p = info.policy;
-  if (p == "corun" || p == "peager" || p == "pheft" || p == "pgreedy") {
+  if (policy.traits.teams == sched::TeamWidths::any) {
     m.shape.widths.clear();
     for (int w = 1; w <= cores; ++w) m.shape.widths.push_back(w);
-  } else if (info.own_policy) {
+  } else if (policy.traits.teams == sched::TeamWidths::layout) {
     m.shape.widths = {std::clamp(sched::effective_layout().width, 1, cores)};
   }
   return m;

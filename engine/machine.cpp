@@ -3,6 +3,7 @@
 #include "base/cgroup.hpp"
 #include "base/check.hpp"
 #include "base/env.hpp"
+#include "base/hash.hpp"
 
 #include <dirent.h>
 #include <hwloc.h>
@@ -244,6 +245,10 @@ std::vector<int> cpus_allowed(const std::string& status_file) {
   return {};
 }
 
+// The command name of the corun program (/proc/PID/comm), not a policy: a corun process counts as another
+// tenant even before its StarPU workers exist.
+constexpr const char* kProgramName = "corun";
+
 // StarPU 1.3 names its CPU worker threads "CPU <n>" (src/drivers/cpu/driver_cpu.c).
 bool is_starpu_cpu_worker(const std::string& comm) {
   return comm.size() > 4 && comm.rfind("CPU ", 0) == 0 &&
@@ -281,7 +286,7 @@ std::vector<OtherProcess> other_starpu_processes() {
       }
       closedir(tasks);
     }
-    if (p.name != "corun" && p.starpu_workers == 0) continue;
+    if (p.name != kProgramName && p.starpu_workers == 0) continue;
     std::sort(worker_cpus.begin(), worker_cpus.end());
     worker_cpus.erase(std::unique(worker_cpus.begin(), worker_cpus.end()), worker_cpus.end());
     p.cpus = worker_cpus.empty() ? cpus_allowed(dir + "/status") : worker_cpus;
@@ -305,8 +310,7 @@ std::string machine_key() {
   // FNV-1a of what makes two machines time kernels alike: CPU model and topology (not the hostname, so
   // the identical nodes of a cluster share one set of perfmodels).
   const std::string what = cpu_model() + "|" + topology_summary();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : what) h = (h ^ c) * 1099511628211ull;
+  const uint64_t h = hash::fnv1a(what, hash::kFnvShortBasis);
   char buf[32];
   std::snprintf(buf, sizeof(buf), "corun-%012llx", static_cast<unsigned long long>(h & 0xffffffffffffull));
   return buf;

@@ -91,4 +91,13 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
   }
 }
 
+std::vector<sched::TunerNode> tuner_nodes(const detail::GraphImpl& graph) {
+  std::vector<sched::TunerNode> out;
+  out.reserve(graph.nodes.size());
+  for (const auto& node : graph.nodes)
+    out.push_back({static_cast<int>(node.call.kind), codelets::footprint(node.call),
+                   codelets::op_info(node.call.kind).max_width});
+  return out;
+}
+
 }  // namespace corun::engine

@@ -8,6 +8,7 @@
 #include "graphs/passes/levels.hpp"
 #include "sched/hint.hpp"
 #include "sched/planner/cpf_planner.hpp"
+#include "sched/tuner.hpp"
 
 #include <memory>
 #include <vector>
@@ -33,13 +34,11 @@ struct GraphPlan {
   bool stale = false;                ///< the next plan() recomputes it (the PredictionSource learnt something)
 };
 
-/// Predictions from elsewhere than StarPU's history models (corun's width search measures its own).
-class PredictionSource {
- public:
-  virtual ~PredictionSource() = default;
-  /// May replace NaN entries of node `node`'s row (widths 1..max_width, µs).
-  virtual void fill(size_t node, double* row, int max_width) const = 0;
-};
+/// Predictions from elsewhere than StarPU's history models (a policy's width search measures its own).
+using PredictionSource = sched::PredictionSource;
+
+/// The graph as a policy's engine-side phase sees it (sched/tuner.hpp): op kind, footprint, widest team.
+std::vector<sched::TunerNode> tuner_nodes(const detail::GraphImpl& graph);
 
 class Planner {
  public:

@@ -8,7 +8,7 @@
 #include "base/check.hpp"
 #include "base/env.hpp"
 #include "base/parse.hpp"
-#include "engine/corun_tuning.hpp"
+#include "codelets/op.hpp"
 #include "sched/layout.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
@@ -107,25 +107,44 @@ void check_starpu_binding(long highest_cpu, long highest_core) {
 
 }  // namespace
 
-void check_policy_options(const Config& config, bool own, const std::string& policy) {
-  const bool corun = policy == "corun";
-  CORUN_CHECK(corun || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
+void check_policy_options(const Config& config, const sched::ResolvedPolicy& policy) {
+  const bool own = policy.policy != nullptr;
+  const bool tunes = policy.make_tuner != nullptr;
+  const auto tuner = [](const sched::PolicyEntry& p) { return p.make_tuner != nullptr; };
+  CORUN_CHECK(tunes || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
                         !config.verbose_sched),
               Status::invalid_config,
-              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the corun "
-              "policy, not to '"
-                  << policy << "'; unset them or choose CORUN_SCHED=corun");
+              "CORUN_WIDTH_INTERVAL, CORUN_DETERMINISTIC, CORUN_SCHEDULE and CORUN_VERBOSE=sched apply to the "
+              "policies with a width search ("
+                  << sched::own_policy_names(tuner) << "), not to '" << policy.name
+                  << "'; unset them or choose CORUN_SCHED=" << sched::first_own_policy(tuner));
   CORUN_CHECK(
       config.schedule.empty() || config.deterministic, Status::invalid_config,
       "CORUN_SCHEDULE is the frozen schedule of deterministic mode; set CORUN_DETERMINISTIC=1 too, or unset it");
   CORUN_CHECK(own || (config.executors.empty() && config.profile.empty() && config.fixed_width == 0),
               Status::invalid_config,
-              "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies (cpf, fifo, corun), "
-              "not to the StarPU built-in '"
-                  << policy << "'; unset them or choose CORUN_SCHED=cpf");
-  CORUN_CHECK(!corun || (config.executors.empty() && config.profile.empty()), Status::invalid_config,
-              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of cpf and fifo; the corun policy forms its "
-              "teams per op from all cores: unset them");
+              "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies ("
+                  << sched::own_policy_names([](const sched::PolicyEntry&) { return true; })
+                  << "), not to the StarPU built-in '" << policy.name << "'; unset them or choose CORUN_SCHED="
+                  << sched::first_own_policy([](const sched::PolicyEntry& p) { return p.traits.executor_layout; }));
+  CORUN_CHECK(!own || policy.traits.executor_layout || (config.executors.empty() && config.profile.empty()),
+              Status::invalid_config,
+              "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of "
+                  << sched::own_policy_names([](const sched::PolicyEntry& p) { return p.traits.executor_layout; })
+                  << "; the policy '" << policy.name << "' forms its teams per op from all cores: unset them");
+}
+
+sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated) {
+  sched::TunerSettings s;
+  s.cores = cores;
+  // The climb's step: one width at a time up to 16 cores, then cores / 16 (the co-run paper's x).
+  s.width_interval = config.width_interval > 0 ? config.width_interval : std::max(1, cores / 16);
+  s.fixed_width = config.fixed_width;
+  s.deterministic = config.deterministic;
+  s.schedule_file = config.schedule;
+  s.models_are_measurements = simulated;
+  s.op_kinds = static_cast<int>(codelets::OpKind::count_);
+  return s;
 }
 
 void check_starpu_environment() {
@@ -168,11 +187,11 @@ namespace corun {
 void check_config(const Config& config) {
   const sched::ResolvedPolicy policy = sched::resolve_policy(config.policy.c_str(), std::getenv("STARPU_SCHED"));
   if (policy.help) return;  // not an error here: the caller prints the list (policy_help) or the Engine throws
-  engine::check_policy_options(config, policy.policy != nullptr, policy.name);
+  engine::check_policy_options(config, policy);
   if (!config.executors.empty()) sched::parse_layout(config.executors, "CORUN_EXECUTORS");
   if (!config.profile.empty()) sched::read_profile(config.profile);
-  if (policy.name == "corun" && config.deterministic && !config.schedule.empty())
-    engine::CorunTuning::check_schedule_file(config.schedule);
+  if (policy.check_tuner_settings != nullptr)
+    policy.check_tuner_settings(engine::tuner_settings(config, /*cores=*/1, /*simulated=*/false));
   engine::check_starpu_environment();
 }
 

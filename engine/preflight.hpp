@@ -3,15 +3,21 @@
 // in milliseconds, before it builds a model, run the very same rules.
 #pragma once
 
+#include "sched/registry.hpp"
+#include "sched/tuner.hpp"
+
 #include <corun/engine.hpp>
 
 #include <string>
 
 namespace corun::engine {
 
-/// The CORUN_* settings that only mean something to some policies, checked against `policy` (its name) and
-/// `own` (one of corun's policies). Throws corun::Error (invalid_config) naming the variables and the fix.
-void check_policy_options(const Config& config, bool own, const std::string& policy);
+/// The CORUN_* settings that only mean something to some policies, checked against `policy`'s traits.
+/// Throws corun::Error (invalid_config) naming the variables, the policies they apply to and the fix.
+void check_policy_options(const Config& config, const sched::ResolvedPolicy& policy);
+
+/// The settings of a policy's engine-side phase (sched/tuner.hpp) from `config`, for `cores` cores.
+sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated);
 
 /// The StarPU variables corun relies on (STARPU_NCPU, the binding variables, ...), parsed as strictly as
 /// corun's own: StarPU 1.3 aborts with a backtrace on a non-integer and misbinds on a negative CPU id.

@@ -30,17 +30,17 @@ numa::Plan plan_numa_only(const std::vector<int>& usable, const numa::Request& r
   return numa::plan_replicas(numa::discover(usable), request);
 }
 
-numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet,
+numa::Plan plan_numa(const std::vector<int>& usable, const sched::ResolvedPolicy& policy, bool quiet,
                      const numa::Request& request) {
   const numa::Topology topo = numa::discover(usable);
   numa::Plan plan = numa::plan_replicas(topo, request);
   if (!quiet && plan.mode == numa::Mode::off && !request.mode_given && topo.cpu_domains().size() > 1)
     std::fprintf(stderr, "corun: note: %s\n", plan.why.c_str());
   if (plan.replicas.size() <= 1) return plan;
-  // pheft and peager keep one global view of the workers (StarPU 1.3 documents them as not supporting
-  // several contexts); every other policy, ours included, keeps its state per context.
-  if (policy == "pheft" || policy == "peager")
-    throw Error(Status::invalid_config, "corun: NUMA " + numa::describe(plan) + ": the policy '" + policy +
+  // Some policies keep one global view of the workers (StarPU 1.3 documents pheft and peager as not
+  // supporting several contexts); the others, ours included, keep their state per context.
+  if (!policy.traits.context_per_replica)
+    throw Error(Status::invalid_config, "corun: NUMA " + numa::describe(plan) + ": the policy '" + policy.name +
                                             "' does not support one scheduling context per replica; choose another "
                                             "CORUN_SCHED or set CORUN_NUMA=off");
   if (plan.spans_several_domains() && !env::get("STARPU_USE_NUMA")) {

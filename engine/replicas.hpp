@@ -3,6 +3,7 @@
 #pragma once
 
 #include "numa/replica_plan.hpp"
+#include "sched/registry.hpp"
 
 #include <corun/engine.hpp>
 
@@ -20,7 +21,7 @@ numa::Request numa_request(const Config& config);
 /// Before starpu_init: plans the replicas `request` asks for over the NUMA domains of `usable` CPUs (empty:
 /// the whole topology, for fake topologies) and checks that this StarPU and `policy` can run them. Sets
 /// STARPU_USE_NUMA=1 when replicas live on more than one domain (unless the user set it).
-numa::Plan plan_numa(const std::vector<int>& usable, const std::string& policy, bool quiet,
+numa::Plan plan_numa(const std::vector<int>& usable, const sched::ResolvedPolicy& policy, bool quiet,
                      const numa::Request& request);
 
 /// The plan alone (no check of StarPU or the policy, no side effect): how many replicas an Engine will run.

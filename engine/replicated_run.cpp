@@ -54,9 +54,10 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   CORUN_CHECK(std::isfinite(momentum) && momentum >= 0.0f && momentum < 1.0f, Status::invalid_argument,
               "Engine::run_replicated: the momentum must be in [0, 1), got " << momentum);
   CORUN_CHECK(!im.tracing, Status::invalid_config, "Engine::run_replicated: tracing replicated runs is not supported");
-  CORUN_CHECK(im.info.policy != "corun", Status::invalid_config,
-              "Engine::run_replicated: the corun policy's width search runs on one graph; choose another CORUN_SCHED "
-              "for replicas");
+  CORUN_CHECK(im.policy.traits.replicated_runs, Status::invalid_config,
+              "Engine::run_replicated: the " << im.info.policy
+                                             << " policy keeps a state per graph (its width search runs on one "
+                                                "graph); choose another CORUN_SCHED for replicas");
 
   // Every replica: distinct graph, no SGD nodes, the same parameters as replica 0, each with a gradient.
   std::vector<std::vector<Tensor>> params(n), grads(n);

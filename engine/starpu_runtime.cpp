@@ -121,6 +121,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     const std::string key = machine::machine_key();  // loads the hwloc topology: once per Engine
     std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name, key);
     impl_->config = config;
+    impl_->policy = policy;
 
     if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
     if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
@@ -133,7 +134,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     // CORUN_NUMA / CORUN_REPLICAS: checked before StarPU starts (replicas.hpp).
     const machine::Allocation allocation = machine::allocation(config.cgroup_root);
-    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable, policy.name,
+    impl_->numa_plan = engine::plan_numa(allocation.fake_topology ? std::vector<int>{} : allocation.usable, policy,
                                          config.quiet, engine::numa_request(config));
 
     blas::pin_single_thread();
@@ -187,7 +188,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       i.layout = layout.str();
       i.layout_source = layout_source;
       // cpf may merge executors for a lone task (Config::cpf_merge): its hints then carry every width's model.
-      const int hint_width = policy.merges_executors && config.cpf_merge ? layout.count * layout.width : layout.width;
+      const int hint_width = policy.traits.merges_executors && config.cpf_merge ? layout.count * layout.width : layout.width;
       impl_->planner = std::make_unique<engine::Planner>(layout, hint_width, config.fixed_width);
     }
     impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);

@@ -1,6 +1,7 @@
 // One graph, one run: a StarPU task per node, the plan (hints, the corun policy's width search, the lower
 // bound), the NUMA accounting of one solver, submission in node order and the wait for all.
 #include "engine/engine_impl.hpp"
+#include "engine/preflight.hpp"
 
 #include "base/check.hpp"
 #include "codelets/starpu/codelets.hpp"
@@ -110,23 +111,21 @@ RunStats Engine::run_solver(Graph& graph) {
   // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
   const double t0 = starpu_timing_now();
 
-  const bool corun = im.info.policy == "corun";
-  if (corun && (!b.corun || b.plan.nodes != nodes.size())) {
-    const int cores = im.info.workers;
-    const int interval = im.config.width_interval > 0 ? im.config.width_interval : std::max(1, cores / 16);
-    b.corun = std::make_unique<engine::CorunTuning>(g, cores, interval, im.config.fixed_width, im.config.deterministic,
-                                                    im.config.schedule, /*models_are_measurements=*/im.info.simulated);
-  }
+  if (im.policy.make_tuner != nullptr && (!b.tuner || b.plan.nodes != nodes.size()))
+    b.tuner = im.policy.make_tuner(engine::tuner_nodes(g),
+                                   engine::tuner_settings(im.config, im.info.workers, im.info.simulated));
   // Create every task first: the models are queried through them, and the levels need the whole graph.
   im.tasks.assign(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = engine::make_task(nodes[i], b.handles);
   bool tuning = false;
   if (im.planner) {
-    im.planner->plan(g, im.tasks, b.plan, b.corun.get());
-    if (b.corun) {
-      b.corun->apply(b.plan);
-      tuning = b.corun->tuning();
-      stats.frozen = b.corun->frozen();
+    im.planner->plan(g, im.tasks, b.plan, b.tuner.get());
+    if (b.tuner) {
+      sched::TunerPlan view{b.plan.hints, b.plan.deps.successors, b.plan.uncalibrated};
+      b.tuner->apply(view);
+      b.plan.stale = b.plan.stale || view.stale;
+      tuning = b.tuner->tuning();
+      stats.frozen = b.tuner->frozen();
       for (auto& h : b.plan.hints) h.want_reason = im.tracing;
     }
     for (auto& h : b.plan.hints) h.cold = b.runs == 0;
@@ -199,7 +198,7 @@ RunStats Engine::run_solver(Graph& graph) {
   if (tuning) {
     // A finished climb's curve fills predictions the models lack (width 2 of a signature StarPU has too few
     // samples of): replan at the next run, not after kRefreshRuns runs of predictions without it.
-    if (b.corun->record(im.recorder.tasks())) b.plan.stale = true;
+    if (b.tuner->record(im.recorder.tasks())) b.plan.stale = true;
     if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   }
   stats.tuning = tuning;

@@ -7,6 +7,7 @@
 
 #include "codelets/op.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -61,6 +62,9 @@ struct GraphImpl {
   bool grouped = false;       ///< group_parallel_ops() ran (backward() must come before it)
   bool activations_fused = false;  ///< fuse_conv_activation() fused one (an inference graph: no backward())
   bool layouts_blocked = false;    ///< block_layouts() blocked a tensor (an inference graph: no backward())
+  /// The plan step's passes that already ran on this graph (engine apply_graph_passes), each at most once.
+  static constexpr uint8_t kFoldBatchNorm = 1, kFuseConvActivation = 2, kBlockLayouts = 4;
+  uint8_t plan_passes = 0;
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
   int optimizer_hyper = -1;   ///< the adam / sgd_wd nodes' hyper-parameter tensor (-1: none)
   BackwardOptions hyper_options;  ///< the backward's options when optimizer_hyper >= 0 (run_replicated's update)

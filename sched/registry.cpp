@@ -2,6 +2,7 @@
 
 #include "base/check.hpp"
 #include "sched/corun/corun_policy.hpp"
+#include "sched/corun/corun_tuning.hpp"
 #include "sched/cpf/cpf_policy.hpp"
 
 #include <starpu.h>
@@ -12,11 +13,29 @@ namespace corun::sched {
 
 const std::vector<PolicyEntry>& own_policies() {
   static const std::vector<PolicyEntry> table{
-      {"cpf", kCpfDescription, cpf_policy, /*merges_executors=*/true},
-      {"fifo", kFifoDescription, fifo_policy},
-      {"corun", kCorunDescription, corun_policy},
+      {"cpf", kCpfDescription, cpf_policy,
+       {.teams = TeamWidths::layout, .executor_layout = true, .merges_executors = true}},
+      {"fifo", kFifoDescription, fifo_policy, {.teams = TeamWidths::layout, .executor_layout = true}},
+      // Its width search and frozen schedule belong to one graph, hence no replicated runs.
+      {"corun", kCorunDescription, corun_policy, {.teams = TeamWidths::any, .replicated_runs = false},
+       CorunTuning::make, CorunTuning::check_settings},
   };
   return table;
+}
+
+PolicyTraits builtin_traits(const std::string& name) {
+  struct Row {
+    const char* name;
+    PolicyTraits traits;
+  };
+  static const Row table[] = {
+      {"peager", {.teams = TeamWidths::any, .context_per_replica = false}},
+      {"pheft", {.teams = TeamWidths::any, .context_per_replica = false}},
+      {"pgreedy", {.teams = TeamWidths::any}},
+  };
+  for (const Row& r : table)
+    if (name == r.name) return r.traits;
+  return {};
 }
 
 std::vector<std::pair<std::string, std::string>> builtin_policies() {
@@ -45,13 +64,16 @@ bool lookup(const std::string& name, ResolvedPolicy& out) {
       out.name = p.name;
       out.description = p.description;
       out.policy = p.policy();
-      out.merges_executors = p.merges_executors;
+      out.traits = p.traits;
+      out.make_tuner = p.make_tuner;
+      out.check_tuner_settings = p.check_tuner_settings;
       return true;
     }
   for (const auto& [n, desc] : builtin_policies())
     if (name == n) {
       out.name = n;
       out.description = desc;
+      out.traits = builtin_traits(n);
       return true;
     }
   return false;

@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-namespace corun::cli {
+namespace corun::trace {
 
 namespace {
 
@@ -377,4 +377,4 @@ std::string gantt_svg(const TraceFile& trace, const GanttOptions& options) {
   return gantt::emit_svg(gantt::layout_gantt(trace, options));
 }
 
-}  // namespace corun::cli
+}  // namespace corun::trace

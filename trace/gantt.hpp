@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace corun::cli {
+namespace corun::trace {
 
 struct GanttOptions {
   int width_px = 1600;  ///< image width; the height follows from the number of workers and the legend
@@ -26,4 +26,4 @@ struct GanttOptions {
 /// SVG elements stays proportional to the image width, not to the number of tasks.
 std::string gantt_svg(const TraceFile& trace, const GanttOptions& options);
 
-}  // namespace corun::cli
+}  // namespace corun::trace

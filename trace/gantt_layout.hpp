@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace corun::cli::gantt {
+namespace corun::trace::gantt {
 
 /// One op kind of the drawn tasks; boxes, runs and labels refer to it by index.
 struct OpStat {
@@ -100,4 +100,4 @@ GanttLayout layout_gantt(const TraceFile& trace, const GanttOptions& options);
 /// The layout as a standalone SVG document.
 std::string emit_svg(const GanttLayout& layout);
 
-}  // namespace corun::cli::gantt
+}  // namespace corun::trace::gantt

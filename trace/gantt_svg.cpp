@@ -5,7 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-namespace corun::cli::gantt {
+namespace corun::trace::gantt {
 namespace {
 
 constexpr const char* kCriticalStroke = "#111111";
@@ -195,4 +195,4 @@ std::string emit_svg(const GanttLayout& g) {
   return out;
 }
 
-}  // namespace corun::cli::gantt
+}  // namespace corun::trace::gantt

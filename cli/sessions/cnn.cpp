@@ -28,15 +28,14 @@ class CnnTrain : public TrainSession {
  public:
   CnnTrain(const models::CnnConfig& cfg, const OptimizerChoice& choice, const BatchShare& share, std::string size,
            const std::string& data_dir, long epochs, long eval_images, bool block_layouts)
-      : cfg_(cfg), choice_(choice), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs), eval_images_(eval_images) {
+      : cfg_(cfg), choice_(choice), share_(share), size_(std::move(size)), synthetic_(cfg), epochs_(epochs),
+        eval_images_(eval_images), block_layouts_(block_layouts) {
     models::CnnConfig rc = cfg;
     rc.batch = replica_batch(models::cnn_name(cfg.kind), cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients (and the root's velocities) only
     for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Cnn>(rc));
       models_.back()->init_params();
-      // The same bits in either layout; the replicas' reduction reads parameter gradients, which stay NCHW.
-      if (block_layouts) blocked_tensors_ = models_.back()->graph.block_layouts();
       graphs_.push_back(&models_.back()->graph);
     }
     if (cfg.kind == models::CnnKind::cifar_quick) {
@@ -117,9 +116,9 @@ class CnnTrain : public TrainSession {
             {"warmup", c.warmup},
             {"epochs", dataset() ? epochs_ : 0L},
             {"data", dataset() ? "fashion-mnist" : "synthetic"},
-            {"blocked_tensors", blocked_tensors_},
             {"optimizer", optimizer_json(choice_)}};
   }
+  std::optional<bool> layout_blocking() const override { return block_layouts_; }
   std::string data_generator() const override {
     return dataset() ? "fashion-mnist, shuffled per epoch" : "corun::models::SyntheticImages";
   }
@@ -216,7 +215,7 @@ class CnnTrain : public TrainSession {
   FashionMnist data_;
   long epochs_;
   long eval_images_;
-  int blocked_tensors_ = 0;  // per graph, kept in oneDNN's blocked layout (Graph::block_layouts)
+  bool block_layouts_;  // the plan step keeps the activations blocked (Config::block_layouts; --keep-layouts: off)
   int64_t batches_per_epoch_ = 1;
   int64_t perm_epoch_ = -1;
   std::vector<int64_t> perm_;

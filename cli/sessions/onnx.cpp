@@ -32,7 +32,7 @@ struct OnnxTrainConfig {
   float momentum = 0.9f;  // the default optimizer: SGD with momentum, as the built-in CNNs
   uint64_t seed = 42;
   OptimizerChoice optimizer;  // --optimizer, --lr-schedule, ... (cli/optimizer_flags.hpp)
-  bool block_layouts = true;  // Graph::block_layouts after backward (--keep-layouts: off)
+  bool block_layouts = true;  // the plan step's Config::block_layouts (--keep-layouts: off)
   bool allow_non_finite = false;  // --allow-non-finite: import initializers holding NaN or inf
 };
 
@@ -88,7 +88,6 @@ class OnnxTrain : public TrainSession {
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
     model_.graph.backward(model_.loss, b);
-    if (cfg.block_layouts) blocked_tensors_ = model_.graph.block_layouts();  // the same bits, fewer reorders
     // Dropout nodes read the iteration number from one [1] input: written each step, so every iteration
     // draws a fresh mask and a resumed run (k restarts at the checkpoint's iteration) draws the same ones.
     for (const Tensor& t : model_.graph.inputs())
@@ -136,9 +135,9 @@ class OnnxTrain : public TrainSession {
             {"learning_rate", static_cast<double>(cfg_.learning_rate)},
             {"momentum", static_cast<double>(cfg_.momentum)},
             {"seed", static_cast<long>(cfg_.seed)},
-            {"blocked_tensors", blocked_tensors_},
             {"optimizer", optimizer_json(cfg_.optimizer)}};
   }
+  std::optional<bool> layout_blocking() const override { return cfg_.block_layouts; }
   std::string run_plan(long iters, bool) const override {
     return iterations_text(iters) + " of batch " + std::to_string(batch());
   }
@@ -156,7 +155,6 @@ class OnnxTrain : public TrainSession {
   std::optional<models::SyntheticTokens> tokens_;  // an integer (token id) input: ids below its table's rows
   std::vector<float> data_, targets_;  // reused: no allocation per step
   Tensor dropout_step_;                 // the graph's "dropout.step" input, if it has dropout nodes
-  int blocked_tensors_ = 0;             // kept in oneDNN's blocked layout (Graph::block_layouts)
   std::vector<float> step_value_{0.0f};
 };
 

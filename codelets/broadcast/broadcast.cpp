@@ -27,16 +27,6 @@ View view_of(const OpCall& call) {
   return v;
 }
 
-// Element e of C as padded indices.
-Ext unravel(int64_t e, const Ext& ext) {
-  Ext idx{};
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    idx[static_cast<size_t>(d)] = e % ext[static_cast<size_t>(d)];
-    e /= ext[static_cast<size_t>(d)];
-  }
-  return idx;
-}
-
 int64_t offset(const Ext& idx, const Ext& stride) {
   int64_t o = 0;
   for (int d = 0; d < kMaxDims; ++d) o += idx[static_cast<size_t>(d)] * stride[static_cast<size_t>(d)];
@@ -136,6 +126,15 @@ Ext broadcast_strides(const Shape& s, const Ext& out) {
     step *= ext[k];
   }
   return stride;
+}
+
+Ext unravel(int64_t e, const Ext& ext) {
+  Ext idx{};
+  for (int d = kMaxDims - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = e % ext[static_cast<size_t>(d)];
+    e /= ext[static_cast<size_t>(d)];
+  }
+  return idx;
 }
 
 void binary_bcast_ref(const OpCall& call, float* const* buf, int rank, int width) {

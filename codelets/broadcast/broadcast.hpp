@@ -27,6 +27,8 @@ std::array<int64_t, kMaxDims> padded_extents(const Shape& s);
 /// Strides of an operand of shape `s` read along the output extents `out` (both padded): 0 where s has
 /// extent 1 and the output does not.
 std::array<int64_t, kMaxDims> broadcast_strides(const Shape& s, const std::array<int64_t, kMaxDims>& out);
+/// The padded index of element `e` of a row-major tensor of padded extents `ext` (the last dimension fastest).
+std::array<int64_t, kMaxDims> unravel(int64_t e, const std::array<int64_t, kMaxDims>& ext);
 
 void binary_bcast_ref(const OpCall& call, float* const* buf, int rank, int width);
 void binary_bcast_fast(const OpCall& call, float* const* buf, int rank, int width);

@@ -40,15 +40,6 @@ Layout layout_of(const Shape& sx, int64_t mask) {
   return l;
 }
 
-Ext unravel(int64_t e, const Ext& ext) {
-  Ext idx{};
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    idx[static_cast<size_t>(d)] = e % ext[static_cast<size_t>(d)];
-    e /= ext[static_cast<size_t>(d)];
-  }
-  return idx;
-}
-
 // Y[e] for e in this member's range: the reduction over the dims where Y has extent 1 and X does not, in
 // X's index order (the innermost dimension fastest).
 template <class Acc>

@@ -6,6 +6,8 @@
 // started as one of several ranks is an error (each rank would train alone and overwrite the others' files).
 #pragma once
 
+#include "base/hash.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -60,7 +62,7 @@ long broadcast(long value);
 void finish();
 
 /// FNV-1a of `text`, continuing from `seed` (the fingerprints' hash).
-uint64_t hash_text(const std::string& text, uint64_t seed = 14695981039346656037ULL);
+uint64_t hash_text(const std::string& text, uint64_t seed = hash::kFnvBasis);
 /// Hash of this process's executable file (/proc/self/exe): ranks running different builds differ.
 uint64_t executable_hash();
 

@@ -2,6 +2,7 @@
 #include "engine/mpi/job.hpp"
 
 #include "base/check.hpp"
+#include "base/hash.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -29,19 +30,12 @@ int launcher_size() {
   return 1;
 }
 
-uint64_t hash_text(const std::string& text, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t hash_text(const std::string& text, uint64_t seed) { return hash::fnv1a(text, seed); }
 
 uint64_t executable_hash() {
   std::ifstream in("/proc/self/exe", std::ios::binary);
   CORUN_CHECK(in.good(), Status::io_error, "cannot read /proc/self/exe to fingerprint this binary across ranks");
-  uint64_t h = 14695981039346656037ULL;
+  uint64_t h = hash::kFnvBasis;
   std::string block(1 << 16, '\0');
   while (in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));

@@ -79,7 +79,20 @@ struct Config {
   /// everyone else (Engine::run, inference) it means one solver.
   bool replicate_by_default = false;
 
-  // The plan step's graph passes (apply_graph_passes), run on every graph before the engine first binds it.
+  // The plan step's graph passes (apply_graph_passes), run on every graph before the engine first binds it,
+  // in this order. Off for the library; `corun train` and `corun infer` set them from their flags.
+  /// Not from the environment: an inference graph's batch norms after a convolution become part of its weights
+  /// (Graph::fold_batch_norm; the same numbers up to rounding; `corun infer --onnx`, off with --keep-batch-norm).
+  /// Skipped on a graph with a backward.
+  bool fold_batch_norm = false;
+  /// Not from the environment: an inference graph's relu or clip right after a convolution becomes part of it
+  /// (Graph::fuse_conv_activation; the same bits; `corun infer --onnx`, off with --keep-activations). Skipped on
+  /// a graph with a backward.
+  bool fuse_conv_activation = false;
+  /// Not from the environment: activations (and gradients) between the convolutions on oneDNN's kernels stay in
+  /// its blocked layout (Graph::block_layouts; the same bits; `corun train` and `corun infer --onnx` on
+  /// convolutional models, off with --keep-layouts).
+  bool block_layouts = false;
   /// Not from the environment: fuse chains of elementwise ops (`corun train --fuse-elementwise`).
   bool fuse_elementwise = false;
   std::optional<bool> parallel_ops;     ///< CORUN_PARALLEL_OPS=on|off (unset: the defaults below)
@@ -91,7 +104,7 @@ struct Config {
   /// Not from the environment: an unset CORUN_PARALLEL_OPS means auto (`corun train`: the pass is applied
   /// only where the models predict a gain, since under policies without teams a group runs on one worker).
   bool parallel_ops_auto_by_default = false;
-  bool verbose_passes = false;  ///< CORUN_VERBOSE=passes (or all): print every grouping decision and why
+  bool verbose_passes = false;  ///< CORUN_VERBOSE=passes (or all): print each pass, what it did, and every grouping decision
   /// CORUN_INPUT_PROJECTION=on|off (unset: where the cost model predicts a gain); read by
   /// corun::plan_input_projections (include/corun/input_projection.hpp).
   std::optional<bool> input_projection;
@@ -142,6 +155,9 @@ void check_config(const Config& config);
 
 /// What the plan step's graph passes did to one graph.
 struct GraphPassReport {
+  int folded_batch_norms = 0;  ///< batch norms folded into their convolution (Config::fold_batch_norm)
+  int fused_activations = 0;   ///< activations fused into their convolution (Config::fuse_conv_activation)
+  int blocked_tensors = 0;     ///< tensors kept in oneDNN's blocked layout (Config::block_layouts)
   int fused_nodes = 0;       ///< nodes the elementwise fusion pass merged away (Config::fuse_elementwise)
   ParallelOps grouping;      ///< the grouping pass's settings (Config::grouping())
   struct Group {

@@ -1,6 +1,8 @@
 // Transpose, Softmax, LogSoftmax and Dropout: the Graph's transpose, softmax / log_softmax and dropout.
 #include "onnx/ops/ops.hpp"
 
+#include "base/hash.hpp"
+
 #include <string>
 
 namespace corun::onnx_import {
@@ -33,9 +35,7 @@ void convert_softmax_like(Converter& c, Op op) {
 
 // FNV-1a of the node's output name: each Dropout of a file draws its own mask, the same at every import.
 int64_t seed_of(const std::string& name) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : name) h = (h ^ ch) * 1099511628211ull;
-  return static_cast<int64_t>(h >> 1);
+  return static_cast<int64_t>(hash::fnv1a(name, hash::kFnvShortBasis) >> 1);
 }
 }  // namespace
 

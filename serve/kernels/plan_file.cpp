@@ -3,6 +3,7 @@
 #include "base/check.hpp"
 #include "base/env.hpp"
 #include "base/files.hpp"
+#include "base/hash.hpp"
 #include "base/json.hpp"
 #include "base/parse.hpp"
 #include "serve/kernels/step_gemm.hpp"
@@ -49,8 +50,7 @@ std::string plan_cache_dir(const std::string& configured) {
 
 std::string plan_path(const std::string& dir, const std::string& key) {
   // FNV-1a of the key; the readable prefix only helps a human find the file.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  const uint64_t h = hash::fnv1a(key, hash::kFnvShortBasis);
   std::string prefix;
   for (char c : key.substr(0, key.find(" machine="))) prefix += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
   std::ostringstream os;

@@ -10,7 +10,7 @@
 
 #include "base/json.hpp"
 #include "cli/checkpoint.hpp"
-#include "engine/schedule_file.hpp"
+#include "sched/corun/schedule_file.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "serve/kernels/plan_file.hpp"
 
@@ -137,8 +137,8 @@ TEST_F(Fuzz, ScheduleReader) {
       seeds("schedule"), {.rng_seed = 24},
       [&](const std::string& input) {
         write_bytes(file, input);
-        engine::check_schedule(file);
-        const auto s = engine::read_schedule(file);
+        sched::check_schedule(file);
+        const auto s = sched::read_schedule(file);
         if (!s) broken("as no schedule at all, though the file exists");
         if (s->first.size() != s->width.size()) broken("with a block count that differs between first and width");
         for (size_t i = 0; i < s->first.size(); ++i)

@@ -1,7 +1,10 @@
 // Issue 21 item 7: the corun width search on a shared machine. When the co-tenancy governor runs a tuning
 // run's tasks narrower than the width under test, each such signature ends its climb at its best width so
 // far instead of tuning again (synthetic traces: no StarPU runtime).
-#include "engine/corun_tuning.hpp"
+#include "sched/corun/corun_tuning.hpp"
+
+#include "codelets/op.hpp"
+#include "engine/planning.hpp"
 
 #include <corun/graph.hpp>
 
@@ -21,11 +24,23 @@ struct TinyGraph {
   }
 };
 
-GraphPlan plan_for(const Graph& g) {
-  GraphPlan p;
-  p.nodes = g.impl().nodes.size();
-  p.hints.resize(p.nodes);
-  return p;
+// The plan the engine hands the tuner: one hint per node, no dependencies (the tests never freeze).
+struct PlanFor {
+  explicit PlanFor(const Graph& g) : nodes(g.impl().nodes.size()), hints(nodes), successors(nodes) {}
+  PlanFor(const PlanFor&) = delete;
+  operator sched::TunerPlan&() { return view; }
+  size_t nodes;
+  std::vector<sched::TaskHint> hints;
+  std::vector<std::vector<int32_t>> successors;
+  sched::TunerPlan view{hints, successors};
+};
+
+// The corun tuner of `g` on 2 cores, width step 1, no fixed width, not deterministic.
+sched::CorunTuning tuner_for(const Graph& g) {
+  sched::TunerSettings s;
+  s.cores = 2;
+  s.op_kinds = static_cast<int>(codelets::OpKind::count_);
+  return sched::CorunTuning(tuner_nodes(g.impl()), s);
 }
 
 // One tuning run's trace: every node at `width`, 100 µs at width 1 and 60 µs wider.
@@ -39,7 +54,7 @@ std::vector<TraceTask> run_at(size_t nodes, int width) {
 }
 
 // The warm-up run: every task at its signature's widest width on [0, w), and nothing recorded.
-void warm_up(CorunTuning& tuning, GraphPlan& plan) {
+void warm_up(sched::CorunTuning& tuning, PlanFor& plan) {
   ASSERT_TRUE(tuning.tuning());
   tuning.apply(plan);
   for (const sched::TaskHint& h : plan.hints) {
@@ -53,8 +68,8 @@ void warm_up(CorunTuning& tuning, GraphPlan& plan) {
 
 TEST(CorunTuningWarmUp, TheFirstRunWarmsEveryCoreAndIsNotMeasured) {
   TinyGraph tg;
-  CorunTuning tuning(tg.g.impl(), 2, 1, 0, false, "");
-  GraphPlan plan = plan_for(tg.g);
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
   warm_up(tuning, plan);
   // A cold first run looks slow at width 2 (first calls on core 1); had it counted, width 1 would win.
   tuning.apply(plan);
@@ -69,8 +84,8 @@ TEST(CorunTuningWarmUp, TheFirstRunWarmsEveryCoreAndIsNotMeasured) {
 
 TEST(CorunTuningCapped, ACappedTuningRunEndsTheSearchAtTheBestWidthSoFar) {
   TinyGraph tg;
-  CorunTuning tuning(tg.g.impl(), 2, 1, 0, false, "");
-  GraphPlan plan = plan_for(tg.g);
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
   const size_t n = plan.nodes;
   warm_up(tuning, plan);
   tuning.apply(plan);
@@ -94,8 +109,8 @@ TEST(CorunTuningCapped, ACappedTuningRunEndsTheSearchAtTheBestWidthSoFar) {
 
 TEST(CorunTuningCapped, AnUncappedRunStillMeasuresTheWiderWidth) {
   TinyGraph tg;
-  CorunTuning tuning(tg.g.impl(), 2, 1, 0, false, "");
-  GraphPlan plan = plan_for(tg.g);
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
   warm_up(tuning, plan);
   tuning.apply(plan);
   tuning.record(run_at(plan.nodes, 1));

@@ -1,4 +1,4 @@
-// engine/corun_tuning.hpp — what the engine adds to the hints of a graph under the corun policy:
+// sched/corun/corun_tuning.hpp — the corun policy's engine-side phase (a sched::PlanTuner, sched/tuner.hpp):
 // Strategies 1-2 of the co-run paper (per-op width by hill climbing in the first runs, one stable width
 // per op kind) and deterministic mode (a frozen schedule).
 //
@@ -26,36 +26,38 @@
 // from that file when it matches the graph, else written there, so separate processes share it.
 #pragma once
 
-#include "engine/planning.hpp"
 #include "sched/planner/width_search.hpp"
+#include "sched/tuner.hpp"
 
 #include <corun/trace.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
-namespace corun::engine {
+namespace corun::sched {
 
-class CorunTuning : public PredictionSource {
+class CorunTuning final : public PlanTuner {
  public:
-  /// `cores`: the policy's cores; `interval` >= 1: the climb's width step; `fixed_width` > 0
-  /// (CORUN_FIXED_WIDTH): every op at that width, no search.
-  /// `models_are_measurements`: replay the climbs over the predictions (simulated runs, see above).
-  CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
-              std::string schedule_file, bool models_are_measurements = false);
+  /// `settings.width_interval` >= 1: the climb's width step; `settings.fixed_width` > 0 (CORUN_FIXED_WIDTH):
+  /// every op at that width, no search; `models_are_measurements`: replay the climbs over the predictions
+  /// (simulated runs, see above).
+  CorunTuning(const std::vector<TunerNode>& nodes, const TunerSettings& settings);
 
-  /// Throws corun::Error when `path` exists but is not a schedule file (checked before StarPU starts).
-  static void check_schedule_file(const std::string& path);
+  /// The registry row's factory and file check (sched/registry.cpp).
+  static std::unique_ptr<PlanTuner> make(const std::vector<TunerNode>& nodes, const TunerSettings& settings);
+  /// Throws corun::Error when CORUN_SCHEDULE names a file that is not a schedule (before StarPU starts).
+  static void check_settings(const TunerSettings& settings);
 
   /// True while some signature's width is still being searched (the next run is a tuning run).
-  bool tuning() const;
-  bool frozen() const { return !frozen_first_.empty(); }
+  bool tuning() const override;
+  bool frozen() const override { return !frozen_first_.empty(); }
   /// Sets this run's hint fields (fixed blocks, stable widths, kinds); freezes the schedule when due.
-  void apply(GraphPlan& plan);
+  void apply(TunerPlan& plan) override;
   /// After a tuning run: records every signature's median time at the width it ran at (nothing after the
   /// warm-up run).
   /// Returns true when a climb ended with it: its curve now fills predictions, so the plan is stale.
-  bool record(const std::vector<TraceTask>& trace);
+  bool record(const std::vector<TraceTask>& trace) override;
 
   void fill(size_t node, double* row, int max_width) const override;
 
@@ -64,14 +66,14 @@ class CorunTuning : public PredictionSource {
   int stable_width_of(size_t i) const;
 
  private:
-  void freeze(GraphPlan& plan);
+  void freeze(const TunerPlan& plan);
   // Simulated runs: finishes every climb whose widths the plan's predictions all hold.
-  bool replay_from_models(const GraphPlan& plan);  // true when a climb finished
+  bool replay_from_models(const TunerPlan& plan);  // true when a climb finished
   // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
   void settle_stable_widths();
   // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's
   // width-1 times (its average parallelism), so the ops that become ready together find cores.
-  void cap_widths_by_parallelism(GraphPlan& plan) const;
+  void cap_widths_by_parallelism(TunerPlan& plan) const;
   bool load_schedule();
   void save_schedule() const;
 
@@ -85,10 +87,10 @@ class CorunTuning : public PredictionSource {
   std::vector<int> sig_of_;                 // node -> signature
   std::vector<size_t> first_node_of_sig_;   // signature -> its first node
   std::vector<int> kind_of_sig_;            // signature -> op kind
-  std::vector<sched::WidthSearch> searches_;
+  std::vector<WidthSearch> searches_;
   std::vector<std::vector<double>> curves_; // signature -> measured curve (after the search)
   std::vector<int> stable_of_kind_;         // op kind -> stable width (0: unknown)
   std::vector<int> frozen_first_, frozen_width_;  // per node, deterministic mode
 };
 
-}  // namespace corun::engine
+}  // namespace corun::sched

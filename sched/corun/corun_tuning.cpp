@@ -1,8 +1,8 @@
-#include "engine/corun_tuning.hpp"
+#include "sched/corun/corun_tuning.hpp"
 
-#include "codelets/starpu/codelets.hpp"
 #include "base/check.hpp"
-#include "engine/schedule_file.hpp"
+#include "base/hash.hpp"
+#include "sched/corun/schedule_file.hpp"
 #include "sched/planner/corun_planner.hpp"
 #include "sched/planner/corun_simulate.hpp"
 
@@ -11,14 +11,9 @@
 #include <map>
 #include <optional>
 
-namespace corun::engine {
+namespace corun::sched {
 
 namespace {
-uint64_t fnv(uint64_t h, uint64_t v) {
-  for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
-  return h;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -26,51 +21,56 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-CorunTuning::CorunTuning(const detail::GraphImpl& graph, int cores, int interval, int fixed_width, bool deterministic,
-                         std::string schedule_file, bool models_are_measurements)
-    : cores_(cores),
-      fixed_width_(fixed_width),
-      deterministic_(deterministic),
-      models_are_measurements_(models_are_measurements),
-      warmed_up_(models_are_measurements),
-      schedule_file_(std::move(schedule_file)) {
+CorunTuning::CorunTuning(const std::vector<TunerNode>& nodes, const TunerSettings& settings)
+    : cores_(settings.cores),
+      fixed_width_(settings.fixed_width),
+      deterministic_(settings.deterministic),
+      models_are_measurements_(settings.models_are_measurements),
+      warmed_up_(settings.models_are_measurements),
+      schedule_file_(settings.schedule_file) {
   std::map<std::pair<int, uint32_t>, int> sig_ids;
-  graph_hash_ = fnv(14695981039346656037ull, graph.nodes.size());
-  sig_of_.reserve(graph.nodes.size());
-  for (const auto& node : graph.nodes) {
-    const int kind = static_cast<int>(node.call.kind);
-    const uint32_t fp = codelets::footprint(node.call);
-    graph_hash_ = fnv(fnv(graph_hash_, static_cast<uint64_t>(kind)), fp);
-    auto [it, added] = sig_ids.emplace(std::make_pair(kind, fp), static_cast<int>(searches_.size()));
+  graph_hash_ = hash::fnv1a_u64(hash::kFnvBasis, nodes.size());
+  sig_of_.reserve(nodes.size());
+  for (const TunerNode& node : nodes) {
+    graph_hash_ = hash::fnv1a_u64(hash::fnv1a_u64(graph_hash_, static_cast<uint64_t>(node.kind)), node.footprint);
+    auto [it, added] = sig_ids.emplace(std::make_pair(node.kind, node.footprint), static_cast<int>(searches_.size()));
     if (added) {
-      kind_of_sig_.push_back(kind);
+      kind_of_sig_.push_back(node.kind);
       first_node_of_sig_.push_back(sig_of_.size());
-      searches_.emplace_back(std::min(cores, codelets::op_info(node.call.kind).max_width), interval);
+      searches_.emplace_back(std::min(settings.cores, node.max_width), std::max(1, settings.width_interval));
     }
     sig_of_.push_back(it->second);
   }
   curves_.resize(searches_.size());
-  stable_of_kind_.assign(static_cast<size_t>(codelets::OpKind::count_), 0);
+  stable_of_kind_.assign(static_cast<size_t>(std::max(0, settings.op_kinds)), 0);
   if (deterministic_ && !schedule_file_.empty()) load_schedule();
+}
+
+std::unique_ptr<PlanTuner> CorunTuning::make(const std::vector<TunerNode>& nodes, const TunerSettings& settings) {
+  return std::make_unique<CorunTuning>(nodes, settings);
+}
+
+void CorunTuning::check_settings(const TunerSettings& settings) {
+  if (settings.deterministic && !settings.schedule_file.empty()) check_schedule(settings.schedule_file);
 }
 
 bool CorunTuning::tuning() const {
   if (frozen() || fixed_width_ > 0) return false;
-  return std::any_of(searches_.begin(), searches_.end(), [](const sched::WidthSearch& s) { return !s.done(); });
+  return std::any_of(searches_.begin(), searches_.end(), [](const WidthSearch& s) { return !s.done(); });
 }
 
 int CorunTuning::stable_width_of(size_t i) const {
   return stable_of_kind_[static_cast<size_t>(kind_of_sig_[static_cast<size_t>(sig_of_[i])])];
 }
 
-void CorunTuning::apply(GraphPlan& plan) {
+void CorunTuning::apply(TunerPlan& plan) {
   const size_t n = sig_of_.size();
   if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
   if (models_are_measurements_ && tuning() && replay_from_models(plan)) plan.stale = true;  // refill next run
   if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
   const bool searching = tuning();
   for (size_t i = 0; i < n; ++i) {
-    sched::TaskHint& h = plan.hints[i];
+    TaskHint& h = plan.hints[i];
     const int sig = sig_of_[i];
     h.kind = sig;
     h.width_search = false;
@@ -80,7 +80,7 @@ void CorunTuning::apply(GraphPlan& plan) {
       h.stable_width = frozen_width_[i];
     } else if (searching) {
       // Pinned to [0, w): every task of a tuning run waits for core 0, so each is measured alone.
-      const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
+      const WidthSearch& s = searches_[static_cast<size_t>(sig)];
       h.fixed_first = 0;
       h.fixed_width = !warmed_up_ ? s.max_width() : s.done() ? s.stable_width() : s.next();
       h.width_search = !warmed_up_ || !s.done();
@@ -93,17 +93,17 @@ void CorunTuning::apply(GraphPlan& plan) {
   if (!frozen() && !searching && fixed_width_ == 0) cap_widths_by_parallelism(plan);
 }
 
-void CorunTuning::cap_widths_by_parallelism(GraphPlan& plan) const {
-  if (cores_ < sched::CorunPlanner::kShareFromCores) return;  // the paper's rules, unchanged, below that
+void CorunTuning::cap_widths_by_parallelism(TunerPlan& plan) const {
+  if (cores_ < CorunPlanner::kShareFromCores) return;  // the paper's rules, unchanged, below that
   std::vector<double> t1(plan.hints.size(), 0.0);
   double work = 0.0;
   for (size_t i = 0; i < t1.size(); ++i) {
-    const sched::TaskHint& h = plan.hints[i];
+    const TaskHint& h = plan.hints[i];
     t1[i] = h.npredicted >= 1 && h.predicted_us[0] >= 0.0 ? h.predicted_us[0] : 0.0;
     work += t1[i];
   }
-  const int cap = sched::parallelism_width_cap(work, graphs::levels(plan.deps, t1).critical_path, cores_);
-  for (sched::TaskHint& h : plan.hints) h.max_width = std::min(h.max_width, cap);
+  const int cap = parallelism_width_cap(work, critical_path(plan.successors, t1), cores_);
+  for (TaskHint& h : plan.hints) h.max_width = std::min(h.max_width, cap);
 }
 
 bool CorunTuning::record(const std::vector<TraceTask>& trace) {
@@ -116,7 +116,7 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
   std::vector<char> capped(searches_.size(), 0);
   for (size_t i = 0; i < trace.size(); ++i) {
     const int sig = sig_of_[i];
-    const sched::WidthSearch& s = searches_[static_cast<size_t>(sig)];
+    const WidthSearch& s = searches_[static_cast<size_t>(sig)];
     if (s.done()) continue;
     if (trace[i].width == s.next())
       times[static_cast<size_t>(sig)].push_back(trace[i].end_us - trace[i].start_us);
@@ -125,7 +125,7 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
   }
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
-    sched::WidthSearch& s = searches_[sig];
+    WidthSearch& s = searches_[sig];
     if (s.done()) continue;
     if (capped[sig] && s.stable_width() > 0) {
       // Teams of the width under test waited on cores other processes use: wider is not worth measuring
@@ -145,12 +145,12 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
   return finished_now;
 }
 
-bool CorunTuning::replay_from_models(const GraphPlan& plan) {
+bool CorunTuning::replay_from_models(const TunerPlan& plan) {
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
     if (searches_[sig].done()) continue;
-    const sched::TaskHint& h = plan.hints[first_node_of_sig_[sig]];
-    sched::WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
+    const TaskHint& h = plan.hints[first_node_of_sig_[sig]];
+    WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
     while (!climb.done()) {
       const int w = climb.next();
       const double t = w <= h.npredicted ? h.predicted_us[w - 1] : NAN;
@@ -168,12 +168,12 @@ bool CorunTuning::replay_from_models(const GraphPlan& plan) {
 
 void CorunTuning::settle_stable_widths() {
   // Strategy 2: per op kind, the best width of its largest signature (time at width 1 orders them).
-  std::vector<std::vector<sched::KindInstance>> per_kind(stable_of_kind_.size());
+  std::vector<std::vector<KindInstance>> per_kind(stable_of_kind_.size());
   for (size_t sig = 0; sig < searches_.size(); ++sig)
     per_kind[static_cast<size_t>(kind_of_sig_[sig])].push_back(
         {curves_[sig].empty() ? 0.0 : curves_[sig][0], searches_[sig].stable_width()});
   for (size_t k = 0; k < per_kind.size(); ++k)
-    if (!per_kind[k].empty()) stable_of_kind_[k] = sched::stable_width_for_kind(per_kind[k]);
+    if (!per_kind[k].empty()) stable_of_kind_[k] = stable_width_for_kind(per_kind[k]);
 }
 
 void CorunTuning::fill(size_t node, double* row, int max_width) const {
@@ -182,20 +182,20 @@ void CorunTuning::fill(size_t node, double* row, int max_width) const {
     if (std::isnan(row[w - 1])) row[w - 1] = curve[static_cast<size_t>(w - 1)];
 }
 
-void CorunTuning::freeze(GraphPlan& plan) {
+void CorunTuning::freeze(const TunerPlan& plan) {
   const size_t n = sig_of_.size();
-  std::vector<sched::SimNode> nodes(n);
+  std::vector<SimNode> nodes(n);
   for (size_t i = 0; i < n; ++i) {
-    const sched::TaskHint& h = plan.hints[i];
-    sched::CorunTask& t = nodes[i].task;
+    const TaskHint& h = plan.hints[i];
+    CorunTask& t = nodes[i].task;
     t.level = h.level_us;
     t.predicted.assign(h.predicted_us, h.predicted_us + h.npredicted);
     t.max_width = std::max(1, std::min(h.max_width, cores_));
     t.stable_width = std::max(1, std::min(stable_width_of(i) > 0 ? stable_width_of(i) : t.max_width, t.max_width));
     t.kind = sig_of_[i];
-    for (int32_t s : plan.deps.successors[i]) nodes[i].successors.push_back(s);
+    for (int32_t s : plan.successors[i]) nodes[i].successors.push_back(s);
   }
-  const sched::SimResult r = sched::simulate_corun(nodes, cores_);
+  const SimResult r = simulate_corun(nodes, cores_);
   frozen_first_.resize(n);
   frozen_width_.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -204,8 +204,6 @@ void CorunTuning::freeze(GraphPlan& plan) {
   }
   if (!schedule_file_.empty()) save_schedule();
 }
-
-void CorunTuning::check_schedule_file(const std::string& path) { check_schedule(path); }
 
 bool CorunTuning::load_schedule() {
   std::optional<FrozenSchedule> s = read_schedule(schedule_file_);
@@ -220,4 +218,4 @@ void CorunTuning::save_schedule() const {
   write_schedule(schedule_file_, {graph_hash_, cores_, frozen_first_, frozen_width_});
 }
 
-}  // namespace corun::engine
+}  // namespace corun::sched

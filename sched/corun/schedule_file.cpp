@@ -1,4 +1,4 @@
-#include "engine/schedule_file.hpp"
+#include "sched/corun/schedule_file.hpp"
 
 #include "base/check.hpp"
 #include "base/files.hpp"
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace corun::engine {
+namespace corun::sched {
 
 namespace {
 
@@ -143,4 +143,4 @@ void write_schedule(const std::string& path, const FrozenSchedule& s) {
   write_file_atomically(path, json::dump(doc) + "\n", "CORUN_SCHEDULE");
 }
 
-}  // namespace corun::engine
+}  // namespace corun::sched

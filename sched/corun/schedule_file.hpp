@@ -1,4 +1,4 @@
-// engine/schedule_file.hpp — the frozen schedule of deterministic corun mode, saved in CORUN_SCHEDULE
+// sched/corun/schedule_file.hpp — the frozen schedule of deterministic corun mode, saved in CORUN_SCHEDULE
 // (docs/scheduling.md) so that a later run of the same graph on the same cores places every task alike.
 //
 //   {"format": "corun-schedule", "version": 1, "graph": "9c1d2e3f4a5b6c7d", "nodes": 3, "cores": 4,
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace corun::engine {
+namespace corun::sched {
 
 struct FrozenSchedule {
   uint64_t graph_hash = 0;
@@ -32,4 +32,4 @@ std::optional<FrozenSchedule> read_schedule(const std::string& path);
 /// Throws corun::Error(io_error) naming the path when it cannot be written.
 void write_schedule(const std::string& path, const FrozenSchedule& schedule);
 
-}  // namespace corun::engine
+}  // namespace corun::sched
