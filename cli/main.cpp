@@ -2,6 +2,7 @@
 // `corun serve-bench`.
 // Exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 `train` stopped by SIGTERM/SIGUSR1/
 // SIGINT after an iteration (a second signal: 128 + its number).
+#include "cli/blas_pool.hpp"
 #include "cli/commands.hpp"
 
 #include <corun/error.hpp>
@@ -30,6 +31,7 @@ const char* kUsage =
 }
 
 int main(int argc, char** argv) {
+  corun::cli::restore_user_blas_threads();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     if (argc < 2) std::fputs("corun: no command given\n", stderr);

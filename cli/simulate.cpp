@@ -11,12 +11,13 @@
 
 #include "base/check.hpp"
 
-#include <corun/machine.hpp>
 #include <starpu.h>
 #include <unistd.h>
+#include <corun/machine.hpp>
 
-#include <cstdio>
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -34,8 +35,9 @@ const std::vector<FlagSpec> kFlags = {
     {"--machine", true, "machine description to simulate (machines/*.json)"},
     {"--law", true, "scaling law of model source (b): optimistic | pessimistic (default pessimistic)"},
     {"--models", true, "model source (a): a directory of corun_<op>.<key> files calibrated on the target machine"},
-    {"--measured-dir", true, "perf model directory of this machine's measurements (default STARPU_PERF_MODEL_DIR "
-                             "or ~/.starpu/sampling)"},
+    {"--measured-dir", true,
+     "perf model directory of this machine's measurements (default STARPU_PERF_MODEL_DIR "
+     "or ~/.starpu/sampling)"},
     {"--measured-key", true, "machine key of those measurements (default this machine's, as `corun info` prints it)"},
     {"--ignore-width2", false, "source (b): ignore measured width-2 times (measured on a loaded machine)"},
     {"--dir", true, "where to write the simulated machine's files (default a new directory under /tmp)"},
@@ -71,6 +73,30 @@ std::string make_temp_dir() {
   CORUN_CHECK(mkdtemp(pattern.data()) != nullptr, Status::io_error,
               "cannot create a directory under " << fs::temp_directory_path().string() << ": pass --dir");
   return pattern;
+}
+
+// What was under `dir` before `prepare` wrote there (nothing when it did not exist).
+std::vector<fs::path> entries_under(const std::string& dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    found.push_back(it->path());
+  return found;
+}
+
+// A refused input leaves nothing behind (issue 52): what `prepare` wrote, and the directory itself when this
+// run created it (the default temp dir, or a --dir that did not exist). Children go before their parents.
+void remove_written(const std::string& dir, bool created, const std::vector<fs::path>& before) {
+  std::error_code ec;
+  if (created) {
+    fs::remove_all(dir, ec);
+    return;
+  }
+  std::vector<fs::path> written = entries_under(dir);
+  std::sort(written.begin(), written.end(),
+            [](const fs::path& a, const fs::path& b) { return a.native().size() > b.native().size(); });
+  for (const fs::path& p : written)
+    if (std::find(before.begin(), before.end(), p) == before.end()) fs::remove(p, ec);
 }
 
 }  // namespace
@@ -124,14 +150,24 @@ int simulate(int argc, char** argv) {
                                                << "': build one with scripts/setup.sh simgrid, or pass --corun PATH");
   if (req.measured_dir.empty() && req.target_models.empty()) req.measured_dir = default_measured_dir();
   if (req.measured_key.empty() && req.target_models.empty()) req.measured_key = machine::machine_key();
+  std::error_code ec;
+  const bool created = req.out_dir.empty() || !fs::exists(req.out_dir, ec);
   if (req.out_dir.empty()) req.out_dir = make_temp_dir();
+  const std::vector<fs::path> before = entries_under(req.out_dir);
 
-  const sim::Prepared prepared = sim::prepare(req);
-  std::printf("corun simulate: simulated time (StarPU %d.%d SimGrid mode), machine %s (%s): %d cores, %d NUMA domain(s)\n"
-              "corun simulate: models: %s\ncorun simulate: files in %s (STARPU_HOSTNAME=%s)\n",
-              STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, prepared.machine.name.c_str(), prepared.machine.path.c_str(),
-              prepared.machine.cores, prepared.machine.numa_domains, prepared.source.c_str(), req.out_dir.c_str(),
-              prepared.key.c_str());
+  sim::Prepared prepared;
+  try {
+    prepared = sim::prepare(req);
+  } catch (...) {
+    remove_written(req.out_dir, created, before);
+    throw;
+  }
+  std::printf(
+      "corun simulate: simulated time (StarPU %d.%d SimGrid mode), machine %s (%s): %d cores, %d NUMA domain(s)\n"
+      "corun simulate: models: %s\ncorun simulate: files in %s (STARPU_HOSTNAME=%s)\n",
+      STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, prepared.machine.name.c_str(), prepared.machine.path.c_str(),
+      prepared.machine.cores, prepared.machine.numa_domains, prepared.source.c_str(), req.out_dir.c_str(),
+      prepared.key.c_str());
   std::fflush(stdout);
 
   setenv("STARPU_PERF_MODEL_DIR", req.out_dir.c_str(), 1);

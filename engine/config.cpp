@@ -68,6 +68,11 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;
   if (auto v = env::get_choice("CORUN_COTENANCY", {"auto", "off"})) c.cotenancy = *v == "auto";
+  // StarPU records every sample of a calibration run (STARPU_CALIBRATE=1 or 2) into the model of the width the
+  // task ran at. A governor narrowing width-2 teams to width 1 under load left the documented width-2
+  // calibration with 8 width-2 times of 366 footprints (issue 52): calibration keeps the widths asked for,
+  // as CORUN_FIXED_WIDTH does.
+  if (auto v = env::get("STARPU_CALIBRATE"); v && *v != "0") c.cotenancy = false;
   if (auto v = env::get_choice("CORUN_CPF_MERGE", {"auto", "off"})) c.cpf_merge = *v == "auto";
   if (auto v = env::get_choice("CORUN_TEST_PAUSE_IN_CHECKPOINT", {"files", "manifest", "prune", "stuck"}))
     c.test_pause_in_checkpoint = *v;

@@ -1,5 +1,8 @@
 #include "engine/model_files.hpp"
 
+#include "base/memory_budget.hpp"
+#include "engine/blas.hpp"
+
 #include <starpu.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -41,6 +44,10 @@ std::filesystem::path codelet_model_dir() {
 // Loads the file with StarPU's parser in a child process: the parser asserts (aborts) on malformed input,
 // which must not take the caller down. Runs before starpu_init, while the process has one thread.
 bool loads_cleanly(const std::string& path) {
+  // OpenBLAS's atfork handler joins its pool threads, and under an address-space limit a pool thread may
+  // be retrying a buffer that does not fit, forever (issue 52): then the fork never returns. corun itself
+  // starts no pool there (cli/blas_pool.hpp); a program that does is not forked, and StarPU parses alone.
+  if (blas::threads() > 1 && address_space_left() >= 0) return true;
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) return true;  // cannot check: let StarPU try

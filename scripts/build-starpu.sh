@@ -39,7 +39,13 @@ stamp="$prefix/.corun-build-complete"
 
 log() { echo "[build-starpu] $*" >&2; }
 
-if [[ -f "$stamp" && -f "$prefix/lib/pkgconfig/starpu-1.3.pc" && -f "$prefix/lib/pkgconfig/starpumpi-1.3.pc" ]]; then
+# What a complete build installs: StarPU, and StarPU-MPI in the source flavour only (MPI is off under
+# SimGrid: asking for its file there rebuilt the SimGrid StarPU on every run, issue 52).
+installed=("$prefix/lib/pkgconfig/starpu-1.3.pc")
+[[ "$variant" == source ]] && installed+=("$prefix/lib/pkgconfig/starpumpi-1.3.pc")
+complete=1
+for f in "$stamp" "${installed[@]}"; do [[ -f "$f" ]] || complete=0; done
+if ((complete)); then
   log "reusing $prefix"
   echo "$prefix"
   exit 0

@@ -24,6 +24,8 @@ constexpr float kTanhSmall = 0.625f;
 constexpr float kTanhBig = 9.0f;
 
 float exp_scalar(float x) {
+  // fmin/fmax would return the bound for NaN (a plausible gate value); NaN must stay NaN, as in std::exp.
+  if (std::isnan(x)) return x;
   x = std::fmin(std::fmax(x, kExpLo), kExpHi);
   const float n = std::floor(x * kLog2e + 0.5f);
   float r = x - n * kLn2Hi;
@@ -43,14 +45,16 @@ float tanh_scalar(float x) {
     const float z = x * x;
     return ((((kT0 * z + kT1) * z + kT2) * z + kT3) * z + kT4) * z * x + x;
   }
-  const float t = 1.0f - 2.0f / (exp_scalar(2.0f * std::fmin(a, kTanhBig)) + 1.0f);
+  const float t = 1.0f - 2.0f / (exp_scalar(2.0f * (a > kTanhBig ? kTanhBig : a)) + 1.0f);  // NaN stays NaN
   return x < 0 ? -t : t;
 }
 
 float sigmoid_scalar(float x) { return 1.0f / (1.0f + exp_scalar(-x)); }
 
 __attribute__((target("avx2,fma"))) __m256 exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLo)), _mm256_set1_ps(kExpHi));
+  // min_ps/max_ps return their second operand when either is NaN: x second, so a NaN lane stays NaN (its
+  // exponent bits are garbage, but NaN times anything is NaN).
+  x = _mm256_min_ps(_mm256_set1_ps(kExpHi), _mm256_max_ps(_mm256_set1_ps(kExpLo), x));
   const __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(0.5f)));
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
@@ -82,8 +86,8 @@ __attribute__((target("avx2,fma"))) __m256 tanh8(__m256 x) {
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
   // Large branch: 1 - 2 / (e^2|x| + 1), with the sign of x.
   const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 e = exp8(_mm256_add_ps(_mm256_min_ps(a, _mm256_set1_ps(kTanhBig)),
-                                      _mm256_min_ps(a, _mm256_set1_ps(kTanhBig))));
+  const __m256 capped = _mm256_min_ps(_mm256_set1_ps(kTanhBig), a);  // a second: NaN stays NaN
+  const __m256 e = exp8(_mm256_add_ps(capped, capped));
   __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
   big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
   const __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);

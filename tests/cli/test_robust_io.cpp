@@ -168,4 +168,31 @@ TEST_F(RobustIo, AnAddressSpaceLimitIsAClearErrorWithinSeconds) {
   expect_no_results();
 }
 
+// Issue 52: between 150 and 200 MB OpenBLAS's pool thread, started before main, retried its 128 MiB buffer
+// forever, and the fork of the model check and then exit waited for it: the run never ended. Every limit
+// from 50 MB up must end within seconds: 0 where the run fits, else non-zero with a message (below about
+// 60 MB the dynamic loader itself cannot map StarPU, and says so before corun starts).
+class AddressSpaceLimits : public RobustIo, public ::testing::WithParamInterface<int> {};
+
+TEST_P(AddressSpaceLimits, EndTheRunWithinSeconds) {
+  const int kb = GetParam();
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = CorunProcessTest::corun("train --model lstm --iters 3 --json out.json", "",
+                                                  "timeout -s KILL 30", "ulimit -v " + std::to_string(kb) + " && ");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_NE(r.code, 137) << "ulimit -v " << kb << ": still running after 30 s, killed\n" << r;
+  EXPECT_LT(seconds, 15.0) << "ulimit -v " << kb << ": ended only after " << seconds << " s";
+  if (r.code == 0) {
+    EXPECT_TRUE(fs::exists(path("out.json"))) << r;
+    return;
+  }
+  EXPECT_EQ(r.code, kb < 60000 ? 127 : 1) << r;
+  EXPECT_TRUE(contains(r.err, "ulimit -v") || contains(r.err, "out of memory") ||
+              contains(r.err, "error while loading shared libraries"))
+      << r;
+  expect_no_results();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kb, AddressSpaceLimits, ::testing::Values(50000, 100000, 150000, 200000, 400000, 2000000));
+
 }  // namespace

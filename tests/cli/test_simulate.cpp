@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #ifndef CORUN_EXE
 #error "CORUN_EXE must be defined to the path of the corun executable"
@@ -104,6 +105,27 @@ TEST_F(Simulate, WritesTheMachineAndRunsTheSimgridBuild) {
   EXPECT_NE(model.find("6.000000e+01"), std::string::npos);
   EXPECT_NE(model.find("2.500000e+01"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ + "/out/bus/corun-sim-16c-2numa-optimistic.platform.v4.xml"));
+}
+
+// Issue 52: a refused input leaves no files behind: not the default temp dir, not a new --dir, and in an
+// existing --dir nothing but what was there.
+TEST_F(Simulate, ARefusedInputLeavesNoFilesBehind) {
+  const std::string fake = fake_simgrid_corun();
+  fs::create_directories(dir_ + "/tmp");
+  fs::create_directories(dir_ + "/kept");
+  corun::write_file_atomically(dir_ + "/kept/mine.txt", "mine\n");
+  for (const std::string dir : {"", "--dir new", "--dir kept"}) {
+    const Result r = corun::testing::run_command(
+        dir_, "TMPDIR=" + shell_quote(dir_ + "/tmp") + " " + shell_quote(CORUN_EXE) + " simulate --machine " +
+                  kMachine + " --corun " + fake + " --measured-dir empty --measured-key k " + dir + " -- train");
+    EXPECT_EQ(r.code, 1) << r;
+    EXPECT_NE(r.err.find("no measured models of machine key 'k'"), std::string::npos) << r;
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp")) << "the default temp dir was left in " << dir_ << "/tmp";
+  EXPECT_FALSE(fs::exists(dir_ + "/new")) << "--dir new was left behind";
+  std::vector<std::string> kept;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/kept")) kept.push_back(e.path().string());
+  EXPECT_EQ(kept, std::vector<std::string>{dir_ + "/kept/mine.txt"});
 }
 
 }  // namespace

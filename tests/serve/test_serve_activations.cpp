@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace {
@@ -69,6 +70,48 @@ TEST(ServeActivations, TailsAndOddLengthsUseTheSameFormulas) {
     std::vector<float> y = x;
     corun::serve::tanh_inplace(y.data(), n);
     for (int i = 0; i < n; ++i) EXPECT_LE(rel(y[static_cast<size_t>(i)], std::tanh(double(x[static_cast<size_t>(i)]))), 1e-6);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// NaN in, NaN out, as std::exp/std::tanh and PyTorch give: a NaN hidden state must not come back as a
+// plausible gate value. Lengths 8 and 17 cover the vector lanes and the scalar tail; the NaN sits in every
+// position once. Infinities keep their limits (the reference formulas in double).
+TEST(ServeActivations, NaNPropagatesAndInfinitiesKeepTheirLimits) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int n : {1, 8, 17}) {
+    for (int at = 0; at < n; ++at) {
+      std::vector<float> x(static_cast<size_t>(n), 0.5f);
+      x[static_cast<size_t>(at)] = nan;
+      std::vector<float> sig = x, th(x.size());
+      corun::serve::sigmoid_inplace(sig.data(), n);
+      corun::serve::tanh_copy(x.data(), th.data(), n);
+      for (int i = 0; i < n; ++i) {
+        const double xi = x[static_cast<size_t>(i)];
+        const double want_sig = 1.0 / (1.0 + std::exp(-xi)), want_tanh = std::tanh(xi);
+        if (i == at) {
+          EXPECT_TRUE(std::isnan(sig[static_cast<size_t>(i)])) << "sigmoid(NaN) n=" << n << " at=" << at;
+          EXPECT_TRUE(std::isnan(th[static_cast<size_t>(i)])) << "tanh(NaN) n=" << n << " at=" << at;
+          EXPECT_TRUE(std::isnan(want_sig) && std::isnan(want_tanh));
+          continue;
+        }
+        EXPECT_LE(rel(sig[static_cast<size_t>(i)], want_sig), 1e-6);
+        EXPECT_LE(rel(th[static_cast<size_t>(i)], want_tanh), 1e-6);
+      }
+    }
+  }
+  std::vector<float> x = {inf, -inf, inf, -inf, inf, -inf, inf, -inf, inf, -inf};
+  std::vector<float> sig = x, th(x.size());
+  corun::serve::sigmoid_inplace(sig.data(), static_cast<int64_t>(x.size()));
+  corun::serve::tanh_copy(x.data(), th.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_LE(rel(th[i], std::tanh(static_cast<double>(x[i]))), 1e-6) << "tanh(" << x[i] << ") = " << th[i];
+    if (x[i] > 0) EXPECT_EQ(sig[i], 1.0f) << "sigmoid(inf)";
+    else EXPECT_LE(sig[i], 1e-37f) << "sigmoid(-inf)";
   }
 }
 

@@ -22,7 +22,7 @@ const char* const kVariables[] = {
     "CORUN_FIXED_WIDTH", "CORUN_WIDTH_INTERVAL", "CORUN_DETERMINISTIC", "CORUN_SCHEDULE",         "CORUN_VERBOSE",
     "CORUN_NUMA",        "CORUN_REPLICAS",       "CORUN_PARALLEL_OPS",  "CORUN_PARALLEL_OPS_MIN", "CORUN_CGROUP_ROOT",
     "CORUN_SERVE_PLANS", "CORUN_TEST_PAUSE_IN_CHECKPOINT", "CORUN_COTENANCY", "CORUN_TEST_GRACE_SECONDS",
-    "CORUN_CPF_MERGE"};
+    "CORUN_CPF_MERGE",   "STARPU_CALIBRATE"};
 
 // Every test starts and ends with none of Config's variables set.
 class ConfigFromEnv : public ::testing::Test {
@@ -280,6 +280,20 @@ TEST_F(ConfigFromEnv, ConvKernelChoice) {
   setenv("CORUN_CONV_KERNEL", "onednn", 1);
   EXPECT_CORUN_ERROR(Config::from_env(), Status::invalid_config, "CORUN_CONV_KERNEL", "onednn");
   unsetenv("CORUN_CONV_KERNEL");
+}
+
+// Issue 52: under load the co-tenancy governor narrowed the width-2 calibration of docs/simulation.md
+// (STARPU_CALIBRATE=1 CORUN_SCHED=cpf CORUN_EXECUTORS=1x2) to width 1: calibration keeps its widths.
+TEST_F(ConfigFromEnv, CalibrationRunsKeepTheirWidths) {
+  setenv("STARPU_CALIBRATE", "0", 1);
+  EXPECT_TRUE(Config::from_env().cotenancy);
+  for (const char* calibrate : {"1", "2"}) {
+    setenv("STARPU_CALIBRATE", calibrate, 1);
+    EXPECT_FALSE(Config::from_env().cotenancy) << "STARPU_CALIBRATE=" << calibrate;
+    setenv("CORUN_COTENANCY", "auto", 1);
+    EXPECT_FALSE(Config::from_env().cotenancy) << "STARPU_CALIBRATE=" << calibrate << " CORUN_COTENANCY=auto";
+    unsetenv("CORUN_COTENANCY");
+  }
 }
 
 }  // namespace

@@ -224,3 +224,36 @@ TEST(SimulateModels, StarpuLoadsTheWrittenFile) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "StarPU rejected " << out << ", status " << status;
 }
+
+namespace {
+
+// Issue 52: `scripts/setup.sh simgrid` rebuilt the SimGrid StarPU every time (apt-get source, configure,
+// make: up to 28 minutes) because the cache check wanted StarPU-MPI's pkg-config file, which the SimGrid
+// build never makes (MPI is off under SimGrid). A complete SimGrid build in the cache must be reused. A
+// stand-in `id` says "not root": a script that does not reuse the cache stops at its root check instead of
+// touching apt.
+TEST(SimulateModels, TheSimgridStarpuBuildIsReusedFromTheCache) {
+  TempDir tmp;
+  const fs::path prefix = tmp.path / "starpu-1.3.10-simgrid-cpus256-numa16-workers400";
+  fs::create_directories(prefix / "lib" / "pkgconfig");
+  fs::create_directories(tmp.path / "bin");
+  corun::write_file_atomically((prefix / "lib" / "pkgconfig" / "starpu-1.3.pc").string(), "Name: starpu\n", "pc");
+  corun::write_file_atomically((prefix / ".corun-build-complete").string(), "", "stamp");
+  corun::write_file_atomically((tmp.path / "bin" / "id").string(), "#!/bin/sh\necho 1000\n", "stand-in");
+  fs::permissions(tmp.path / "bin" / "id", fs::perms::owner_all);
+  const std::string cmd = "CORUN_CACHE='" + tmp.path.string() + "' PATH='" + (tmp.path / "bin").string() +
+                          "':\"$PATH\" timeout 60 bash '" CORUN_SOURCE_DIR "/scripts/build-starpu.sh' simgrid 2>'" +
+                          (tmp.path / "err").string() + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = pclose(p);
+  const std::string err = corun::read_file((tmp.path / "err").string());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err;
+  EXPECT_EQ(out, prefix.string() + "\n") << err;
+  EXPECT_NE(err.find("reusing " + prefix.string()), std::string::npos) << err;
+}
+
+}  // namespace
