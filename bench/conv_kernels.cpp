@@ -12,6 +12,7 @@
 //   conv_kernels [reps]      prints one markdown table row per shape and pass: median ms over reps
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/op.hpp"
 
 #include <dnnl.hpp>
@@ -65,7 +66,6 @@ std::vector<float> random_vec(int64_t n, std::mt19937& rng) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
   openblas_set_num_threads(1);
-  set_conv_kernel(ConvKernel::im2col);  // the corun im2col column; the oneDNN kernels are called directly
   const ConvShape shapes[] = {
       {"cifar-quick conv1", 64, 1, 28, 28, 32, 5, 1, 2},  {"cifar-quick conv2", 64, 32, 13, 13, 32, 5, 1, 2},
       {"cifar-quick conv3", 64, 32, 6, 6, 64, 5, 1, 2},   {"pathnet small l0", 64, 3, 32, 32, 16, 3, 1, 1},
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       {"mobilenet_v2 1x1 8x8 project", 16, 384, 8, 8, 64, 1, 1, 0},
       {"mobilenet_v2 1x1 last", 16, 320, 2, 2, 1280, 1, 1, 0},
       // ResNet-50's bottleneck 1x1 layers at 64 px, batch 16: wide channels on small maps (the codelets' oneDNN
-      // kernels run them on the plain layouts, dnnl_plain_layout()).
+      // kernels run them on the plain layouts, onednn-plain in conv_impls.hpp).
       {"resnet50 1x1 layer1 reduce", 16, 256, 16, 16, 64, 1, 1, 0},
       {"resnet50 1x1 layer3 expand", 16, 256, 4, 4, 1024, 1, 1, 0},
       {"resnet50 1x1 layer4 reduce", 16, 2048, 2, 2, 512, 1, 1, 0},
@@ -112,9 +112,11 @@ int main(int argc, char** argv) {
       c.i = ConvParams{q.stride, q.stride, q.pad, q.pad, q.pad, q.pad, 1, 1, q.groups}.attrs();
       return c;
     };
-    const OpCall fwd = call(OpKind::conv2d, {sx, sw, sb, sy});
-    const OpCall bwd_data = call(OpKind::conv2d_grad_data, {sy, sw, sx});
-    const OpCall bwd_filter = call(OpKind::conv2d_grad_filter, {sx, sy, sw, sb});
+    // The corun im2col column: the list's choice without oneDNN (im2col, or the direct loops for depthwise).
+    OpCall fwd = call(OpKind::conv2d, {sx, sw, sb, sy});
+    OpCall bwd_data = call(OpKind::conv2d_grad_data, {sy, sw, sx});
+    OpCall bwd_filter = call(OpKind::conv2d_grad_filter, {sx, sy, sw, sb});
+    for (OpCall* c : {&fwd, &bwd_data, &bwd_filter}) choose_conv_impl(*c, ConvKernel::im2col);
     float* fb[] = {x.data(), wt.data(), b.data(), y.data()};
     float* db_[] = {dy.data(), wt.data(), dx.data()};
     float* fb2[] = {x.data(), dy.data(), dw.data(), db.data()};
@@ -124,17 +126,20 @@ int main(int argc, char** argv) {
     // The codelets' oneDNN kernels, one member doing the whole batch (reorders included).
     const ConvGeometry geo = ConvGeometry::of(fwd, sx, sw, sy);
     const bool blocked = dnnl_conv_supported(geo);
+    // oneDNN's direct kernels, blocked or (1x1 on large maps) plain, whatever the rule for `auto` says.
+    for (OpCall* c : {&fwd, &bwd_data, &bwd_filter}) {
+      const ConvImpl impl = choose_conv(geo, c->kind, ConvKernel::dnnl).impl;
+      c->impl = static_cast<uint8_t>(impl == ConvImpl::onednn_plain ? impl : ConvImpl::onednn);
+    }
     const double k_fwd = blocked ? median_ms(reps, [&] { conv2d_dnnl(fwd, fb, 0, 1); }) : -1.0;
     const double k_bd = blocked ? median_ms(reps, [&] { conv2d_grad_data_dnnl(bwd_data, db_, 0, 1); }) : -1.0;
     const double k_bf = blocked ? median_ms(reps, [&] { conv2d_grad_filter_dnnl(bwd_filter, fb2, 0, 1); }) : -1.0;
-    set_conv_kernel(ConvKernel::auto_);
     const char* pick[3];
     for (int pass = 0; pass < 3; ++pass)
-      pick[pass] = use_dnnl_conv(geo, std::array{OpKind::conv2d, OpKind::conv2d_grad_data,
-                                                 OpKind::conv2d_grad_filter}[static_cast<size_t>(pass)])
-                       ? "oneDNN"
-                       : "im2col";
-    set_conv_kernel(ConvKernel::im2col);
+      pick[pass] = conv_impl_name(choose_conv(geo, std::array{OpKind::conv2d, OpKind::conv2d_grad_data,
+                                                              OpKind::conv2d_grad_filter}[static_cast<size_t>(pass)],
+                                              ConvKernel::auto_)
+                                      .impl);
 
     // oneDNN on the graph's own layouts (NCHW activations, OIHW filters): no reorders.
     const dnnl::memory::dims strides{q.stride, q.stride}, pad{q.pad, q.pad};

@@ -39,7 +39,8 @@ inline constexpr int kMaxIntAttrs = 16;
 /// Attributes the footprint always hashes (the capacity before it grew).
 inline constexpr int kFootprintBaseAttrs = 4;
 
-/// Everything a kernel needs to know besides the buffer pointers. Immutable once the node exists.
+/// Everything a kernel needs to know besides the buffer pointers. Immutable once the node exists, except for
+/// the plan step's passes.
 struct OpCall {
   OpKind kind = OpKind::count_;
   std::vector<Shape> shapes;              ///< one per buffer, in buffer order
@@ -48,6 +49,9 @@ struct OpCall {
   float f = 0.0f;                         ///< op-specific float (learning rate, sum scale)
   std::vector<int32_t> program;           ///< ew_chain's instructions, group's buffer map (else empty)
   std::vector<OpCall> members;            ///< group's member calls (empty for every other kind)
+  /// The implementation of the op's list that runs this call (conv_impls.hpp for the convolution passes), set by
+  /// the engine's plan step from Config's preferences; 0: not chosen, the list's choice under `auto` at run time.
+  uint8_t impl = 0;
 
   int nbuffers() const { return static_cast<int>(shapes.size()); }
 };

@@ -17,13 +17,6 @@ std::string conv_kernel_from_env() {
   return env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "direct", "im2col"}).value_or("auto");
 }
 
-void apply_conv_kernel(const std::string& choice) {
-  codelets::set_conv_kernel(choice == "dnnl"     ? codelets::ConvKernel::dnnl
-                            : choice == "direct" ? codelets::ConvKernel::direct
-                            : choice == "im2col" ? codelets::ConvKernel::im2col
-                                                 : codelets::ConvKernel::auto_);
-}
-
 std::string gemm_kernel_from_env() {
   return env::get_choice("CORUN_GEMM_KERNEL", {"auto", "onednn", "openblas"}).value_or("auto");
 }
@@ -49,9 +42,10 @@ Config Config::from_env() {
   if (auto x = env::get_int("CORUN_WIDTH_INTERVAL", 1, 4096)) c.width_interval = static_cast<int>(*x);
   if (auto d = env::get_bool("CORUN_DETERMINISTIC")) c.deterministic = *d;
   if (auto v = env::get("CORUN_SCHEDULE")) c.schedule = *v;
-  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "passes", "all", "none"})) {
+  if (auto v = env::get_choice("CORUN_VERBOSE", {"sched", "passes", "kernels", "all", "none"})) {
     c.verbose_sched = *v == "sched" || *v == "all";
     c.verbose_passes = *v == "passes" || *v == "all";
+    c.verbose_kernels = *v == "kernels" || *v == "all";
   }
   if (const auto m = env::get_choice("CORUN_NUMA", {"off", "replicate", "interleave"}))
     c.numa = *m == "off" ? NumaMode::off : *m == "replicate" ? NumaMode::replicate : NumaMode::interleave;

@@ -1,14 +1,20 @@
-// The convolutions' and the products' kernel choices (CORUN_CONV_KERNEL, CORUN_GEMM_KERNEL) handed down to the codelets
-// layer, by the Engine (from its Config) and by the InlineRunner (which has no Config), so that both run
-// the same kernels and give the same bits.
+// The convolutions' and the products' kernel choices (CORUN_CONV_KERNEL, CORUN_GEMM_KERNEL), for the Engine (from
+// its Config) and the InlineRunner (which has no Config), so that both run the same kernels and give the same
+// bits. The convolutions' choice is made per node by the plan step (choose_kernels); the products' library is
+// still handed down as a process-wide setting.
 #pragma once
+
+#include <corun/graph.hpp>
 
 #include <string>
 
 namespace corun::engine {
 
-/// Sets the codelets' convolution kernels from a Config::conv_kernel value ("auto", "dnnl", "direct", "im2col").
-void apply_conv_kernel(const std::string& choice);
+/// The plan step's kernel choice: every node with an implementation list (the convolution passes) that has
+/// none chosen yet gets the list's choice under `conv_kernel` (Config::conv_kernel: "auto", "dnnl", "direct",
+/// "im2col"); with `verbose`, one line per node on stderr with the choice and each decline. Returns the nodes
+/// chosen for.
+int choose_kernels(Graph& graph, const std::string& conv_kernel, bool verbose);
 
 /// CORUN_CONV_KERNEL alone, strictly parsed ("auto" when unset); defined in engine/config.cpp, the only
 /// place that reads CORUN_* variables.

@@ -6,8 +6,10 @@
 #include <corun/engine.hpp>
 
 #include "base/check.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/op.hpp"
 #include "codelets/starpu/codelets.hpp"
+#include "engine/conv_kernel.hpp"
 #include "engine/engine_impl.hpp"
 #include "engine/pass_gain.hpp"
 #include "sched/layout.hpp"
@@ -21,6 +23,39 @@
 
 namespace corun {
 namespace engine {
+
+namespace {
+
+// "conv2d 'conv1' [32,3,64,64] x [64,3,7,7]: onednn (declined: onednn-winograd: not a 3x3 ...; ...)"
+std::string kernel_line(const detail::Node& n, const codelets::ConvChoice& c) {
+  std::string line = std::string(codelets::op_info(n.call.kind).name) + " '" + n.name + "'";
+  for (size_t b = 0; b < n.call.shapes.size() && b < 2; ++b) line += (b ? " x " : " ") + n.call.shapes[b].str();
+  line += ": " + std::string(codelets::conv_impl_name(c.impl));
+  for (size_t i = 0; i < c.declined.size(); ++i)
+    line += (i == 0 ? " (declined: " : "; ") + std::string(c.declined[i].first) + ": " + c.declined[i].second;
+  return line + (c.declined.empty() ? "" : ")");
+}
+
+}  // namespace
+
+int choose_kernels(Graph& graph, const std::string& conv_kernel, bool verbose) {
+  const codelets::ConvKernel preference = codelets::parse_conv_kernel(conv_kernel);
+  int chosen = 0;
+  for (detail::Node& n : graph.impl().nodes) {
+    if (n.call.impl != 0 || codelets::conv_impl_of(n.call) == codelets::ConvImpl::unchosen) {
+      for (codelets::OpCall& m : n.call.members)  // a group's members, chosen one by one
+        if (m.impl == 0) codelets::choose_conv_impl(m, preference);
+      continue;
+    }
+    codelets::choose_conv_impl(n.call, preference);
+    ++chosen;
+    if (verbose) {
+      const codelets::ConvChoice c = codelets::choose_conv(*codelets::conv_pass_geometry(n.call), n.call.kind, preference);
+      std::fprintf(stderr, "corun: kernels: %s\n", kernel_line(n, c).c_str());
+    }
+  }
+  return chosen;
+}
 
 namespace {
 
@@ -57,6 +92,10 @@ void run_layout_passes(Graph& graph, const Config& config, GraphPassReport& repo
     }
     g.plan_passes |= P::kFuseConvActivation;
   }
+  // The kernels, once the calls are final and before blocked layouts, which keep blocked only the tensors of
+  // convolutions whose kernel takes them so.
+  const int chosen = choose_kernels(graph, config.conv_kernel, config.verbose_kernels);
+  if (chosen > 0) say(config, "choose_kernels", std::to_string(chosen) + " node(s) given an implementation");
   if (due(config.block_layouts, P::kBlockLayouts)) {
     report.blocked_tensors = graph.block_layouts();
     say(config, "block_layouts", std::to_string(report.blocked_tensors) + " tensor(s) kept in oneDNN's blocked layout");

@@ -139,7 +139,6 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
-    engine::apply_conv_kernel(config.conv_kernel);
     engine::apply_gemm_kernel(config.gemm_kernel);
 
     starpu_conf conf;

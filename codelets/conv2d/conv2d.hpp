@@ -145,6 +145,16 @@ struct ConvGeometry {
   }
 };
 
+/// A 1x1 stride-1 unpadded convolution reads the image itself as its column matrix.
+inline bool identity_cols(const ConvGeometry& g) {
+  return g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w;
+}
+
+/// A convolution with one input channel per group (depthwise) runs the fast path's direct loops in all three
+/// passes: im2col would copy each plane R*S times to feed sgemms of one row (forward, backward-filter) or one
+/// column (backward-data). Not for the 1x1 stride-1 unpadded case, whose columns are the image itself.
+inline bool direct_depthwise(const ConvGeometry& g) { return g.cg() == 1 && g.groups > 1 && !identity_cols(g); }
+
 /// Output extent of a convolution or pooling window sweep: (in + 2 pad - window) / stride + 1, or 0 when the
 /// window does not fit.
 inline int64_t window_out_extent(int64_t in, int64_t window, int64_t stride, int64_t pad) {

@@ -2,6 +2,7 @@
 // which kernels run which shape.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/conv2d/conv2d_dnnl_cut.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 #include "codelets/onednn_runtime.hpp"
 #include "codelets/stable_buffers.hpp"
@@ -55,7 +56,7 @@ dnnl::stream& thread_stream() {
 memory::desc plain(const memory::dims& d, tag t) { return memory::desc(d, dt::f32, t); }
 
 // The layouts a primitive works in: oneDNN's choice (format `any`: blocked, its direct kernels) or the graph's
-// own NCHW / OIHW (oneDNN's gemm:jit, no reorders); dnnl_plain_layout() says which for a geometry.
+// own NCHW / OIHW (oneDNN's gemm:jit, no reorders); the implementation list says which (ConvImpl::onednn_plain).
 struct Layouts {
   bool plain = false;
   memory::desc act(const memory::dims& d) const { return memory::desc(d, dt::f32, plain ? tag::nchw : tag::any); }
@@ -128,14 +129,15 @@ struct Port {
 enum class Pass : int64_t { forward, backward_data, backward_weights };
 
 // The cache key: pass, every extent and window attribute, the slice (mb images of a channel tile at k0 / c0
-// of kt / ct channels, or a backward-weights tile at k0 of kt channels) and the bias.
-using Key = std::array<int64_t, 14 + kMaxIntAttrs>;
+// of kt / ct channels, or a backward-weights tile at k0 of kt channels), the bias and the implementation
+// (Winograd, plain or blocked layouts: two calls of one shape may run different ones).
+using Key = std::array<int64_t, 15 + kMaxIntAttrs>;
 
 Key key_of(Pass pass, const OpCall& call, const ConvGeometry& g, int64_t slice_a, int64_t slice_b, int64_t slice_c,
            bool bias) {
   Key key{static_cast<int64_t>(pass), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.oh, g.ow, slice_a, slice_b, slice_c,
-          bias ? 1 : 0};
-  std::copy(call.i.begin(), call.i.end(), key.begin() + 14);
+          bias ? 1 : 0, static_cast<int64_t>(conv_impl_of(call))};
+  std::copy(call.i.begin(), call.i.end(), key.begin() + 15);
   return key;
 }
 
@@ -233,9 +235,10 @@ memory::desc weights_view(const ConvGeometry& g, const ChannelTile& t) {
   return whole.submemory_desc({t.kt, t.ct, g.r, g.s}, {t.k0, t.c0, 0, 0});
 }
 
-// oneDNN's algorithm for a pass: Winograd where dnnl_winograd() picks it, direct otherwise.
-dnnl::algorithm algorithm_of(const ConvGeometry& g, OpKind pass) {
-  return dnnl_winograd(g, pass) ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+// oneDNN's algorithm for an implementation of the list: Winograd for onednn-winograd, direct otherwise.
+dnnl::algorithm algorithm_of(ConvImpl impl) {
+  return impl == ConvImpl::onednn_winograd ? dnnl::algorithm::convolution_winograd
+                                           : dnnl::algorithm::convolution_direct;
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Window& win, int64_t mb,
@@ -254,10 +257,9 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
 // Forward of one tile over `mb` images: ports a = X (the tile's input channels), b = W (its rows), c = Y (its
 // output channels), d = B (its entries).
 std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
-                                    bool bias, ConvLayouts layouts) {
+                                    bool bias, ConvLayouts layouts, ConvImpl impl) {
   const ConvGeometry tile = tile_geometry(g, t);
-  const auto pd = forward_pd(tile, win, mb, bias, Layouts{dnnl_plain_layout(g, OpKind::conv2d)},
-                             algorithm_of(g, OpKind::conv2d));
+  const auto pd = forward_pd(tile, win, mb, bias, Layouts{impl == ConvImpl::onednn_plain}, algorithm_of(impl));
   auto e = std::make_unique<Entry>();
   e->prim = dnnl::convolution_forward(pd);
   // X and Y as the graph holds them: a blocked one (Graph::block_layouts) in the layout the primitive chose
@@ -277,11 +279,11 @@ std::unique_ptr<Entry> make_forward(const ConvGeometry& g, const Window& win, in
 // Backward-data of one tile over `mb` images: ports a = dY (the tile's output channels), b = W (the tile's
 // part), c = dX (its input channels).
 std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& win, int64_t mb, const ChannelTile& t,
-                                          ConvLayouts layouts) {
+                                          ConvLayouts layouts, ConvImpl impl) {
   const ConvGeometry tile = tile_geometry(g, t);
   const memory::dims src{mb, t.ct, g.h, g.w}, wei = weights_dims(tile), dst{mb, t.kt, g.oh, g.ow};
-  const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_data)};
-  const dnnl::algorithm alg = algorithm_of(g, OpKind::conv2d_grad_data);
+  const Layouts l{impl == ConvImpl::onednn_plain};
+  const dnnl::algorithm alg = algorithm_of(impl);
   const auto hint = forward_pd(tile, win, mb, false, l, alg);
   const dnnl::convolution_backward_data::desc desc(alg, l.act(src), l.wei(wei), l.act(dst), win.strides, win.dilates,
                                                    win.pad_l, win.pad_r);
@@ -303,15 +305,15 @@ std::unique_ptr<Entry> make_backward_data(const ConvGeometry& g, const Window& w
 // tile's rows), d = dB. X and dY in the graph's layouts (Graph::block_layouts): a blocked dY's view is whole
 // channel blocks, a copy of contiguous runs rather than a transposing reorder.
 std::unique_ptr<Entry> make_backward_weights(const ConvGeometry& g, const Window& win, const FilterTile& ft,
-                                             bool bias, ConvLayouts layouts) {
+                                             bool bias, ConvLayouts layouts, ConvImpl impl) {
   ConvGeometry tile = g;
   tile.k = ft.kt;
   tile.c = ft.ct;
   tile.groups = ft.gt;
   const memory::dims src{g.n, ft.ct, g.h, g.w}, wei = weights_dims(tile), dst{g.n, ft.kt, g.oh, g.ow};
   // (Plain layouts would make the tile's dY a dense copy of its strided view, a port's reorder.)
-  const Layouts l{dnnl_plain_layout(g, OpKind::conv2d_grad_filter)};
-  const dnnl::algorithm alg = algorithm_of(g, OpKind::conv2d_grad_filter);
+  const Layouts l{impl == ConvImpl::onednn_plain};
+  const dnnl::algorithm alg = algorithm_of(impl);
   const auto hint = forward_pd(tile, win, g.n, bias, l, alg);
   const auto desc = bias ? dnnl::convolution_backward_weights::desc(alg, l.act(src), l.wei(wei), plain({ft.kt}, tag::x),
                                                                     l.act(dst), win.strides, win.dilates, win.pad_l,
@@ -373,7 +375,7 @@ void conv2d_dnnl(const OpCall& call, float* const* buf, int rank, int width) {
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, true);
     const Key key = key_of(Pass::forward, call, g, it.mb, it.tile.k0, it.tile.kt, has_bias);
-    Entry& e = cached(key, [&] { return make_forward(g, win, it.mb, it.tile, has_bias, layouts); });
+    Entry& e = cached(key, [&] { return make_forward(g, win, it.mb, it.tile, has_bias, layouts, conv_impl_of(call)); });
     if (weights_ready != &e) {
       e.bind_weights(buf[1], key, s);
       if (has_bias) {
@@ -410,7 +412,7 @@ void conv2d_grad_data_dnnl(const OpCall& call, float* const* buf, int rank, int 
   for (int64_t i = items.begin; i < items.end; ++i) {
     const Item it = item_of(g, cut, i, false);
     const Key key = key_of(Pass::backward_data, call, g, it.mb, it.tile.c0, it.tile.ct, false);
-    Entry& e = cached(key, [&] { return make_backward_data(g, win, it.mb, it.tile, layouts); });
+    Entry& e = cached(key, [&] { return make_backward_data(g, win, it.mb, it.tile, layouts, conv_impl_of(call)); });
     if (weights_ready != &e) {
       e.bind_weights(buf[1], key, s);
       weights_ready = &e;
@@ -439,7 +441,7 @@ void conv2d_grad_filter_dnnl(const OpCall& call, float* const* buf, int rank, in
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
     const FilterTile ft = filter_tile(g, t);
     Entry& e = cached(key_of(Pass::backward_weights, call, g, ft.k0, ft.kt, 0, has_bias),
-                      [&] { return make_backward_weights(g, win, ft, has_bias, layouts); });
+                      [&] { return make_backward_weights(g, win, ft, has_bias, layouts, conv_impl_of(call)); });
     if (g.groups > 1 || !x_ready || x_ready->get_desc() != e.a.inner.get_desc()) {
       e.a.bind(buf[0]);
       e.a.in(s);

@@ -23,8 +23,8 @@
 // Debian's libdnnl is OpenMP: each thread that runs these kernels sets its OpenMP thread count to 1 before
 // its first primitive, so a worker never spawns a nested team.
 //
-// The dispatch (conv2d_fast.cpp) runs these only when dnnl_conv_supported() and conv_kernel_for() pick
-// them; otherwise the im2col + OpenBLAS kernels run.
+// The dispatch (conv2d_fast.cpp) runs these only when the implementation list (conv_impls.hpp) picks one of
+// the oneDNN entries; otherwise the direct or im2col + OpenBLAS kernels run.
 #pragma once
 
 #include "codelets/conv2d/conv2d.hpp"
@@ -33,13 +33,10 @@
 
 namespace corun::codelets {
 
-/// Which convolution kernels the fast path runs (CORUN_CONV_KERNEL, read by engine/config.cpp): `direct` is
-/// `auto` without oneDNN's Winograd kernels (dnnl_winograd).
+/// What CORUN_CONV_KERNEL prefers of the implementation list (conv_impls.hpp; read by engine/config.cpp, applied
+/// per node by the engine's plan step): `dnnl` oneDNN wherever it runs the call, `direct` `auto` without
+/// oneDNN's Winograd kernels, `im2col` no oneDNN.
 enum class ConvKernel { auto_, dnnl, direct, im2col };
-
-/// Sets the process-wide convolution kernel choice (before any task runs).
-void set_conv_kernel(ConvKernel choice);
-ConvKernel conv_kernel();
 
 /// Images per forward / backward-data primitive call: the fixed cut of the batch.
 inline constexpr int64_t kDnnlImageChunk = 4;
@@ -70,29 +67,12 @@ std::string dnnl_description();
 /// True when this build has oneDNN, the CPU has AVX2 (where oneDNN's direct kernels start) and the
 /// geometry is one the oneDNN kernels handle (any groups, stride, padding and dilation).
 bool dnnl_conv_supported(const ConvGeometry& g);
-
-/// Whether the fast path of `pass` (conv2d, conv2d_grad_data or conv2d_grad_filter) uses oneDNN for this
-/// geometry under the current choice: `dnnl` forces it where supported, `im2col` never, `auto` follows
-/// the measured rule in conv_kernel_choice.cpp. Depends on the shape and pass only, never on the team width, so
-/// the bits never depend on the width either.
-bool use_dnnl_conv(const ConvGeometry& g, OpKind pass);
-
-/// Whether the oneDNN kernels of `pass` run on the graph's own NCHW / OIHW buffers (oneDNN's gemm:jit, no
-/// reorders) instead of oneDNN's blocked layouts: forward and backward-data of 1x1 windows at stride 1 without
-/// groups on maps of at least 16x16, where one GEMM per image is the whole convolution and the blocked layouts'
-/// reorders cost more than they save (the measurement is in conv_kernel_choice.cpp). Shape and pass only.
-bool dnnl_plain_layout(const ConvGeometry& g, OpKind pass);
-
-/// Whether the oneDNN kernels of `pass` run oneDNN's Winograd F(4x4, 3x3) (`jit_wino_4x3`) instead of its direct
-/// kernels: 3x3 windows at stride 1 padded by 1 on every side ("same"), one group, at least 32 input and output
-/// channels in whole blocks of 16, maps of at least 16x16 and batches of more than one image chunk, where oneDNN
-/// has these kernels (AVX-512) and CORUN_CONV_KERNEL is not `direct` or `im2col` (the measurement is in
-/// conv_kernel_choice.cpp). Shape and pass only.
-bool dnnl_winograd(const ConvGeometry& g, OpKind pass);
+/// Why dnnl_conv_supported() is false for a geometry: no oneDNN in this build, no AVX2, or an empty shape.
+std::string dnnl_unsupported_reason();
 
 /// Whether `call` (a conv2d, conv2d_grad_data or conv2d_grad_filter; false for every other kind) runs the
-/// oneDNN kernels: its perfmodel footprint then differs from the im2col one, so that the per-width models
-/// keep the two kernels' timings apart.
+/// oneDNN kernels (conv_impl_of): its perfmodel footprint then differs from the im2col one, so that the
+/// per-width models keep the two kernels' timings apart.
 bool call_uses_dnnl_conv(const OpCall& call);
 /// The same for the Winograd kernels (their timings kept apart from the direct kernels' too).
 bool call_uses_winograd_conv(const OpCall& call);

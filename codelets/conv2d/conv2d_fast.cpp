@@ -8,13 +8,14 @@
 // kConvFilterTile output channels (a tiling that depends on K only, never on the width) and accumulates
 // the images into its tile in image order, again the identical sequence of calls at every width.
 //
-// Where conv2d_dnnl.hpp's use_dnnl_conv() picks oneDNN for a geometry, the three convolution passes run the
+// Where the implementation list (conv_impls.hpp) picks oneDNN for a call, the three convolution passes run the
 // oneDNN kernels instead (conv2d_dnnl.cpp); conv_transpose2d always runs the kernels below.
 //
 // The column buffer is per worker thread and only grows: it is allocated during the first iterations
 // (once per shape maximum), never in the steady state.
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 
 #include <algorithm>
@@ -24,11 +25,6 @@
 
 namespace corun::codelets {
 namespace {
-
-// A 1x1 stride-1 unpadded convolution reads the image itself as its column matrix.
-bool identity_cols(const ConvGeometry& g) {
-  return g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w;
-}
 
 float* scratch(int64_t floats) {
   thread_local std::vector<float> buffer;
@@ -115,11 +111,6 @@ void depthwise_image(const ConvGeometry& g, const float* image, const float* wt,
     }
   }
 }
-
-// A convolution with one input channel per group (depthwise) runs the direct loops below in all three
-// passes: im2col would copy each plane R*S times to feed sgemms of one row (forward, backward-filter) or one
-// column (backward-data). Not for the 1x1 stride-1 unpadded case, whose columns are the image itself.
-bool direct_depthwise(const ConvGeometry& g) { return g.cg() == 1 && g.groups > 1 && !identity_cols(g); }
 
 // dX of one image of a depthwise convolution: the adjoint of depthwise_image. Every output channel k adds
 // its taps onto its input plane k / kg, in (k, oh, r, s, ow) order.
@@ -229,7 +220,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const float* wt = buf[1];
   const float* b = has_bias ? buf[2] : nullptr;
   float* y = buf[has_bias ? 3 : 2];
-  if (use_dnnl_conv(g, OpKind::conv2d)) return conv2d_dnnl(call, buf, rank, width);  // takes every layout
+  if (is_onednn(conv_impl_of(call))) return conv2d_dnnl(call, buf, rank, width);  // takes every layout
   // Blocked X or Y (Graph::block_layouts) on a path that only knows NCHW: on plain copies of the member's images.
   if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_fast, call, buf, rank, width);
   const Range images = split_range(g.n, rank, width);
@@ -263,7 +254,7 @@ void conv2d_fast(const OpCall& call, float* const* buf, int rank, int width) {
 
 void conv2d_grad_data_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const ConvGeometry g = ConvGeometry::of(call, call.shapes[2], call.shapes[1], call.shapes[0]);
-  if (use_dnnl_conv(g, OpKind::conv2d_grad_data)) return conv2d_grad_data_dnnl(call, buf, rank, width);
+  if (is_onednn(conv_impl_of(call))) return conv2d_grad_data_dnnl(call, buf, rank, width);
   if (ConvLayouts::of(call).any()) return conv2d_via_plain(&conv2d_grad_data_fast, call, buf, rank, width);
   grad_data(g, buf[0], buf[1], nullptr, buf[2], rank, width);
 }
@@ -280,7 +271,7 @@ void conv2d_grad_filter_fast(const OpCall& call, float* const* buf, int rank, in
   const float* dy = buf[1];
   float* dw = buf[2];
   float* db = call.nbuffers() == 4 ? buf[3] : nullptr;
-  if (use_dnnl_conv(g, OpKind::conv2d_grad_filter)) return conv2d_grad_filter_dnnl(call, buf, rank, width);
+  if (is_onednn(conv_impl_of(call))) return conv2d_grad_filter_dnnl(call, buf, rank, width);
   if (ConvLayouts::of(call).any())
     return conv2d_grad_filter_via_plain(&conv2d_grad_filter_fast, call, buf, rank, width);
   // Units: group-major filter tiles, kConvFilterTile output channels each, none straddling two groups.

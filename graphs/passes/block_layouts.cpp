@@ -2,7 +2,7 @@
 // between the convolutions that run oneDNN's blocked kernels, so that those convolutions stop reordering them to
 // NCHW and back (codelets/conv2d/conv_layout.hpp has the layout and why). A tensor is kept blocked when every node
 // that touches it takes it so:
-//   - a convolution pass that runs oneDNN's blocked kernels (use_dnnl_conv and not dnnl_plain_layout: a
+//   - a convolution pass that runs oneDNN's blocked kernels (onednn or onednn-winograd in conv_impls.hpp: a
 //     convolution on the plain layouts would reorder it back, and its kernel choice must not change, so that the
 //     bits do not) and reads or writes it as an activation: conv2d's X and Y; conv2d_grad_data's dY and dX and
 //     conv2d_grad_filter's X and dY with one group (their tiles of whole blocks);
@@ -21,6 +21,7 @@
 #include "codelets/batch_norm/batch_norm.hpp"
 #include "codelets/conv2d/conv2d.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/conv2d/conv_layout.hpp"
 #include "codelets/pool/pool.hpp"
 #include "graphs/graph_impl.hpp"
@@ -51,13 +52,9 @@ bool per_element(const Node& n) {
 bool blocked_conv(const Node& n) {
   const OpKind k = n.call.kind;
   if (!codelets::conv_takes_layouts(k)) return false;
-  const auto& s = n.call.shapes;
-  const codelets::ConvGeometry geom = k == OpKind::conv2d ? codelets::ConvGeometry::of(n.call, s[0], s[1], s.back())
-                                      : k == OpKind::conv2d_grad_data
-                                          ? codelets::ConvGeometry::of(n.call, s[2], s[1], s[0])
-                                          : codelets::ConvGeometry::of(n.call, s[0], s[2], s[1]);
+  const codelets::ConvGeometry geom = *codelets::conv_pass_geometry(n.call);
   if (k != OpKind::conv2d && geom.groups != 1) return false;
-  return codelets::use_dnnl_conv(geom, k) && !codelets::dnnl_plain_layout(geom, k);
+  return codelets::is_onednn_blocked(codelets::conv_impl_of(n.call));
 }
 
 // Whether every buffer of `n` is a rank-4 tensor of whole channel blocks.

@@ -105,6 +105,9 @@ struct Config {
   /// only where the models predict a gain, since under policies without teams a group runs on one worker).
   bool parallel_ops_auto_by_default = false;
   bool verbose_passes = false;  ///< CORUN_VERBOSE=passes (or all): print each pass, what it did, and every grouping decision
+  /// CORUN_VERBOSE=kernels (or all): print the implementation the plan step chose for each node that has a list
+  /// (the convolution passes) and why each one before it declined.
+  bool verbose_kernels = false;
   /// CORUN_INPUT_PROJECTION=on|off (unset: where the cost model predicts a gain); read by
   /// corun::plan_input_projections (include/corun/input_projection.hpp).
   std::optional<bool> input_projection;

@@ -10,7 +10,7 @@
 // backward-data cut into channel tiles instead (conv_work_items(): 16 outside an engine), a short last
 // tile included. Some forwards again with X, Y or both in the blocked layouts of Graph::block_layouts. 3x3
 // "same" convolutions of 32 and 48 channels on 16x18 and 17x16 maps at batches 6 and 5: oneDNN's Winograd
-// kernels on AVX-512 (dnnl_winograd).
+// kernels on AVX-512 (onednn-winograd in conv_impls.hpp).
 #include "op_cases.hpp"
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
@@ -36,7 +36,7 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"n3_c3_k8_3x3", 3, 3, 11, 11, 8, 3, 3, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
       {"n6_c12_k17_dilated_pads", 6, 12, 10, 9, 17, 3, 2, {2, 1, 1, 0, 2, 1, 2, 1, 1}, false},
       {"n9_c24_k40_1x1", 9, 24, 6, 6, 40, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
-      // 1x1 on a 16x16 map: forward and backward-data on the plain layouts (dnnl_plain_layout, gemm:jit).
+      // 1x1 on a 16x16 map: forward and backward-data on the plain layouts (onednn-plain in conv_impls.hpp, gemm:jit).
       {"n7_c24_k36_1x1_plain", 7, 24, 16, 16, 36, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, true},
       {"n5_c20_k12_1x1_plain_17x16", 5, 20, 17, 16, 12, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1, 1}, false},
       {"n1_c16_k16_3x3", 1, 16, 5, 5, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
@@ -56,7 +56,7 @@ std::vector<OpCaseSpec> dnnl_conv_op_cases() {
       {"depthwise_n1_c72_tiles", 1, 72, 5, 5, 72, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 72}, true},
       {"n1_c32_k96_3x3_tiles", 1, 32, 5, 4, 96, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},
       // 3x3 "same" on maps of 16x16 and more, >= 32 channels in whole blocks, more than one image chunk: oneDNN's
-      // Winograd kernels where it has them (dnnl_winograd: AVX-512), the direct ones elsewhere: short last image
+      // Winograd kernels where it has them (onednn-winograd: AVX-512), the direct ones elsewhere: short last image
       // chunks (6 and 5 images), 2 and 3 backward-weights tiles, non-square maps, with and without bias.
       {"winograd_n6_c32_k48_16x18", 6, 32, 16, 18, 48, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, true},
       {"winograd_n5_c48_k32_17x16", 5, 48, 17, 16, 32, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false},

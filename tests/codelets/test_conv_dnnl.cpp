@@ -3,6 +3,7 @@
 // with other inputs must compute from those inputs, not from what the blocked buffers kept of the first
 // call. The op harness runs every width on the same inputs and cannot see that; this test can.
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 
 #include <gtest/gtest.h>
 
@@ -33,9 +34,7 @@ class DnnlConvCache : public ::testing::Test {
     const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
     if (!dnnl_conv_supported(probe))
       GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
-    set_conv_kernel(ConvKernel::dnnl);
   }
-  void TearDown() override { set_conv_kernel(ConvKernel::auto_); }
 };
 
 // 9 images (chunks of 4, 4, 1), 40 filters (tiles of 16, 16, 8): every pass twice, on new inputs each time,
@@ -49,6 +48,7 @@ TEST_F(DnnlConvCache, EveryCallComputesFromItsOwnInputs) {
     c.modes.assign(c.shapes.size(), Access::read);
     c.i[0] = 1;  // stride 1
     c.i[1] = 1;  // pad 1
+    choose_conv_impl(c, ConvKernel::dnnl);  // oneDNN, as CORUN_CONV_KERNEL=dnnl has the plan step choose
     return c;
   };
   const OpCall fwd = call(OpKind::conv2d, {x, wt, b, y});
@@ -92,7 +92,6 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
   const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
   if (!dnnl_conv_supported(probe))
     GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
-  set_conv_kernel(ConvKernel::auto_);
   // n, c, h, w, k, r, s, oh, ow, sh, sw, pt, pl, dh, dw, groups
   const ConvGeometry cifar_conv1{64, 1, 28, 28, 32, 5, 5, 28, 28, 1, 1, 2, 2, 1, 1, 1};
   const ConvGeometry pathnet_l0{64, 3, 32, 32, 16, 3, 3, 32, 32, 1, 1, 1, 1, 1, 1, 1};
@@ -121,7 +120,7 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
     EXPECT_EQ(use_dnnl_conv(depthwise_2x2, pass), pass != filt);
     EXPECT_FALSE(use_dnnl_conv(grouped, pass));
   }
-  // Winograd (dnnl_winograd): 3x3 "same" from 32 channels in whole blocks on maps of 16x16 and more, batches of
+  // Winograd (winograd_declines): 3x3 "same" from 32 channels in whole blocks on maps of 16x16 and more, batches of
   // more than one image chunk, where oneDNN has the kernels (AVX-512: its 16-channel blocks); never under
   // `direct` or `im2col`.
   const bool wino_kernels = dnnl_channel_block() == 16;
@@ -131,19 +130,49 @@ TEST(DnnlConvAuto, ChoosesPerShapeAndPassAsMeasured) {
   const ConvGeometry stride2{32, 64, 32, 32, 128, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 1};
   const ConvGeometry c24{32, 24, 16, 16, 64, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1};
   for (OpKind pass : {fwd, data, filt}) {
-    EXPECT_EQ(dnnl_winograd(googlenet_stem2, pass), wino_kernels);
+    EXPECT_EQ(winograd_declines(googlenet_stem2, pass, ConvKernel::auto_).empty(), wino_kernels);
     for (const ConvGeometry& g : {pathnet_l1, on_8x8, one_chunk, stride2, c24, depthwise})
-      EXPECT_FALSE(dnnl_winograd(g, pass));
+      EXPECT_FALSE(winograd_declines(g, pass, ConvKernel::auto_).empty());
   }
-  set_conv_kernel(ConvKernel::direct);
-  EXPECT_TRUE(use_dnnl_conv(googlenet_stem2, fwd));
-  EXPECT_FALSE(dnnl_winograd(googlenet_stem2, fwd));
-  set_conv_kernel(ConvKernel::im2col);
-  EXPECT_FALSE(dnnl_winograd(googlenet_stem2, fwd));
-  EXPECT_FALSE(use_dnnl_conv(pathnet_l1, fwd));
-  set_conv_kernel(ConvKernel::dnnl);
-  EXPECT_TRUE(use_dnnl_conv(cifar_conv1, data));
-  set_conv_kernel(ConvKernel::auto_);
+  EXPECT_TRUE(use_dnnl_conv(googlenet_stem2, fwd, ConvKernel::direct));
+  EXPECT_EQ(winograd_declines(googlenet_stem2, fwd, ConvKernel::direct), "CORUN_CONV_KERNEL=direct");
+  EXPECT_EQ(winograd_declines(googlenet_stem2, fwd, ConvKernel::im2col), "CORUN_CONV_KERNEL=im2col");
+  EXPECT_FALSE(use_dnnl_conv(pathnet_l1, fwd, ConvKernel::im2col));
+  EXPECT_TRUE(use_dnnl_conv(cifar_conv1, data, ConvKernel::dnnl));
+}
+
+// The list itself (conv_impls.hpp): each call runs the first entry that takes it, and every entry before it says
+// why it declined. The same geometry gets the same choice under the same preference, whatever the width.
+TEST(ConvImplList, TheFirstEntryThatTakesACallRunsItAndTheOthersSayWhy) {
+  const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
+  const bool onednn = dnnl_conv_supported(probe);
+  // n, c, h, w, k, r, s, oh, ow, sh, sw, pt, pl, dh, dw, groups
+  const ConvGeometry cifar_conv1{64, 1, 28, 28, 32, 5, 5, 28, 28, 1, 1, 2, 2, 1, 1, 1};
+  const ConvChoice data = choose_conv(cifar_conv1, OpKind::conv2d_grad_data, ConvKernel::auto_);
+  EXPECT_EQ(data.impl, ConvImpl::im2col);
+  ASSERT_EQ(data.declined.size(), 4u);  // both oneDNN layouts, Winograd and the depthwise loops
+  EXPECT_STREQ(data.declined[0].first, "onednn-winograd");
+  EXPECT_STREQ(data.declined[3].first, "direct");
+  if (onednn) EXPECT_NE(data.declined[2].second.find("fewer than 3 input channels"), std::string::npos);
+  const ConvChoice forced = choose_conv(cifar_conv1, OpKind::conv2d_grad_data, ConvKernel::dnnl);
+  EXPECT_EQ(forced.impl, onednn ? ConvImpl::onednn : ConvImpl::im2col);
+  const ConvGeometry one_by_one{16, 32, 16, 16, 64, 1, 1, 16, 16, 1, 1, 0, 0, 1, 1, 1};
+  EXPECT_EQ(choose_conv(one_by_one, OpKind::conv2d, ConvKernel::auto_).impl,
+            onednn ? ConvImpl::onednn_plain : ConvImpl::im2col);
+  EXPECT_EQ(choose_conv(one_by_one, OpKind::conv2d_grad_filter, ConvKernel::auto_).impl,
+            onednn ? ConvImpl::onednn : ConvImpl::im2col);
+  const ConvGeometry depthwise_2x2{16, 960, 2, 2, 960, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 960};
+  EXPECT_EQ(choose_conv(depthwise_2x2, OpKind::conv2d_grad_filter, ConvKernel::auto_).impl, ConvImpl::direct);
+  EXPECT_EQ(choose_conv(depthwise_2x2, OpKind::conv2d, ConvKernel::im2col).impl, ConvImpl::direct);
+  // A call keeps what was chosen for it; an unchosen one gets the choice under auto.
+  OpCall call;
+  call.kind = OpKind::conv2d;
+  call.shapes = {{16, 32, 16, 16}, {64, 32, 1, 1}, {16, 64, 16, 16}};
+  call.modes = {Access::read, Access::read, Access::write};
+  EXPECT_EQ(conv_impl_of(call), onednn ? ConvImpl::onednn_plain : ConvImpl::im2col);
+  choose_conv_impl(call, ConvKernel::im2col);
+  EXPECT_EQ(conv_impl_of(call), ConvImpl::im2col);
+  EXPECT_FALSE(call_uses_dnnl_conv(call));
 }
 
 }  // namespace

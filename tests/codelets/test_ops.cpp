@@ -5,6 +5,7 @@
 // agrees with reference (normalised MSE), every width is bitwise equal to width 1, no write outside a
 // buffer (guard bands) and every output element written (sentinel fill).
 #include "codelets/conv2d/conv2d_dnnl.hpp"
+#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/elementwise.hpp"
 #include "codelets/matmul/openblas_core.hpp"
 #include "codelets/matmul/sgemm_backend.hpp"
@@ -355,21 +356,31 @@ TEST_P(OpCase, NanAndInfinityPropagate) { check_non_finite_case(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Ops, OpCase, ::testing::ValuesIn(testing::all_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 
-// The oneDNN convolution kernels forced on (CORUN_CONV_KERNEL=dnnl) whatever the automatic choice says;
-// skipped, with the reason, on a build without oneDNN or a CPU without AVX2.
+// The oneDNN convolution kernels forced on (CORUN_CONV_KERNEL=dnnl: the list's choice under that preference,
+// set on the call as the plan step sets it) whatever the automatic choice says; skipped, with the reason, on a
+// build without oneDNN or a CPU without AVX2.
 class DnnlConv : public OpCase {
  protected:
   void SetUp() override {
     const ConvGeometry probe{1, 8, 3, 3, 8, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
     if (!dnnl_conv_supported(probe))
       GTEST_SKIP() << "oneDNN convolutions unavailable (built without libdnnl-dev, or a CPU without AVX2)";
-    set_conv_kernel(ConvKernel::dnnl);
   }
-  void TearDown() override { set_conv_kernel(ConvKernel::auto_); }
 };
 
-TEST_P(DnnlConv, Matches) { check_case(GetParam()); }
-TEST_P(DnnlConv, NanAndInfinityPropagate) { check_non_finite_case(GetParam()); }
+// Each case with its convolution passes given the list's choice under CORUN_CONV_KERNEL=dnnl, as the plan step
+// gives it: oneDNN wherever it runs the call.
+OpCaseSpec on_onednn(OpCaseSpec c) {
+  choose_conv_impl(c.call, ConvKernel::dnnl);
+  return c;
+}
+
+TEST_P(DnnlConv, Matches) {
+  const OpCaseSpec c = on_onednn(GetParam());
+  if (conv_pass_geometry(c.call)) ASSERT_TRUE(is_onednn(conv_impl_of(c.call))) << conv_impl_name(conv_impl_of(c.call));
+  check_case(c);
+}
+TEST_P(DnnlConv, NanAndInfinityPropagate) { check_non_finite_case(on_onednn(GetParam())); }
 
 INSTANTIATE_TEST_SUITE_P(Ops, DnnlConv, ::testing::ValuesIn(testing::dnnl_conv_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });

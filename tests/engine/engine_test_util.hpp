@@ -7,7 +7,9 @@
 #include <corun/error.hpp>
 #include <corun/graph.hpp>
 
+#include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "common/error_matchers.hpp"
+#include "engine/conv_kernel.hpp"
 
 #include <gtest/gtest.h>
 
@@ -145,6 +147,16 @@ inline ::testing::AssertionResult contains(const std::string& text, const std::s
 }
 
 /// Runs `g` once on `e`, reads `t`, and releases the graph (so that a pass may change it afterwards).
+/// Gives every convolution pass of `g` without an implementation the list's choice under `kernel` (what the
+/// plan step does with CORUN_CONV_KERNEL), before Graph::block_layouts decides by those choices.
+inline void choose_conv_kernel(Graph& g, codelets::ConvKernel kernel) {
+  const char* name = kernel == codelets::ConvKernel::dnnl     ? "dnnl"
+                     : kernel == codelets::ConvKernel::direct ? "direct"
+                     : kernel == codelets::ConvKernel::im2col ? "im2col"
+                                                              : "auto";
+  engine::choose_kernels(g, name, false);
+}
+
 inline std::vector<float> run_and_read(Engine& e, Graph& g, Tensor t) {
   e.run(g);
   std::vector<float> v = e.read(g, t);

@@ -72,17 +72,18 @@ Engine* BlockLayouts::engine_ = nullptr;
 TEST_P(BlockLayouts, SameBitsAsPlainOnEveryKernelPath) {
   const auto [n, pool] = GetParam();
   const int block = static_cast<int>(codelets::dnnl_channel_block());
-  Graph plain, blocked;
-  const Net p = build(plain, n, pool), b = build(blocked, n, pool);
-  // y1 y2 s r d, or with the pool reading r only d.
-  EXPECT_EQ(blocked.block_layouts(), pool ? 1 : 5);
-  for (Tensor t : {b.y1, b.y2, b.s, b.r}) EXPECT_EQ(blocked.channel_block(t), pool ? 0 : block) << t.name();
-  EXPECT_EQ(blocked.channel_block(b.d), block);
-  EXPECT_EQ(blocked.channel_block(b.out), 0);
-  // oneDNN where the measured rule picks it (auto), then im2col everywhere: the convolutions holding blocked
-  // tensors run on plain copies of their images.
+  // oneDNN where the measured rule picks it (auto), then im2col everywhere on graphs blocked by the auto choice:
+  // the convolutions holding blocked tensors run on plain copies of their images.
   for (codelets::ConvKernel kernel : {codelets::ConvKernel::auto_, codelets::ConvKernel::im2col}) {
-    codelets::set_conv_kernel(kernel);
+    Graph plain, blocked;
+    const Net p = build(plain, n, pool), b = build(blocked, n, pool);
+    // y1 y2 s r d, or with the pool reading r only d.
+    EXPECT_EQ(blocked.block_layouts(), pool ? 1 : 5);
+    for (Tensor t : {b.y1, b.y2, b.s, b.r}) EXPECT_EQ(blocked.channel_block(t), pool ? 0 : block) << t.name();
+    EXPECT_EQ(blocked.channel_block(b.d), block);
+    EXPECT_EQ(blocked.channel_block(b.out), 0);
+    test::choose_conv_kernel(plain, kernel);
+    test::choose_conv_kernel(blocked, kernel);
     const std::vector<float> want = test::run_and_read(*engine_, plain, p.out), got = test::run_and_read(*engine_, blocked, b.out);
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
@@ -92,7 +93,6 @@ TEST_P(BlockLayouts, SameBitsAsPlainOnEveryKernelPath) {
       EXPECT_EQ(std::memcmp(got_pool.data(), want_pool.data(), got_pool.size() * sizeof(float)), 0);
     }
   }
-  codelets::set_conv_kernel(codelets::ConvKernel::auto_);
 }
 
 // Batch 1: channel tiles of whole blocks; batch 6: image chunks of 4 and 2.

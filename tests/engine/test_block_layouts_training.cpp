@@ -56,9 +56,13 @@ class BlockLayoutsTraining : public ::testing::TestWithParam<codelets::ConvKerne
  protected:
   void SetUp() override {
     if (codelets::dnnl_channel_block() == 0) GTEST_SKIP() << "no oneDNN blocked convolution kernels on this CPU";
-    codelets::set_conv_kernel(GetParam());
   }
-  void TearDown() override { codelets::set_conv_kernel(codelets::ConvKernel::auto_); }
+  // The kernels of the parameter on both graphs (CORUN_CONV_KERNEL), chosen before the blocked one is blocked.
+  int block(Graph& plain, Graph& blocked) const {
+    test::choose_conv_kernel(plain, GetParam());
+    test::choose_conv_kernel(blocked, GetParam());
+    return blocked.block_layouts();
+  }
 };
 
 // GoogLeNet small at batch 6 (image chunks of 4 and 2) on 32x32 images, 3 SGD-with-momentum steps.
@@ -66,7 +70,7 @@ TEST_P(BlockLayoutsTraining, GoogLeNetTrainsBitwiseTheSame) {
   models::CnnConfig cfg = models::googlenet_config("small");
   cfg.batch = 6, cfg.image = 32;
   models::Cnn plain(cfg), blocked(cfg);
-  const int count = blocked.graph.block_layouts();
+  const int count = block(plain.graph, blocked.graph);
   std::printf("googlenet training graph: %d tensors blocked\n", count);
   if (GetParam() != codelets::ConvKernel::im2col) {
     // Every inception module's concat and its gradient's split, the pools and the branches' convolutions.
@@ -89,7 +93,7 @@ TEST_P(BlockLayoutsTraining, CifarQuickTrainsBitwiseTheSame) {
   models::CnnConfig cfg = models::cifar_quick_config();
   cfg.batch = 6;
   models::Cnn plain(cfg), blocked(cfg);
-  const int count = blocked.graph.block_layouts();
+  const int count = block(plain.graph, blocked.graph);
   if (GetParam() != codelets::ConvKernel::im2col) {
     const std::set<std::string> kinds = kinds_touching_blocked(blocked.graph);
     for (const char* k : {"avg_pool", "avg_pool_grad", "relu", "conv2d_grad_data"})
@@ -152,7 +156,7 @@ Trained train(ResidualNet& m, int steps) {
 
 TEST_P(BlockLayoutsTraining, BatchNormResidualBlockTrainsBitwiseTheSame) {
   ResidualNet plain, blocked;
-  const int count = blocked.g.block_layouts();
+  const int count = block(plain.g, blocked.g);
   if (GetParam() != codelets::ConvKernel::im2col) {
     const std::set<std::string> kinds = kinds_touching_blocked(blocked.g);
     for (const char* k : {"batch_norm", "batch_norm_grad", "add", "max_pool", "max_pool_grad"})
