@@ -169,6 +169,7 @@ TEST(ConvImplList, TheFirstEntryThatTakesACallRunsItAndTheOthersSayWhy) {
   call.kind = OpKind::conv2d;
   call.shapes = {{16, 32, 16, 16}, {64, 32, 1, 1}, {16, 64, 16, 16}};
   call.modes = {Access::read, Access::read, Access::write};
+  call.i = ConvParams{}.attrs();  // stride 1, no padding, one group
   EXPECT_EQ(conv_impl_of(call), onednn ? ConvImpl::onednn_plain : ConvImpl::im2col);
   choose_conv_impl(call, ConvKernel::im2col);
   EXPECT_EQ(conv_impl_of(call), ConvImpl::im2col);
