@@ -1,6 +1,7 @@
 #include "engine/planning.hpp"
 
 #include "codelets/starpu/codelets.hpp"
+#include "codelets/work_items.hpp"
 #include "sched/widthmodel/interpolate.hpp"
 
 #include <starpu.h>
@@ -40,7 +41,8 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
   const auto& team_widths = choose_.team_widths();
   for (size_t i = 0; i < n; ++i) {
     const auto& call = graph.nodes[i].call;
-    const int wmax = std::min(W, codelets::op_info(call.kind).max_width);
+    // Never wider than the call's work items: a member past them would sit idle (codelets/work_items.hpp).
+    const int wmax = std::min(W, codelets::useful_width(call, codelets::op_info(call.kind).max_width));
     const std::vector<double>& t = models_.predict(tasks[i], codelets::footprint(call), wmax);
     double* row = &p.predicted[i * static_cast<size_t>(W)];
     std::copy(t.begin(), t.end(), row);
@@ -50,7 +52,7 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
     sched::TaskHint& h = p.hints[i];
     h.node = static_cast<int32_t>(i);
     h.max_width = wmax;
-    h.fixed_width = fixed_width_;
+    h.fixed_width = fixed_width_ > 0 ? std::min(fixed_width_, wmax) : 0;  // calibration: clamped like max_width
     h.predicted_us = row;
     h.npredicted = wmax;
 
@@ -58,7 +60,7 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
     // nothing is known about counts as 1 µs, so levels still order by depth on a first run.
     sched::PlannerTask pt;
     pt.max_width = wmax;
-    pt.fixed_width = fixed_width_;
+    pt.fixed_width = h.fixed_width;
     pt.predicted.assign(team_widths.size(), NAN);
     for (size_t k = 0; k < team_widths.size(); ++k)
       if (team_widths[k] <= wmax) pt.predicted[k] = known[static_cast<size_t>(team_widths[k] - 1)];
@@ -96,7 +98,7 @@ std::vector<sched::TunerNode> tuner_nodes(const detail::GraphImpl& graph) {
   out.reserve(graph.nodes.size());
   for (const auto& node : graph.nodes)
     out.push_back({static_cast<int>(node.call.kind), codelets::footprint(node.call),
-                   codelets::op_info(node.call.kind).max_width});
+                   codelets::useful_width(node.call, codelets::op_info(node.call.kind).max_width)});
   return out;
 }
 

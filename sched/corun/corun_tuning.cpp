@@ -86,7 +86,8 @@ void CorunTuning::apply(TunerPlan& plan) {
       h.width_search = !warmed_up_ || !s.done();
     } else {
       h.fixed_first = -1;
-      h.fixed_width = fixed_width_;
+      // CORUN_FIXED_WIDTH, clamped like the width the call can use (the planner's max_width).
+      h.fixed_width = fixed_width_ > 0 && h.max_width > 0 ? std::min(fixed_width_, h.max_width) : fixed_width_;
       h.stable_width = stable_width_of(i);
     }
   }
