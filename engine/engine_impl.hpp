@@ -52,6 +52,9 @@ struct Engine::Impl {
     codelets::OpCall hyper_update;  // adam / sgd_wd on M (optimizer_updates.cpp's node at the root, issue 19)
   };
   std::vector<SyncCalls> sync_calls;
+  // replicated_run.cpp: one run_replicated call, its inputs checked, as the jobs it does (bind, reduce,
+  // update, account).
+  struct ReplicaStep;
   // One solver over several domains: each worker's domain (by worker id), and the domain of the main thread,
   // where the graphs' buffers were first touched.
   std::vector<int> worker_domain;
