@@ -41,6 +41,8 @@ struct Engine::Impl {
 
   numa::Plan numa_plan;                      // CORUN_NUMA / CORUN_REPLICAS, checked before starpu_init
   std::vector<engine::ReplicaPlace> places;  // one per replica: context, workers, home memory node
+  // starpu_runtime.cpp, once StarPU runs: `places` from the NUMA plan, and info's replica and domain counts.
+  void set_up_replicas();
   // run_replicated's own calls per parameter (tasks point at them until they complete), made once per set of
   // graphs, and the root's buffers of the mean gradient (momentum only), registered on the root's node.
   struct SyncCalls {
