@@ -99,6 +99,17 @@ struct Engine::Impl {
   // The handle of a user's tensor of `graph` (bound on first use); `what` names the caller in errors.
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what);
   void drop_mean_grads();
+
+  // submit.cpp: Engine::run_solver's steps. How one solver over several NUMA domains counts remote reads.
+  struct RemoteReads {
+    bool several = false;    // one solver (no replicas) over several domains
+    bool off_count = false;  // CORUN_NUMA=off: reads counted per task, from the worker that ran it
+    bool recording = false;  // traced or tuning: the recorder knows each task's worker
+  };
+  bool make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats);
+  void prepare_remote_reads(const detail::GraphImpl& g, Bound& b, const RemoteReads& reads, RunStats& stats);
+  void submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats);
+  void count_off_remote_reads(size_t nodes, const RemoteReads& reads, RunStats& stats) const;
 };
 
 namespace engine {
