@@ -41,6 +41,8 @@ struct Engine::Impl {
 
   numa::Plan numa_plan;                      // CORUN_NUMA / CORUN_REPLICAS, checked before starpu_init
   std::vector<engine::ReplicaPlace> places;  // one per replica: context, workers, home memory node
+  // starpu_runtime.cpp, once StarPU runs: `places` from the NUMA plan, and info's replica and domain counts.
+  void set_up_replicas();
   // run_replicated's own calls per parameter (tasks point at them until they complete), made once per set of
   // graphs, and the root's buffers of the mean gradient (momentum only), registered on the root's node.
   struct SyncCalls {
@@ -52,6 +54,9 @@ struct Engine::Impl {
     codelets::OpCall hyper_update;  // adam / sgd_wd on M (optimizer_updates.cpp's node at the root, issue 19)
   };
   std::vector<SyncCalls> sync_calls;
+  // replicated_run.cpp: one run_replicated call, its inputs checked, as the jobs it does (bind, reduce,
+  // update, account).
+  struct ReplicaStep;
   // One solver over several domains: each worker's domain (by worker id), and the domain of the main thread,
   // where the graphs' buffers were first touched.
   std::vector<int> worker_domain;
@@ -94,6 +99,17 @@ struct Engine::Impl {
   // The handle of a user's tensor of `graph` (bound on first use); `what` names the caller in errors.
   starpu_data_handle_t handle(Graph& graph, Tensor t, const char* what);
   void drop_mean_grads();
+
+  // submit.cpp: Engine::run_solver's steps. How one solver over several NUMA domains counts remote reads.
+  struct RemoteReads {
+    bool several = false;    // one solver (no replicas) over several domains
+    bool off_count = false;  // CORUN_NUMA=off: reads counted per task, from the worker that ran it
+    bool recording = false;  // traced or tuning: the recorder knows each task's worker
+  };
+  bool make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats);
+  void prepare_remote_reads(const detail::GraphImpl& g, Bound& b, const RemoteReads& reads, RunStats& stats);
+  void submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats);
+  void count_off_remote_reads(size_t nodes, const RemoteReads& reads, RunStats& stats) const;
 };
 
 namespace engine {

@@ -40,11 +40,51 @@ void count_replica_task(void* arg) {
 }
 }  // namespace
 
-RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum) {
-  using codelets::Access;
-  using codelets::OpKind;
-  Impl& im = *impl_;
-  const size_t n = im.places.size();
+// One run_replicated call: its checked inputs, the replicas' bindings and the step's jobs in the order they
+// run (bind, reduce, update, account). The tasks point at the engine's sync calls, so these are made before
+// anything is submitted and live in the Impl, not here.
+struct Engine::Impl::ReplicaStep {
+  Impl& im;
+  const std::vector<Graph*>& replicas;
+  size_t n = 0;                                     // replicas, one per NUMA place
+  std::vector<std::vector<Tensor>> params, grads;   // per replica, in replica 0's parameter order
+  std::vector<Tensor> velocities;                   // momentum without a hyper tensor: the root's velocities
+  // Adam / AdamW / SGD with weight decay or Nesterov (issue 19): the root's hyper-parameter tensor, which the
+  // caller wrote for this step (the rate and bias corrections), and its state per parameter.
+  Tensor hyper;
+  bool hyper_mode = false;
+  bool adam = false;
+  const BackwardOptions* hyper_options = nullptr;
+  std::vector<std::vector<Tensor>> hyper_state;  // per parameter: {m, v} or {velocity}
+  std::vector<Bound*> bound;
+  RunStats stats;
+  double t0 = 0.0;
+
+  ReplicaStep(Impl& impl, const std::vector<Graph*>& graphs) : im(impl), replicas(graphs), n(impl.places.size()) {}
+
+  void check_arguments(float learning_rate, float momentum) const;
+  void collect_parameters();
+  void collect_hyper_state();
+  void collect_velocities(float momentum);
+  void bind();
+  bool make_sync_calls();
+  void set_rates(float learning_rate, float momentum, size_t total);
+  void allocate_mean_grads(bool sync_calls_kept, float momentum);
+  void submit(starpu_task* task, size_t r);
+  void submit_graphs();
+  void reduce(engine::CrossRanks* ranks, bool across_ranks);
+  void update(float momentum);
+  void copy_parameters_back();
+  void account(engine::CrossRanks* ranks, bool across_ranks);
+
+  size_t param_count() const { return params[0].size(); }
+  int64_t numel_of(size_t k) const {
+    return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
+  }
+  starpu_data_handle_t handle(size_t r, Tensor t) const { return bound[r]->handles[static_cast<size_t>(t.id())]; }
+};
+
+void Engine::Impl::ReplicaStep::check_arguments(float learning_rate, float momentum) const {
   CORUN_CHECK(replicas.size() == n, Status::invalid_argument,
               "Engine::run_replicated: got " << replicas.size() << " graphs for the " << n << " replicas of NUMA "
                                              << numa::describe(im.numa_plan)
@@ -58,9 +98,13 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
               "Engine::run_replicated: the " << im.info.policy
                                              << " policy keeps a state per graph (its width search runs on one "
                                                 "graph); choose another CORUN_SCHED for replicas");
+}
 
-  // Every replica: distinct graph, no SGD nodes, the same parameters as replica 0, each with a gradient.
-  std::vector<std::vector<Tensor>> params(n), grads(n);
+// Every replica: distinct graph, no SGD nodes, the same parameters as replica 0, each with a gradient.
+void Engine::Impl::ReplicaStep::collect_parameters() {
+  using codelets::OpKind;
+  params.assign(n, {});
+  grads.assign(n, {});
   for (size_t r = 0; r < n; ++r) {
     Graph& g = *replicas[r];
     for (size_t q = 0; q < r; ++q)
@@ -93,47 +137,52 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
                                                         << " has no gradient; call backward() on the replica's loss");
     }
   }
-  // Momentum: the root's velocity of every parameter, by name (backward with sgd_update = false makes them).
-  std::vector<Tensor> velocities;
-  // Adam / AdamW / SGD with weight decay or Nesterov (issue 19): the root's state per parameter and its
-  // hyper-parameter tensor, which the caller wrote for this step (the rate and bias corrections).
-  const Tensor hyper = replicas[0]->optimizer_hyper();
-  const bool hyper_mode = hyper.valid();
-  const BackwardOptions& hyper_options = replicas[0]->impl().hyper_options;
-  const bool adam = hyper_mode && hyper_options.optimizer != Optimizer::sgd;
-  std::vector<std::vector<Tensor>> hyper_state;  // per parameter: {m, v} or {velocity}
-  if (hyper_mode) {
-    std::unordered_map<std::string, Tensor> by_name;  // state values are not in the graph's name index
-    for (Tensor t : replicas[0]->optimizer_state()) by_name.emplace(t.name(), t);
-    for (Tensor p : params[0]) {
-      std::vector<Tensor> s;
-      for (const char* suffix : adam ? std::vector<const char*>{".adam_m", ".adam_v"} : std::vector<const char*>{".velocity"}) {
-        const auto it = by_name.find(p.name() + suffix);
-        CORUN_CHECK(it != by_name.end() && it->second.shape() == p.shape(), Status::invalid_argument,
-                    "Engine::run_replicated: replica 0 has no optimizer state '"
-                        << p.name() << suffix << "'; build it with backward(loss, {.sgd_update = false, ...}) and the "
-                        << "same optimizer options as the other replicas");
-        s.push_back(it->second);
-      }
-      hyper_state.push_back(std::move(s));
+}
+
+// The root's optimizer state per parameter when replica 0 has a hyper-parameter tensor.
+void Engine::Impl::ReplicaStep::collect_hyper_state() {
+  hyper = replicas[0]->optimizer_hyper();
+  hyper_mode = hyper.valid();
+  hyper_options = &replicas[0]->impl().hyper_options;
+  adam = hyper_mode && hyper_options->optimizer != Optimizer::sgd;
+  if (!hyper_mode) return;
+  std::unordered_map<std::string, Tensor> by_name;  // state values are not in the graph's name index
+  for (Tensor t : replicas[0]->optimizer_state()) by_name.emplace(t.name(), t);
+  for (Tensor p : params[0]) {
+    std::vector<Tensor> s;
+    for (const char* suffix : adam ? std::vector<const char*>{".adam_m", ".adam_v"} : std::vector<const char*>{".velocity"}) {
+      const auto it = by_name.find(p.name() + suffix);
+      CORUN_CHECK(it != by_name.end() && it->second.shape() == p.shape(), Status::invalid_argument,
+                  "Engine::run_replicated: replica 0 has no optimizer state '"
+                      << p.name() << suffix << "'; build it with backward(loss, {.sgd_update = false, ...}) and the "
+                      << "same optimizer options as the other replicas");
+      s.push_back(it->second);
     }
+    hyper_state.push_back(std::move(s));
   }
-  if (momentum > 0.0f && !hyper_mode) {
-    const auto& root = replicas[0]->impl();
-    std::unordered_map<std::string, Tensor> state;
-    for (Tensor t : replicas[0]->optimizer_state()) state.emplace(root.values[static_cast<size_t>(t.id())].name, t);
-    for (Tensor p : params[0]) {
-      const auto& pv = root.values[static_cast<size_t>(p.id())];
-      auto it = state.find(pv.name + ".velocity");
-      CORUN_CHECK(it != state.end() && root.values[static_cast<size_t>(it->second.id())].shape == pv.shape,
-                  Status::invalid_argument,
-                  "Engine::run_replicated: momentum " << momentum << " needs the velocity '" << pv.name
-                                                      << ".velocity' in replica 0; build it with backward(loss, "
-                                                         "{.sgd_update = false, .momentum = m})");
-      velocities.push_back(it->second);
-    }
+}
+
+// Momentum: the root's velocity of every parameter, by name (backward with sgd_update = false makes them).
+void Engine::Impl::ReplicaStep::collect_velocities(float momentum) {
+  if (!(momentum > 0.0f && !hyper_mode)) return;
+  const auto& root = replicas[0]->impl();
+  std::unordered_map<std::string, Tensor> state;
+  for (Tensor t : replicas[0]->optimizer_state()) state.emplace(root.values[static_cast<size_t>(t.id())].name, t);
+  for (Tensor p : params[0]) {
+    const auto& pv = root.values[static_cast<size_t>(p.id())];
+    auto it = state.find(pv.name + ".velocity");
+    CORUN_CHECK(it != state.end() && root.values[static_cast<size_t>(it->second.id())].shape == pv.shape,
+                Status::invalid_argument,
+                "Engine::run_replicated: momentum " << momentum << " needs the velocity '" << pv.name
+                                                    << ".velocity' in replica 0; build it with backward(loss, "
+                                                       "{.sgd_update = false, .momentum = m})");
+    velocities.push_back(it->second);
   }
-  std::vector<Impl::Bound*> bound(n);
+}
+
+// Each replica's values as handles on its domain's memory node.
+void Engine::Impl::ReplicaStep::bind() {
+  bound.assign(n, nullptr);
   for (size_t r = 0; r < n; ++r) {
     bound[r] = &im.bind(*replicas[r], im.places[r].memory_node);
     // Once per binding, on a real machine whose replicas span several domains: the pages of the replica's
@@ -146,95 +195,100 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
                              im.places[r].home_os_index);
     bound[r]->pages_placed = true;
   }
+}
 
-  // The engine's own calls depend on the parameters' sizes only: made again when they change.
-  const size_t np = params[0].size();
-  auto numel_of = [&](size_t k) {
-    return replicas[0]->impl().values[static_cast<size_t>(params[0][k].id())].shape.numel();
-  };
+// The engine's own calls depend on the parameters' sizes only: made again when they change. Returns whether
+// the previous calls were kept.
+bool Engine::Impl::ReplicaStep::make_sync_calls() {
+  using codelets::Access;
+  using codelets::OpKind;
+  const size_t np = param_count();
   bool same = im.sync_calls.size() == np;
   for (size_t k = 0; same && k < np; ++k) same = im.sync_calls[k].add_child.shapes[0].numel() == numel_of(k);
-  if (!same) {
-    im.sync_calls.assign(np, Impl::SyncCalls{});
-    for (size_t k = 0; k < np; ++k) {
-      const int64_t numel = numel_of(k);
-      const Shape flat({numel});
-      Impl::SyncCalls& c = im.sync_calls[k];
-      c.add_child.kind = OpKind::sgd;
-      c.add_child.shapes = {flat, flat};
-      c.add_child.modes = {Access::readwrite, Access::read};
-      c.add_child.f = -1.0f;
-      c.update = c.add_child;
-      c.mean.kind = OpKind::sum;  // Y = f * X summed over a dimension of extent 1: an exact scaling
-      c.mean.shapes = {Shape({numel, 1}), flat};
-      c.mean.modes = {Access::read, Access::write};
-      c.mean.i = {1, 0, 0, 0};
-      c.momentum.kind = OpKind::sgd_momentum;
-      c.momentum.shapes = {flat, flat, flat};
-      c.momentum.modes = {Access::readwrite, Access::readwrite, Access::read};
-      if (hyper_mode) {
-        c.hyper_update.kind = adam ? OpKind::adam : OpKind::sgd_wd;
-        c.hyper_update.shapes.assign(adam ? 4 : 3, flat);
-        c.hyper_update.shapes.push_back(Shape({codelets::kHyperCount}));
-        c.hyper_update.modes.assign(adam ? 3 : 2, Access::readwrite);
-        c.hyper_update.modes.insert(c.hyper_update.modes.end(), {Access::read, Access::read});
-        c.hyper_update.i =
-            adam ? codelets::adam_encode({hyper_options.beta1, hyper_options.beta2, hyper_options.eps,
-                                          hyper_options.weight_decay, hyper_options.optimizer == Optimizer::adamw})
-                 : codelets::sgd_wd_encode(hyper_options.momentum, hyper_options.weight_decay, hyper_options.nesterov);
-      }
-      c.copy.kind = OpKind::slice;
-      c.copy.shapes = {flat, flat};
-      c.copy.modes = {Access::read, Access::write};
-      c.copy.i = {0, 0, numel, 0};
-    }
-  }
-  // The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
-  // batch's mean gradient: dividing by their count (over every rank) keeps the one-solver update (exactly
-  // when that count is a power of two).
-  engine::CrossRanks* ranks = engine::cross_ranks();
-  const bool across_ranks = ranks != nullptr && ranks->size() > 1;
-  const size_t total = n * static_cast<size_t>(across_ranks ? ranks->size() : 1);
+  if (same) return true;
+  im.sync_calls.assign(np, Impl::SyncCalls{});
   for (size_t k = 0; k < np; ++k) {
+    const int64_t numel = numel_of(k);
+    const Shape flat({numel});
+    Impl::SyncCalls& c = im.sync_calls[k];
+    c.add_child.kind = OpKind::sgd;
+    c.add_child.shapes = {flat, flat};
+    c.add_child.modes = {Access::readwrite, Access::read};
+    c.add_child.f = -1.0f;
+    c.update = c.add_child;
+    c.mean.kind = OpKind::sum;  // Y = f * X summed over a dimension of extent 1: an exact scaling
+    c.mean.shapes = {Shape({numel, 1}), flat};
+    c.mean.modes = {Access::read, Access::write};
+    c.mean.i = {1, 0, 0, 0};
+    c.momentum.kind = OpKind::sgd_momentum;
+    c.momentum.shapes = {flat, flat, flat};
+    c.momentum.modes = {Access::readwrite, Access::readwrite, Access::read};
+    if (hyper_mode) {
+      const BackwardOptions& o = *hyper_options;
+      c.hyper_update.kind = adam ? OpKind::adam : OpKind::sgd_wd;
+      c.hyper_update.shapes.assign(adam ? 4 : 3, flat);
+      c.hyper_update.shapes.push_back(Shape({codelets::kHyperCount}));
+      c.hyper_update.modes.assign(adam ? 3 : 2, Access::readwrite);
+      c.hyper_update.modes.insert(c.hyper_update.modes.end(), {Access::read, Access::read});
+      c.hyper_update.i = adam ? codelets::adam_encode({o.beta1, o.beta2, o.eps, o.weight_decay,
+                                                       o.optimizer == Optimizer::adamw})
+                              : codelets::sgd_wd_encode(o.momentum, o.weight_decay, o.nesterov);
+    }
+    c.copy.kind = OpKind::slice;
+    c.copy.shapes = {flat, flat};
+    c.copy.modes = {Access::read, Access::write};
+    c.copy.i = {0, 0, numel, 0};
+  }
+  return false;
+}
+
+// The loss of each replica is a mean over its rows, so the gradients sum to `replicas` times the whole
+// batch's mean gradient: dividing by their count (`total`, over every rank) keeps the one-solver update
+// (exactly when that count is a power of two).
+void Engine::Impl::ReplicaStep::set_rates(float learning_rate, float momentum, size_t total) {
+  for (size_t k = 0; k < param_count(); ++k) {
     Impl::SyncCalls& c = im.sync_calls[k];
     c.update.f = learning_rate / static_cast<float>(total);
     c.mean.f = 1.0f / static_cast<float>(total);
     c.momentum.f = learning_rate;
     c.momentum.i[0] = codelets::sgd_momentum_encode(momentum);
   }
-  // The mean gradients live at the root, allocated once (and again only when the parameters change).
-  const bool mean_ok = im.mean_grad_handles.size() == np && same &&
-                       (np == 0 || starpu_data_get_home_node(im.mean_grad_handles[0]) == im.places[0].memory_node);
-  if ((momentum > 0.0f || hyper_mode) && !mean_ok) {
-    im.drop_mean_grads();
-    for (size_t k = 0; k < np; ++k) {
-      im.mean_grads.emplace_back(new float[static_cast<size_t>(numel_of(k))]());
-      starpu_data_handle_t h = nullptr;
-      starpu_vector_data_register(&h, im.places[0].memory_node, reinterpret_cast<uintptr_t>(im.mean_grads.back().get()),
-                                  static_cast<uint32_t>(numel_of(k)), sizeof(float));
-      im.mean_grad_handles.push_back(h);
-    }
-  }
+}
 
-  RunStats stats;
-  g_replica.remote = 0;
-  g_replica.outside = 0;
-  // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
-  const double t0 = starpu_timing_now();
-  auto submit = [&](starpu_task* task, size_t r) {
-    task->sched_ctx = im.places[r].ctx;
-    task->callback_func = count_replica_task;
-    task->callback_arg = task;
-    const std::string name = task->name ? task->name : "?";
-    const int ret = starpu_task_submit(task);
-    if (ret != 0) {
-      starpu_task_destroy(task);
-      starpu_task_wait_for_all();
-      detail::fail(Status::runtime_error, "submitting '" + name + "' of replica " + std::to_string(r) +
-                                              " failed: " + engine::submit_error(ret));
-    }
-    ++stats.tasks;
-  };
+// The mean gradients live at the root, allocated once (and again only when the parameters change).
+void Engine::Impl::ReplicaStep::allocate_mean_grads(bool sync_calls_kept, float momentum) {
+  const size_t np = param_count();
+  const bool mean_ok = im.mean_grad_handles.size() == np && sync_calls_kept &&
+                       (np == 0 || starpu_data_get_home_node(im.mean_grad_handles[0]) == im.places[0].memory_node);
+  if (!(momentum > 0.0f || hyper_mode) || mean_ok) return;
+  im.drop_mean_grads();
+  for (size_t k = 0; k < np; ++k) {
+    im.mean_grads.emplace_back(new float[static_cast<size_t>(numel_of(k))]());
+    starpu_data_handle_t h = nullptr;
+    starpu_vector_data_register(&h, im.places[0].memory_node, reinterpret_cast<uintptr_t>(im.mean_grads.back().get()),
+                                static_cast<uint32_t>(numel_of(k)), sizeof(float));
+    im.mean_grad_handles.push_back(h);
+  }
+}
+
+// A task in replica r's scheduling context, counted where it runs (count_replica_task).
+void Engine::Impl::ReplicaStep::submit(starpu_task* task, size_t r) {
+  task->sched_ctx = im.places[r].ctx;
+  task->callback_func = count_replica_task;
+  task->callback_arg = task;
+  const std::string name = task->name ? task->name : "?";
+  const int ret = starpu_task_submit(task);
+  if (ret != 0) {
+    starpu_task_destroy(task);
+    starpu_task_wait_for_all();
+    detail::fail(Status::runtime_error, "submitting '" + name + "' of replica " + std::to_string(r) +
+                                            " failed: " + engine::submit_error(ret));
+  }
+  ++stats.tasks;
+}
+
+// Every replica's forward and backward tasks, planned as one solver's.
+void Engine::Impl::ReplicaStep::submit_graphs() {
   for (size_t r = 0; r < n; ++r) {
     const auto& g = replicas[r]->impl();
     Impl::Bound& b = *bound[r];
@@ -256,7 +310,11 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       }
     }
   }
-  auto handle = [&](size_t r, Tensor t) { return bound[r]->handles[static_cast<size_t>(t.id())]; };
+}
+
+// The gradients summed along the plan's tree into the root's, then across ranks.
+void Engine::Impl::ReplicaStep::reduce(engine::CrossRanks* ranks, bool across_ranks) {
+  const size_t np = param_count();
   // Bottom-up: a replica's children have larger indices, so their own sums are submitted before theirs.
   for (size_t r = n; r-- > 0;)
     for (int c : im.numa_plan.replicas[r].children)
@@ -273,7 +331,11 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
       submit(engine::make_call_task(im.sync_calls[k].add_child, {sums[k], received}, "rank_grad_sum"), 0);
     });
   }
-  for (size_t k = 0; k < np; ++k) {
+}
+
+// The optimizer's update of the root's parameters from the summed gradients.
+void Engine::Impl::ReplicaStep::update(float momentum) {
+  for (size_t k = 0; k < param_count(); ++k) {
     if (hyper_mode) {
       submit(engine::make_call_task(im.sync_calls[k].mean, {handle(0, grads[0][k]), im.mean_grad_handles[k]},
                                     "replica_grad_mean"),
@@ -298,11 +360,19 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
              0);
     }
   }
+}
+
+// The root's new parameters copied to every other replica.
+void Engine::Impl::ReplicaStep::copy_parameters_back() {
   for (size_t r = 1; r < n; ++r)
-    for (size_t k = 0; k < np; ++k)
+    for (size_t k = 0; k < param_count(); ++k)
       submit(engine::make_call_task(im.sync_calls[k].copy, {handle(0, params[0][k]), handle(r, params[r][k])},
                                     "replica_param_copy"),
              r);
+}
+
+// Waits for the step, then fills its stats and counts the run.
+void Engine::Impl::ReplicaStep::account(engine::CrossRanks* ranks, bool across_ranks) {
   if (across_ranks) {
     ranks->wait_all();  // the tasks and this rank's transfers (StarPU-MPI's requests are not tasks)
     stats.cross_rank_bytes = ranks->last_bytes_sent();
@@ -316,7 +386,31 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   for (size_t r = 0; r < n; ++r) ++bound[r]->runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);
-  return stats;
+}
+
+RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum) {
+  Impl::ReplicaStep step(*impl_, replicas);
+  step.check_arguments(learning_rate, momentum);
+  step.collect_parameters();
+  step.collect_hyper_state();
+  step.collect_velocities(momentum);
+  step.bind();
+  const bool sync_calls_kept = step.make_sync_calls();
+  engine::CrossRanks* ranks = engine::cross_ranks();
+  const bool across_ranks = ranks != nullptr && ranks->size() > 1;
+  step.set_rates(learning_rate, momentum, step.n * static_cast<size_t>(across_ranks ? ranks->size() : 1));
+  step.allocate_mean_grads(sync_calls_kept, momentum);
+
+  g_replica.remote = 0;
+  g_replica.outside = 0;
+  // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
+  step.t0 = starpu_timing_now();
+  step.submit_graphs();
+  step.reduce(ranks, across_ranks);
+  step.update(momentum);
+  step.copy_parameters_back();
+  step.account(ranks, across_ranks);
+  return step.stats;
 }
 
 }  // namespace corun

@@ -96,41 +96,116 @@ void fill_info(EngineInfo& i, const sched::ResolvedPolicy& policy, const std::st
   i.simulated = true;
 #endif
 }
+
+// CORUN_SCHED resolved against STARPU_SCHED, and the policy's settings, their files and StarPU's variables
+// checked before anything starts. CORUN_SCHED=help lists the policies and fails.
+sched::ResolvedPolicy resolve_checked_policy(const Config& config) {
+  engine::drop_empty_starpu_variables();
+  const char* starpu_sched = std::getenv("STARPU_SCHED");
+  auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
+  check_config(config);
+  if (policy.help) {
+    std::fputs(sched::policy_help().c_str(), stdout);
+    detail::fail(Status::invalid_config,
+                 "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
+  }
+  // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
+  // the resolver), so drop it for our own policies. Set but empty, it counts as unset for corun, while
+  // StarPU looks up the name "" and silently runs lws instead of conf.sched_policy_name
+  // (src/core/sched_policy.c:197-209): drop it then too.
+  if (policy.policy != nullptr || (starpu_sched != nullptr && *starpu_sched == '\0')) unsetenv("STARPU_SCHED");
+  return policy;
+}
+
+// The StarPU variables corun sets unless the user did, read by starpu_init; and the perfmodel files of this
+// machine kind, a corrupt one set aside.
+void set_starpu_variables(const sched::ResolvedPolicy& policy, const std::string& machine_key, bool quiet) {
+  if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", machine_key.c_str(), 1);
+  if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
+    setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
+  // StarPU's informational messages (bus calibration, a "not calibrated enough" paragraph per fresh op
+  // model) bury corun's own lines; `corun train` says in one line that models are calibrating. Errors
+  // still print. STARPU_SILENT=0 brings the messages back.
+  if (std::getenv("STARPU_SILENT") == nullptr) setenv("STARPU_SILENT", "1", 1);
+  engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), quiet);
+}
+
+// starpu_init with the policy and the workers (Config::ncpus or the allocation), the BLAS buffers of the
+// workers, and StarPU-MPI when there are several ranks. Returns where the worker count came from.
+std::string start_starpu(const Config& config, const sched::ResolvedPolicy& policy,
+                         const machine::Allocation& allocation) {
+  starpu_conf conf;
+  starpu_check(starpu_conf_init(&conf), "starpu_conf_init");
+  if (policy.policy != nullptr) {
+    conf.sched_policy = policy.policy;
+  } else {
+    conf.sched_policy_name = policy.name.c_str();
+  }
+  std::string workers_source = "Config::ncpus";
+  if (config.ncpus >= 0) {
+    conf.ncpus = config.ncpus;
+    // Without this, a set STARPU_NCPU silently overrides conf.ncpus inside starpu_init. starpu_conf_init
+    // already copied every other STARPU_* variable into conf, so only the fields set here change meaning.
+    conf.precedence_over_environment_variables = 1;
+  } else {
+    workers_source = engine::apply_allocation(conf, allocation);  // one worker per allocated core, in the mask
+  }
+  conf.ncuda = 0;
+  conf.nopencl = 0;
+  // conf.ncpus holds STARPU_NCPU or the allocation's count here; -1 (StarPU's own choice) is every core.
+  blas::check_address_space(conf.ncpus > 0 ? static_cast<unsigned>(conf.ncpus)
+                                           : std::max(1u, std::thread::hardware_concurrency()));
+  {
+    const engine::BusFilesLock bus_files(std::getenv("STARPU_HOSTNAME"));
+    starpu_check(starpu_init(&conf), "starpu_init");
+  }
+  // Now, not mid-run: a failed BLAS allocation spins instead of failing.
+  blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
+  // Several MPI ranks: StarPU-MPI's progress thread and tag matching (engine/cross_ranks.hpp).
+  if (engine::CrossRanks* ranks = engine::cross_ranks()) {
+    try {
+      ranks->attach();
+    } catch (...) {
+      starpu_shutdown();
+      throw;
+    }
+  }
+  return workers_source;
+}
 }  // namespace
+
+// The replicas' places (contexts, workers, home nodes) once StarPU runs, and what info says of the domains.
+void Engine::Impl::set_up_replicas() {
+  places = engine::place_replicas(numa_plan, policy.policy, policy.name);
+  info.replicas = static_cast<int>(places.size());
+  const numa::Plan& plan = numa_plan;
+  info.numa_mode = numa::mode_name(plan.mode);
+  if (places.size() == 1 && plan.domain_cpus.size() > 1) {  // off or interleave over several domains
+    worker_domain = engine::worker_domains(plan, places[0]);
+    // Where Graph's buffers get first touched: the main thread's domain (a fake topology's CPUs are not
+    // this machine's, so there it is the first domain).
+    home_domain = plan.real_topology ? engine::domain_of_cpu(plan, sched_getcpu()) : 0;
+    info.numa_domains = static_cast<int>(plan.domain_cpus.size());
+  } else if (places.size() > 1) {
+    std::vector<int> homes;
+    for (const auto& r : plan.replicas)
+      if (std::find(homes.begin(), homes.end(), r.home_os_index) == homes.end()) homes.push_back(r.home_os_index);
+    info.numa_domains = static_cast<int>(homes.size());
+  }
+}
 
 Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
   bool expected = false;
   CORUN_CHECK(g_engine_alive.compare_exchange_strong(expected, true), Status::invalid_config,
               "an Engine already exists in this process (StarPU is initialised once); destroy it first");
   try {
-    engine::drop_empty_starpu_variables();
-    const char* starpu_sched = std::getenv("STARPU_SCHED");
-    auto policy = sched::resolve_policy(config.policy.c_str(), starpu_sched);
-    check_config(config);  // the policy's settings, their files and StarPU's variables, before anything starts
-    if (policy.help) {
-      std::fputs(sched::policy_help().c_str(), stdout);
-      detail::fail(Status::invalid_config,
-                   "CORUN_SCHED=help: the policies are listed above; set CORUN_SCHED to one of them");
-    }
-    // STARPU_SCHED naming a built-in silently beats conf.sched_policy; it agrees with us here (checked by
-    // the resolver), so drop it for our own policies. Set but empty, it counts as unset for corun, while
-    // StarPU looks up the name "" and silently runs lws instead of conf.sched_policy_name
-    // (src/core/sched_policy.c:197-209): drop it then too.
-    if (policy.policy != nullptr || (starpu_sched != nullptr && *starpu_sched == '\0')) unsetenv("STARPU_SCHED");
+    const sched::ResolvedPolicy policy = resolve_checked_policy(config);
     // Perfmodels are keyed by machine kind, not host name (STARPU_HOSTNAME names the model files).
     const std::string key = machine::machine_key();  // loads the hwloc topology: once per Engine
     std::string layout_source = configure_policy_options(config, policy.policy != nullptr, policy.name, key);
     impl_->config = config;
     impl_->policy = policy;
-
-    if (std::getenv("STARPU_HOSTNAME") == nullptr) setenv("STARPU_HOSTNAME", key.c_str(), 1);
-    if (policy.policy != nullptr && std::getenv("STARPU_HISTORY_MAX_ERROR") == nullptr)
-      setenv("STARPU_HISTORY_MAX_ERROR", kHistoryMaxError, 1);
-    // StarPU's informational messages (bus calibration, a "not calibrated enough" paragraph per fresh op
-    // model) bury corun's own lines; `corun train` says in one line that models are calibrating. Errors
-    // still print. STARPU_SILENT=0 brings the messages back.
-    if (std::getenv("STARPU_SILENT") == nullptr) setenv("STARPU_SILENT", "1", 1);
-    engine::quarantine_corrupt_models(std::getenv("STARPU_HOSTNAME"), config.quiet);
+    set_starpu_variables(policy, key, config.quiet);
 
     // CORUN_NUMA / CORUN_REPLICAS: checked before StarPU starts (replicas.hpp).
     const machine::Allocation allocation = machine::allocation(config.cgroup_root);
@@ -140,43 +215,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
     engine::apply_gemm_kernel(config.gemm_kernel);
-
-    starpu_conf conf;
-    starpu_check(starpu_conf_init(&conf), "starpu_conf_init");
-    if (policy.policy != nullptr) {
-      conf.sched_policy = policy.policy;
-    } else {
-      conf.sched_policy_name = policy.name.c_str();
-    }
-    std::string workers_source = "Config::ncpus";
-    if (config.ncpus >= 0) {
-      conf.ncpus = config.ncpus;
-      // Without this, a set STARPU_NCPU silently overrides conf.ncpus inside starpu_init. starpu_conf_init
-      // already copied every other STARPU_* variable into conf, so only the fields set here change meaning.
-      conf.precedence_over_environment_variables = 1;
-    } else {
-      workers_source = engine::apply_allocation(conf, allocation);  // one worker per allocated core, in the mask
-    }
-    conf.ncuda = 0;
-    conf.nopencl = 0;
-    // conf.ncpus holds STARPU_NCPU or the allocation's count here; -1 (StarPU's own choice) is every core.
-    blas::check_address_space(conf.ncpus > 0 ? static_cast<unsigned>(conf.ncpus)
-                                             : std::max(1u, std::thread::hardware_concurrency()));
-    {
-      const engine::BusFilesLock bus_files(std::getenv("STARPU_HOSTNAME"));
-      starpu_check(starpu_init(&conf), "starpu_init");
-    }
-    // Now, not mid-run: a failed BLAS allocation spins instead of failing.
-    blas::provision_worker_buffers(/*touch_on_workers=*/policy.policy == nullptr);
-    // Several MPI ranks: StarPU-MPI's progress thread and tag matching (engine/cross_ranks.hpp).
-    if (engine::CrossRanks* ranks = engine::cross_ranks()) {
-      try {
-        ranks->attach();
-      } catch (...) {
-        starpu_shutdown();
-        throw;
-      }
-    }
+    const std::string workers_source = start_starpu(config, policy, allocation);
 
     EngineInfo& i = impl_->info;
     fill_info(i, policy, workers_source, config);
@@ -190,22 +229,7 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
       const int hint_width = policy.traits.merges_executors && config.cpf_merge ? layout.count * layout.width : layout.width;
       impl_->planner = std::make_unique<engine::Planner>(layout, hint_width, config.fixed_width);
     }
-    impl_->places = engine::place_replicas(impl_->numa_plan, policy.policy, policy.name);
-    i.replicas = static_cast<int>(impl_->places.size());
-    const numa::Plan& plan = impl_->numa_plan;
-    i.numa_mode = numa::mode_name(plan.mode);
-    if (impl_->places.size() == 1 && plan.domain_cpus.size() > 1) {  // off or interleave over several domains
-      impl_->worker_domain = engine::worker_domains(plan, impl_->places[0]);
-      // Where Graph's buffers get first touched: the main thread's domain (a fake topology's CPUs are not
-      // this machine's, so there it is the first domain).
-      impl_->home_domain = plan.real_topology ? engine::domain_of_cpu(plan, sched_getcpu()) : 0;
-      i.numa_domains = static_cast<int>(plan.domain_cpus.size());
-    } else if (impl_->places.size() > 1) {
-      std::vector<int> homes;
-      for (const auto& r : plan.replicas)
-        if (std::find(homes.begin(), homes.end(), r.home_os_index) == homes.end()) homes.push_back(r.home_os_index);
-      i.numa_domains = static_cast<int>(homes.size());
-    }
+    impl_->set_up_replicas();
     if (!config.quiet) std::fprintf(stderr, "corun: %s\n", i.summary().c_str());
     if (const std::string blas = blas::core_warning(); !blas.empty() && !config.quiet)
       std::fprintf(stderr, "corun: warning: %s\n", blas.c_str());

@@ -101,6 +101,96 @@ RunStats Engine::run_on_root(Graph& graph) {
   return run_solver(graph);
 }
 
+// A task per node, planned: the policy's tuner (made again when the graph changed), the hints and the lower
+// bound. Returns whether this run tunes (measures every task for the policy's search).
+bool Engine::Impl::make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats) {
+  const auto& nodes = g.nodes;
+  if (policy.make_tuner != nullptr && (!b.tuner || b.plan.nodes != nodes.size()))
+    b.tuner = policy.make_tuner(engine::tuner_nodes(g), engine::tuner_settings(config, info.workers, info.simulated));
+  // Create every task first: the models are queried through them, and the levels need the whole graph.
+  tasks.assign(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) tasks[i] = engine::make_task(nodes[i], b.handles);
+  bool tuning = false;
+  if (planner) {
+    planner->plan(g, tasks, b.plan, b.tuner.get());
+    if (b.tuner) {
+      sched::TunerPlan view{b.plan.hints, b.plan.deps.successors, b.plan.uncalibrated};
+      b.tuner->apply(view);
+      b.plan.stale = b.plan.stale || view.stale;
+      tuning = b.tuner->tuning();
+      stats.frozen = b.tuner->frozen();
+      for (auto& h : b.plan.hints) h.want_reason = tracing;
+    }
+    for (auto& h : b.plan.hints) h.cold = b.runs == 0;
+    if (info.own_policy)
+      for (size_t i = 0; i < nodes.size(); ++i) tasks[i]->sched_data = &b.plan.hints[i];
+    stats.critical_path_ms = b.plan.critical_path_us / 1e3;
+    stats.total_work_ms = b.plan.total_work_us / 1e3;
+    stats.lower_bound_ms = b.plan.lower_bound_us / 1e3;
+    stats.uncalibrated = b.plan.uncalibrated;
+    stats.bound_cores = b.plan.cores;
+  }
+  // The graph's first run on this engine is cold (each kernel's first call on a thread): no model samples.
+  // Under our policies only: StarPU's modular-prandom dereferences the model of every task it places.
+  if (b.runs == 0 && !info.simulated && info.own_policy)
+    for (size_t i = 0; i < nodes.size(); ++i) tasks[i]->cl = codelets::unmodelled_codelet(nodes[i].call.kind);
+  return tuning;
+}
+
+// Remote bytes of one solver over several domains (docs/numa.md): interleaved pages make the expected
+// share (D - 1) / D of every read remote; off counts the reads of tasks run on another domain's workers,
+// in the tasks' callbacks here, or from the recorder after a recorded run (count_off_remote_reads).
+void Engine::Impl::prepare_remote_reads(const detail::GraphImpl& g, Bound& b, const RemoteReads& reads,
+                                        RunStats& stats) {
+  const numa::Plan& plan = numa_plan;
+  if (reads.several && plan.mode == numa::Mode::interleave && !b.pages_placed && plan.real_topology)
+    for (const auto& v : g.values)
+      if (!v.fused_away)
+        numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float), plan.interleave_nodes);
+  b.pages_placed = true;
+  if (!reads.several) return;
+  const size_t n = g.nodes.size();
+  task_reads.resize(n);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += task_reads[i] = engine::read_bytes(tasks[i]);
+  const double d = static_cast<double>(plan.domain_cpus.size());
+  if (!reads.off_count) stats.remote_bytes = static_cast<double>(total) * (d - 1.0) / d;
+  g_off.worker_domain = &worker_domain;
+  g_off.home = home_domain;
+  g_off.remote = 0;
+  if (reads.off_count && !reads.recording)  // a recorded run has each task's worker in the recorder instead
+    for (size_t i = 0; i < n; ++i) {
+      tasks[i]->callback_func = count_remote_reads;
+      tasks[i]->callback_arg = &task_reads[i];
+    }
+}
+
+// After the run under CORUN_NUMA=off: the remote reads counted in the callbacks, or those of the recorded
+// tasks whose first core is on another domain than the main thread's.
+void Engine::Impl::count_off_remote_reads(size_t nodes, const RemoteReads& reads, RunStats& stats) const {
+  if (reads.off_count && !reads.recording) stats.remote_bytes = static_cast<double>(g_off.remote.load());
+  if (reads.off_count && reads.recording)
+    for (size_t i = 0; i < nodes; ++i) {
+      const auto& cores = recorder.tasks()[i].cores;
+      if (!cores.empty() && worker_domain[static_cast<size_t>(cores[0])] != home_domain)
+        stats.remote_bytes += static_cast<double>(task_reads[i]);
+    }
+}
+
+// Submits the run's tasks in node order; on a refusal frees the ones not submitted and waits for the rest.
+void Engine::Impl::submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int ret = starpu_task_submit(tasks[i]);
+    if (ret != 0) {
+      for (size_t j = i; j < nodes.size(); ++j) starpu_task_destroy(tasks[j]);
+      starpu_task_wait_for_all();
+      detail::fail(Status::runtime_error,
+                   "submitting node '" + nodes[i].name + "' failed: " + engine::submit_error(ret));
+    }
+    ++stats.tasks;
+  }
+}
+
 RunStats Engine::run_solver(Graph& graph) {
   Impl& im = *impl_;
   const bool replicated = im.places.size() > 1;
@@ -111,90 +201,24 @@ RunStats Engine::run_solver(Graph& graph) {
   // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
   const double t0 = starpu_timing_now();
 
-  if (im.policy.make_tuner != nullptr && (!b.tuner || b.plan.nodes != nodes.size()))
-    b.tuner = im.policy.make_tuner(engine::tuner_nodes(g),
-                                   engine::tuner_settings(im.config, im.info.workers, im.info.simulated));
-  // Create every task first: the models are queried through them, and the levels need the whole graph.
-  im.tasks.assign(nodes.size(), nullptr);
-  for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i] = engine::make_task(nodes[i], b.handles);
-  bool tuning = false;
-  if (im.planner) {
-    im.planner->plan(g, im.tasks, b.plan, b.tuner.get());
-    if (b.tuner) {
-      sched::TunerPlan view{b.plan.hints, b.plan.deps.successors, b.plan.uncalibrated};
-      b.tuner->apply(view);
-      b.plan.stale = b.plan.stale || view.stale;
-      tuning = b.tuner->tuning();
-      stats.frozen = b.tuner->frozen();
-      for (auto& h : b.plan.hints) h.want_reason = im.tracing;
-    }
-    for (auto& h : b.plan.hints) h.cold = b.runs == 0;
-    if (im.info.own_policy)
-      for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->sched_data = &b.plan.hints[i];
-    stats.critical_path_ms = b.plan.critical_path_us / 1e3;
-    stats.total_work_ms = b.plan.total_work_us / 1e3;
-    stats.lower_bound_ms = b.plan.lower_bound_us / 1e3;
-    stats.uncalibrated = b.plan.uncalibrated;
-    stats.bound_cores = b.plan.cores;
-  }
-  // The graph's first run on this engine is cold (each kernel's first call on a thread): no model samples.
-  // Under our policies only: StarPU's modular-prandom dereferences the model of every task it places.
-  if (b.runs == 0 && !im.info.simulated && im.info.own_policy)
-    for (size_t i = 0; i < nodes.size(); ++i) im.tasks[i]->cl = codelets::unmodelled_codelet(nodes[i].call.kind);
+  const bool tuning = im.make_planned_tasks(g, b, stats);
   if (replicated)  // a graph beside the replicas runs on the root's workers
     for (starpu_task* t : im.tasks) t->sched_ctx = im.places[0].ctx;
-  // Remote bytes of one solver over several domains (docs/numa.md): interleaved pages make the expected
-  // share (D - 1) / D of every read remote; off counts the reads of tasks run on another domain's workers.
-  const numa::Plan& numa_plan = im.numa_plan;
-  const bool several = !replicated && !im.worker_domain.empty();
-  const bool off_count = several && numa_plan.mode == numa::Mode::off;
-  const bool recording = im.tracing || tuning;
-  if (several && numa_plan.mode == numa::Mode::interleave && !b.pages_placed && numa_plan.real_topology)
-    for (const auto& v : g.values)
-      if (!v.fused_away)
-        numa::interleave(v.data.get(), static_cast<size_t>(v.shape.numel()) * sizeof(float),
-                         numa_plan.interleave_nodes);
-  b.pages_placed = true;
-  if (several) {
-    im.task_reads.resize(nodes.size());
-    uint64_t total = 0;
-    for (size_t i = 0; i < nodes.size(); ++i) total += im.task_reads[i] = engine::read_bytes(im.tasks[i]);
-    const double d = static_cast<double>(numa_plan.domain_cpus.size());
-    if (!off_count) stats.remote_bytes = static_cast<double>(total) * (d - 1.0) / d;
-    g_off.worker_domain = &im.worker_domain;
-    g_off.home = im.home_domain;
-    g_off.remote = 0;
-    if (off_count && !recording)  // a recorded run has each task's worker in the recorder instead
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        im.tasks[i]->callback_func = count_remote_reads;
-        im.tasks[i]->callback_arg = &im.task_reads[i];
-      }
-  }
+  Impl::RemoteReads reads;
+  reads.several = !replicated && !im.worker_domain.empty();
+  reads.off_count = reads.several && im.numa_plan.mode == numa::Mode::off;
+  reads.recording = im.tracing || tuning;
+  im.prepare_remote_reads(g, b, reads, stats);
   // A tuning run measures every task (StarPU profiling must be on before submission).
   if (tuning && !im.tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
   if (im.tracing || tuning) im.recorder.begin_run(im.tasks);
 
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const int ret = starpu_task_submit(im.tasks[i]);
-    if (ret != 0) {
-      for (size_t j = i; j < nodes.size(); ++j) starpu_task_destroy(im.tasks[j]);
-      starpu_task_wait_for_all();
-      detail::fail(Status::runtime_error,
-                   "submitting node '" + nodes[i].name + "' failed: " + engine::submit_error(ret));
-    }
-    ++stats.tasks;
-  }
+  im.submit_in_node_order(nodes, stats);
   starpu_task_wait_for_all();
   stats.wall_ms = (starpu_timing_now() - t0) / 1000.0;
   im.info.combined_workers = starpu_combined_worker_get_count();
   if (im.tracing || tuning) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
-  if (off_count && !recording) stats.remote_bytes = static_cast<double>(g_off.remote.load());
-  if (off_count && recording)
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const auto& cores = im.recorder.tasks()[i].cores;
-      if (!cores.empty() && im.worker_domain[static_cast<size_t>(cores[0])] != im.home_domain)
-        stats.remote_bytes += static_cast<double>(im.task_reads[i]);
-    }
+  im.count_off_remote_reads(nodes.size(), reads, stats);
   if (tuning) {
     // A finished climb's curve fills predictions the models lack (width 2 of a signature StarPU has too few
     // samples of): replan at the next run, not after kRefreshRuns runs of predictions without it.

@@ -171,50 +171,62 @@ void check_finite_initializer(const std::string& name, const std::string& source
   }
 }
 
-}  // namespace
-
-OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
-                       const OnnxImportOptions& options) {
-  CORUN_CHECK(model.has_graph(), Status::io_error, where(source) << " has no graph: not an ONNX model");
-  CORUN_CHECK(options.batch >= 0, Status::invalid_argument, "import_onnx: batch " << options.batch << " is negative");
-  OnnxModel out;
-  out.opset = default_opset(model, source);
-  const onnx::GraphProto& gp = model.graph();
-  Graph& g = out.graph;
-  std::map<std::string, Entry> env;
-  std::map<std::string, std::string> corun_names;  // corun name -> ONNX name: two ONNX names must not collide
-  auto claim = [&](const std::string& onnx_name) {
+// Every ONNX name becomes a corun name (onnx_value_name), which names files (checkpoints, parameter files):
+// two ONNX names must not become the same one.
+class NameClaims {
+ public:
+  explicit NameClaims(const std::string& source) : source_(source) {}
+  void claim(const std::string& onnx_name) {
     const std::string n = onnx_value_name(onnx_name);
-    const auto [it, fresh] = corun_names.emplace(n, onnx_name);
+    const auto [it, fresh] = corun_names_.emplace(n, onnx_name);
     CORUN_CHECK(fresh || it->second == onnx_name, Status::invalid_argument,
-                where(source) << ": the names '" << it->second << "' and '" << onnx_name << "' both become '" << n
-                              << "' as corun file names; rename one in the exporter");
-  };
+                where(source_) << ": the names '" << it->second << "' and '" << onnx_name << "' both become '" << n
+                               << "' as corun file names; rename one in the exporter");
+  }
 
+ private:
+  const std::string& source_;
+  std::map<std::string, std::string> corun_names_;  // corun name -> ONNX name
+};
+
+// The batch symbols of the inputs ("batch_size") and the batch size, for the value_info check.
+struct Batch {
+  std::set<std::string> symbols;
+  int size = 0;
+};
+
+void read_initializers(const onnx::GraphProto& gp, const std::string& base_dir, const std::string& source,
+                       const OnnxImportOptions& options, std::map<std::string, Entry>& env, NameClaims& names) {
   for (const auto& init : gp.initializer()) {
-    claim(init.name());
+    names.claim(init.name());
     Entry& e = env[init.name()];
     e.has_constant = true;
     e.is_initializer = true;
     e.constant = read_tensor(init, base_dir);
     if (!options.allow_non_finite) check_finite_initializer(init.name(), source, e.constant);
   }
-  std::set<std::string> batch_symbols;
-  int batch = 0;
+}
+
+// The graph inputs that are not initializers, as the Graph's inputs.
+Batch add_inputs(const onnx::GraphProto& gp, const std::string& source, const OnnxImportOptions& options,
+                 std::map<std::string, Entry>& env, NameClaims& names, OnnxModel& out) {
+  Batch batch;
   for (const auto& vi : gp.input()) {
     if (env.count(vi.name())) continue;  // IR < 4 lists initializers among the inputs
-    claim(vi.name());
+    names.claim(vi.name());
     const InputShape in = input_shape(vi, options, source);
-    if (!in.batch_symbol.empty()) batch_symbols.insert(in.batch_symbol);
-    batch = static_cast<int>(in.shape[0]);
-    const Tensor t = g.input(onnx_value_name(vi.name()), in.shape);
+    if (!in.batch_symbol.empty()) batch.symbols.insert(in.batch_symbol);
+    batch.size = static_cast<int>(in.shape[0]);
+    const Tensor t = out.graph.input(onnx_value_name(vi.name()), in.shape);
     env[vi.name()].tensor = t;
     out.inputs.push_back(t);
     out.index_limits.push_back(in.integer ? -1 : 0);
   }
+  return batch;
+}
 
-  Converter conv(g, env, out.opset, options.training);
-  const std::vector<onnx::NodeProto> nodes = fold_pad_into_average_pool(fuse_erf_gelu(gp, base_dir), gp, base_dir);
+// Each node through its op_type's converter; a refusal names the ONNX node.
+void convert_nodes(const std::vector<onnx::NodeProto>& nodes, Converter& conv, NameClaims& names, int opset) {
   for (const auto& node : nodes) {
     const OpRow* row = find_op(node.op_type());
     conv.begin(node, row);
@@ -225,11 +237,11 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
       for (const OpRow& r : op_table()) list += (list.empty() ? "" : ", ") + std::string(r.op_type);
       throw Error(Status::invalid_argument, "corun: ONNX node '" + (node.name().empty() ? node.output(0) : node.name()) +
                                                 "' (op_type " + node.op_type() + ", opset " +
-                                                std::to_string(out.opset) + "): the op is not supported; supported ops: " +
+                                                std::to_string(opset) + "): the op is not supported; supported ops: " +
                                                 list + " (docs/onnx.md)");
     }
     for (const std::string& o : node.output())
-      if (!o.empty()) claim(o);
+      if (!o.empty()) names.claim(o);
     try {
       row->convert(conv);
     } catch (const Error& e) {
@@ -239,14 +251,17 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
       conv.unsupported(msg.rfind("corun: ", 0) == 0 ? msg.substr(7) : msg);
     }
   }
+}
 
-  set_index_limits(nodes, env, out);
-  for (const auto& vi : gp.value_info()) check_value_info(vi, env, batch_symbols, batch, source);
+// The graph outputs, computed ones only, each checked against its declared shape and kept in the Graph.
+void add_outputs(const onnx::GraphProto& gp, const std::map<std::string, Entry>& env, const Batch& batch,
+                 const std::string& source, OnnxModel& out) {
+  Graph& g = out.graph;
   for (const auto& vi : gp.output()) {
     const auto it = env.find(vi.name());
     CORUN_CHECK(it != env.end(), Status::invalid_argument,
                 where(source) << ": graph output '" << vi.name() << "' is produced by no node");
-    check_value_info(vi, env, batch_symbols, batch, source);
+    check_value_info(vi, env, batch.symbols, batch.size, source);
     CORUN_CHECK(it->second.tensor.valid(), Status::invalid_argument,
                 where(source) << ": graph output '" << vi.name()
                               << "' is a constant (it does not depend on any input); supported: computed outputs");
@@ -259,18 +274,43 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
     out.outputs.push_back(t);
   }
   CORUN_CHECK(!out.outputs.empty(), Status::invalid_argument, where(source) << " has no graph output");
+}
 
-  if (options.add_training_loss) {
-    CORUN_CHECK(out.outputs.size() == 1, Status::invalid_argument,
-                where(source) << " has " << out.outputs.size()
-                              << " outputs; the training loss (softmax cross-entropy) needs exactly one");
-    const Shape s = out.outputs[0].shape();
-    CORUN_CHECK(s.rank == 2, Status::invalid_argument,
-                where(source) << ": output '" << out.output_names[0] << "' has the shape " << s.str()
-                              << "; the training loss (softmax cross-entropy) needs [batch, classes] logits");
-    out.targets = g.input(options.targets_name, s);
-    out.loss = g.softmax_xent(out.outputs[0], out.targets, "loss");
-  }
+// OnnxImportOptions::add_training_loss: softmax cross-entropy over the one output's [batch, classes] logits.
+void add_training_loss(const std::string& source, const OnnxImportOptions& options, OnnxModel& out) {
+  CORUN_CHECK(out.outputs.size() == 1, Status::invalid_argument,
+              where(source) << " has " << out.outputs.size()
+                            << " outputs; the training loss (softmax cross-entropy) needs exactly one");
+  const Shape s = out.outputs[0].shape();
+  CORUN_CHECK(s.rank == 2, Status::invalid_argument,
+              where(source) << ": output '" << out.output_names[0] << "' has the shape " << s.str()
+                            << "; the training loss (softmax cross-entropy) needs [batch, classes] logits");
+  out.targets = out.graph.input(options.targets_name, s);
+  out.loss = out.graph.softmax_xent(out.outputs[0], out.targets, "loss");
+}
+
+}  // namespace
+
+OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
+                       const OnnxImportOptions& options) {
+  CORUN_CHECK(model.has_graph(), Status::io_error, where(source) << " has no graph: not an ONNX model");
+  CORUN_CHECK(options.batch >= 0, Status::invalid_argument, "import_onnx: batch " << options.batch << " is negative");
+  OnnxModel out;
+  out.opset = default_opset(model, source);
+  const onnx::GraphProto& gp = model.graph();
+  std::map<std::string, Entry> env;
+  NameClaims names(source);
+  read_initializers(gp, base_dir, source, options, env, names);
+  const Batch batch = add_inputs(gp, source, options, env, names, out);
+
+  Converter conv(out.graph, env, out.opset, options.training);
+  const std::vector<onnx::NodeProto> nodes = fold_pad_into_average_pool(fuse_erf_gelu(gp, base_dir), gp, base_dir);
+  convert_nodes(nodes, conv, names, out.opset);
+
+  set_index_limits(nodes, env, out);
+  for (const auto& vi : gp.value_info()) check_value_info(vi, env, batch.symbols, batch.size, source);
+  add_outputs(gp, env, batch, source, out);
+  if (options.add_training_loss) add_training_loss(source, options, out);
   return out;
 }
 

@@ -143,70 +143,76 @@ double optional_number(const json::Node& n) {
   return n.value().is_null() ? NAN : n.number();
 }
 
-}  // namespace
-
-TraceFile read_chrome_trace(const std::string& path) {
-  const std::string file = "'" + path + "'";
-  // Events are read one at a time as the parser reaches them (a trace of 100,000 tasks as a tree would
-  // take gigabytes). They come before otherData in the file, so an event error is held back until the
-  // file is known to be a corun trace (a foreign file gets "not one corun wrote", not an event complaint),
-  // and the cores are checked against otherData.workers afterwards.
-  TraceFile tf;
+// The trace's events as the parser reaches them: a task per team (its rank-0 slice), the other members'
+// slices counted against the teams' widths, and the highest core, checked against otherData.workers once
+// that is read. The first error is held back until the file is known to be a corun trace.
+struct EventReader {
+  const std::string& file;
+  std::vector<TraceTask>& tasks;
   long copies = 0, copies_needed = 0;
   int max_core = -1;
   size_t max_core_event = 0, max_core_index = 0;
-  std::string event_error;
-  auto on_event = [&](size_t i, const json::Value& item) {
-    if (!event_error.empty()) return;
-    try {
-      const json::Node e(item, file + ": traceEvents[" + std::to_string(i) + "]");
-      e.members();  // an object
-      const std::string& ph = e.at("ph").string();
-      if (ph != "X") return;  // metadata ("M"), and room for later additions such as counters
-      const json::Node args = e.at("args");
-      TraceTask t;
-      t.op = e.at("name").string();
-      t.node = args.at("node").string();
-      const std::string& op = args.at("op").string();
-      CORUN_CHECK(op == t.op, Status::io_error,
-                  args.name() << ".op '" << op << "' differs from the event name '" << t.op << "'");
-      t.width = static_cast<int>(args.at("width").integer(1, 1 << 20));
-      const std::vector<json::Node> cores = args.at("cores").items();
-      for (size_t c = 0; c < cores.size(); ++c) {
-        t.cores.push_back(static_cast<int>(cores[c].integer(0, std::numeric_limits<int>::max())));
-        if (t.cores.back() > max_core) {
-          max_core = t.cores.back();
-          max_core_event = i;
-          max_core_index = c;
-        }
-      }
-      CORUN_CHECK(static_cast<int>(t.cores.size()) == t.width, Status::io_error,
-                  args.name() << ": width " << t.width << " but " << t.cores.size() << " cores");
-      const int rank = static_cast<int>(args.at("team_rank").integer(0, t.width - 1));
-      const long tid = e.at("tid").integer(0, std::numeric_limits<int>::max());
-      CORUN_CHECK(tid == t.cores[static_cast<size_t>(rank)], Status::io_error,
-                  e.name() << ": tid " << tid << " is not core " << t.cores[static_cast<size_t>(rank)]
-                           << " (cores[team_rank])");
-      if (rank > 0) {
-        ++copies;
-        return;
-      }
-      copies_needed += t.width - 1;
-      t.executor = static_cast<int>(args.at("executor").integer(-1, std::numeric_limits<int>::max()));
-      t.iteration = static_cast<int>(args.at("iteration").integer(0, std::numeric_limits<int>::max()));
-      t.start_us = plausible_us(e.at("ts").number(), e.name() + ".ts");
-      t.end_us = t.start_us + plausible_us(e.at("dur").number(), e.name() + ".dur");
-      t.predicted_us = optional_number(args.at("predicted_us"));
-      t.level_us = optional_number(args.at("level_us"));
-      t.critical = args.at("critical").boolean();
-      if (const auto r = args.find("reason")) t.reason = r->string();  // optional
-      tf.tasks.push_back(std::move(t));
-    } catch (const Error& err) {
-      event_error = err.what();
-    }
-  };
-  const json::Value doc = json::parse_file_streaming(path, "traceEvents", on_event);
+  std::string error;
 
+  EventReader(const std::string& file_name, std::vector<TraceTask>& out) : file(file_name), tasks(out) {}
+
+  void read(size_t i, const json::Value& item) {
+    if (!error.empty()) return;
+    try {
+      read_event(i, item);
+    } catch (const Error& err) {
+      error = err.what();
+    }
+  }
+
+  void read_event(size_t i, const json::Value& item) {
+    const json::Node e(item, file + ": traceEvents[" + std::to_string(i) + "]");
+    e.members();  // an object
+    const std::string& ph = e.at("ph").string();
+    if (ph != "X") return;  // metadata ("M"), and room for later additions such as counters
+    const json::Node args = e.at("args");
+    TraceTask t;
+    t.op = e.at("name").string();
+    t.node = args.at("node").string();
+    const std::string& op = args.at("op").string();
+    CORUN_CHECK(op == t.op, Status::io_error,
+                args.name() << ".op '" << op << "' differs from the event name '" << t.op << "'");
+    t.width = static_cast<int>(args.at("width").integer(1, 1 << 20));
+    const std::vector<json::Node> cores = args.at("cores").items();
+    for (size_t c = 0; c < cores.size(); ++c) {
+      t.cores.push_back(static_cast<int>(cores[c].integer(0, std::numeric_limits<int>::max())));
+      if (t.cores.back() > max_core) {
+        max_core = t.cores.back();
+        max_core_event = i;
+        max_core_index = c;
+      }
+    }
+    CORUN_CHECK(static_cast<int>(t.cores.size()) == t.width, Status::io_error,
+                args.name() << ": width " << t.width << " but " << t.cores.size() << " cores");
+    const int rank = static_cast<int>(args.at("team_rank").integer(0, t.width - 1));
+    const long tid = e.at("tid").integer(0, std::numeric_limits<int>::max());
+    CORUN_CHECK(tid == t.cores[static_cast<size_t>(rank)], Status::io_error,
+                e.name() << ": tid " << tid << " is not core " << t.cores[static_cast<size_t>(rank)]
+                         << " (cores[team_rank])");
+    if (rank > 0) {
+      ++copies;
+      return;
+    }
+    copies_needed += t.width - 1;
+    t.executor = static_cast<int>(args.at("executor").integer(-1, std::numeric_limits<int>::max()));
+    t.iteration = static_cast<int>(args.at("iteration").integer(0, std::numeric_limits<int>::max()));
+    t.start_us = plausible_us(e.at("ts").number(), e.name() + ".ts");
+    t.end_us = t.start_us + plausible_us(e.at("dur").number(), e.name() + ".dur");
+    t.predicted_us = optional_number(args.at("predicted_us"));
+    t.level_us = optional_number(args.at("level_us"));
+    t.critical = args.at("critical").boolean();
+    if (const auto r = args.find("reason")) t.reason = r->string();  // optional
+    tasks.push_back(std::move(t));
+  }
+};
+
+// The file's otherData, once the document is known to be a corun trace of this version.
+json::Node corun_other_data(const json::Value& doc, const std::string& file) {
   CORUN_CHECK(!doc.is_array(), Status::io_error,
               file << " is a Chrome trace in the bare-array form, not a corun trace (those are an object with "
                       "\"traceEvents\" and \"otherData\")");
@@ -216,14 +222,15 @@ TraceFile read_chrome_trace(const std::string& path) {
   const json::Value* format = other != nullptr && other->contains("format") ? &other->at("format") : nullptr;
   CORUN_CHECK(format != nullptr && *format == kFormat, Status::io_error,
               file << " is a Chrome trace but not one corun wrote (otherData.format is not \"" << kFormat << "\")");
-  const json::Node od(*other, file + ": otherData");
+  json::Node od(*other, file + ": otherData");
   const long version = od.at("version").integer(1, std::numeric_limits<int>::max());
   CORUN_CHECK(version == kVersion, Status::io_error,
               file << " is a corun trace of format version " << version << "; this corun reads version " << kVersion);
-  json::Node(doc.at("traceEvents"), file + ": traceEvents").items();  // an array
-  if (!event_error.empty()) throw Error(Status::io_error, event_error);
+  return od;
+}
 
-  TraceMeta& m = tf.meta;
+TraceMeta read_meta(const json::Node& od, const std::string& file) {
+  TraceMeta m;
   m.policy = od.at("policy").string();
   m.layout = od.at("layout").string();
   m.machine = od.at("machine").string();
@@ -232,17 +239,37 @@ TraceFile read_chrome_trace(const std::string& path) {
   m.critical_path_us = optional_number(od.at("critical_path_us"));
   m.total_work_us = optional_number(od.at("total_work_us"));
   m.lower_bound_us = optional_number(od.at("lower_bound_us"));
-  const long expected_tasks = od.at("tasks").integer(0, std::numeric_limits<long>::max());
+  return m;
+}
 
-  CORUN_CHECK(max_core < m.workers, Status::io_error,
-              file << ": traceEvents[" << max_core_event << "].args.cores[" << max_core_index << "] is " << max_core
-                   << ", but otherData.workers is " << m.workers);
+}  // namespace
+
+TraceFile read_chrome_trace(const std::string& path) {
+  const std::string file = "'" + path + "'";
+  // Events are read one at a time as the parser reaches them (a trace of 100,000 tasks as a tree would
+  // take gigabytes). They come before otherData in the file, so an event error is held back until the
+  // file is known to be a corun trace (a foreign file gets "not one corun wrote", not an event complaint),
+  // and the cores are checked against otherData.workers afterwards.
+  TraceFile tf;
+  EventReader events(file, tf.tasks);
+  const json::Value doc = json::parse_file_streaming(
+      path, "traceEvents", [&](size_t i, const json::Value& item) { events.read(i, item); });
+  const json::Node od = corun_other_data(doc, file);
+  json::Node(doc.at("traceEvents"), file + ": traceEvents").items();  // an array
+  if (!events.error.empty()) throw Error(Status::io_error, events.error);
+
+  tf.meta = read_meta(od, file);
+  const TraceMeta& m = tf.meta;
+  const long expected_tasks = od.at("tasks").integer(0, std::numeric_limits<long>::max());
+  CORUN_CHECK(events.max_core < m.workers, Status::io_error,
+              file << ": traceEvents[" << events.max_core_event << "].args.cores[" << events.max_core_index << "] is "
+                   << events.max_core << ", but otherData.workers is " << m.workers);
   CORUN_CHECK(static_cast<long>(tf.tasks.size()) == expected_tasks, Status::io_error,
               file << " lists " << tf.tasks.size() << " tasks but otherData.tasks says " << expected_tasks
                    << " (truncated or edited?)");
-  CORUN_CHECK(
-      copies == copies_needed, Status::io_error,
-      file << " has " << copies << " team-member slices (team_rank > 0) but its team tasks need " << copies_needed);
+  CORUN_CHECK(events.copies == events.copies_needed, Status::io_error,
+              file << " has " << events.copies << " team-member slices (team_rank > 0) but its team tasks need "
+                   << events.copies_needed);
   return tf;
 }
 

@@ -49,11 +49,13 @@ struct Executor::Block {
 
 Executor::~Executor() = default;
 
-Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
-    : spec_(model.spec()), gates_(gate_count(model.spec().cell)), batch_(batch), max_seq_(max_seq), plan_(plan) {
+namespace {
+// The plan against the model and the sizes: team width, inline mode, direction groups, partition and the
+// hoisted gate mask.
+void check_plan(const ModelSpec& spec, int gates, int batch, int max_seq, const Plan& plan) {
   CORUN_CHECK(batch >= 1, Status::invalid_argument, "serve: batch " << batch << " must be at least 1");
   CORUN_CHECK(max_seq >= 1, Status::invalid_argument, "serve: max sequence " << max_seq << " must be at least 1");
-  const int dirs = spec_.directions();
+  const int dirs = spec.directions();
   const int w = plan.workers;
   CORUN_CHECK(w >= 1, Status::invalid_argument, "serve: plan with " << w << " workers");
   CORUN_CHECK(plan.mode != ExecMode::on_caller || w == 1, Status::invalid_argument,
@@ -63,13 +65,21 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
               "serve: direction groups " << plan.direction_groups << " need a bidirectional model and an even team");
   const int per_dir = w / plan.direction_groups;  // members working on one direction
   CORUN_CHECK(plan.xi >= 1 && plan.xj >= 1 && plan.xi * plan.xj <= per_dir && plan.xi <= batch &&
-                  plan.xj <= spec_.hidden,
+                  plan.xj <= spec.hidden,
               Status::invalid_argument,
               "serve: partition " << plan.xi << "x" << plan.xj << " does not fit " << per_dir << " members, batch "
-                                  << batch << " and " << spec_.hidden << " hidden units");
-  CORUN_CHECK(plan.hoisted_gates < (1u << gates_), Status::invalid_argument,
-              "serve: hoisted gate mask " << plan.hoisted_gates << " has bits beyond the cell's " << gates_ << " gates");
+                                  << batch << " and " << spec.hidden << " hidden units");
+  CORUN_CHECK(plan.hoisted_gates < (1u << gates), Status::invalid_argument,
+              "serve: hoisted gate mask " << plan.hoisted_gates << " has bits beyond the cell's " << gates << " gates");
+}
+}  // namespace
 
+Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
+    : spec_(model.spec()), gates_(gate_count(model.spec().cell)), batch_(batch), max_seq_(max_seq), plan_(plan) {
+  check_plan(spec_, gates_, batch, max_seq, plan);
+  const int dirs = spec_.directions();
+  const int w = plan.workers;
+  const int per_dir = w / plan.direction_groups;  // members working on one direction
   const int64_t H = spec_.hidden;
   for (int l = 0; l < spec_.layers; ++l)
     outs_.emplace_back(static_cast<size_t>(max_seq) * batch * H * dirs, 0.0f);
@@ -96,7 +106,6 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
     for (int l = 0; l < spec_.layers; ++l)
       for (int d = 0; d < dirs; ++d) {
         if (plan.direction_groups == 2 && d != group) continue;
-        const CellWeights& cw = model.weights(l, d);
         Block b;
         b.layer = l;
         b.dir = d;
@@ -106,45 +115,53 @@ Executor::Executor(const Model& model, int batch, int max_seq, const Plan& plan)
         b.h0 = h0;
         b.hn = h1 - h0;
         b.hoisted = nh;
-        const size_t ghn = static_cast<size_t>(gates_ * b.hn);
-        b.w_ih.resize(ghn * static_cast<size_t>(b.in));
-        std::vector<float> w_hh(ghn * static_cast<size_t>(H));
-        b.bias_x.resize(ghn);
-        b.bias_h.resize(ghn);
-        for (int s = 0; s < gates_; ++s) {
-          const int g = order[s];
-          b.slot[g] = s;
-          for (int u = 0; u < b.hn; ++u) {
-            const size_t src = static_cast<size_t>(g * H + h0 + u);
-            const size_t dst = static_cast<size_t>(s * b.hn + u);
-            std::memcpy(&b.w_ih[dst * b.in], &cw.w_ih[src * b.in], sizeof(float) * static_cast<size_t>(b.in));
-            std::memcpy(&w_hh[dst * H], &cw.w_hh[src * H], sizeof(float) * static_cast<size_t>(H));
-            if (spec_.cell == Cell::lstm) {
-              b.bias_x[dst] = cw.b_ih[src] + cw.b_hh[src];
-              b.bias_h[dst] = 0.0f;
-            } else {
-              b.bias_x[dst] = cw.b_ih[src];
-              b.bias_h[dst] = cw.b_hh[src];
-            }
-          }
-        }
-        const int g_cols = static_cast<int>(ghn), first = nh * b.hn;
-        const int in_row = l == 0 ? spec_.input : static_cast<int>(H) * dirs;
-        auto kernel = [&](int cols, int k) {
-          return plan.step_gemm == StepGemmKernel::automatic ? prefer_step_gemm(b.bn, cols, k) : plan.step_gemm;
-        };
-        if (first < g_cols)
-          b.step_input = StepGemm(kernel(g_cols - first, b.in), b.bn, g_cols - first, b.in,
-                                  b.w_ih.data() + static_cast<size_t>(first) * b.in, b.in, in_row, g_cols);
-        b.step_recurrent = StepGemm(kernel(g_cols, static_cast<int>(H)), b.bn, g_cols, static_cast<int>(H),
-                                    w_hh.data(), static_cast<int>(H), static_cast<int>(H) * dirs, g_cols);
-        b.xg.assign(static_cast<size_t>(max_seq) * b.bn * ghn, 0.0f);
-        if (spec_.cell == Cell::gru) b.hg.assign(static_cast<size_t>(b.bn) * ghn, 0.0f);
-        if (spec_.cell == Cell::lstm) b.c.assign(static_cast<size_t>(b.bn) * b.hn, 0.0f);
-        b.tmp.assign(static_cast<size_t>(b.hn), 0.0f);
+        fill_block(b, model.weights(l, d), order);
         blocks_[static_cast<size_t>(rank)][static_cast<size_t>(l)].push_back(std::move(b));
       }
   }
+}
+
+// The block's slice of its layer's weights in slot order (`order`: the gate of each slot), its step GEMMs and
+// its scratch buffers; its place (layer, direction, rows, units, hoisted gates) is set.
+void Executor::fill_block(Block& b, const CellWeights& cw, const int* order) const {
+  const int64_t H = spec_.hidden;
+  const int dirs = spec_.directions();
+  const size_t ghn = static_cast<size_t>(gates_ * b.hn);
+  b.w_ih.resize(ghn * static_cast<size_t>(b.in));
+  std::vector<float> w_hh(ghn * static_cast<size_t>(H));
+  b.bias_x.resize(ghn);
+  b.bias_h.resize(ghn);
+  for (int s = 0; s < gates_; ++s) {
+    const int g = order[s];
+    b.slot[g] = s;
+    for (int u = 0; u < b.hn; ++u) {
+      const size_t src = static_cast<size_t>(g * H + b.h0 + u);
+      const size_t dst = static_cast<size_t>(s * b.hn + u);
+      std::memcpy(&b.w_ih[dst * b.in], &cw.w_ih[src * b.in], sizeof(float) * static_cast<size_t>(b.in));
+      std::memcpy(&w_hh[dst * H], &cw.w_hh[src * H], sizeof(float) * static_cast<size_t>(H));
+      if (spec_.cell == Cell::lstm) {
+        b.bias_x[dst] = cw.b_ih[src] + cw.b_hh[src];
+        b.bias_h[dst] = 0.0f;
+      } else {
+        b.bias_x[dst] = cw.b_ih[src];
+        b.bias_h[dst] = cw.b_hh[src];
+      }
+    }
+  }
+  const int g_cols = static_cast<int>(ghn), first = b.hoisted * b.hn;
+  const int in_row = b.layer == 0 ? spec_.input : static_cast<int>(H) * dirs;
+  auto kernel = [&](int cols, int k) {
+    return plan_.step_gemm == StepGemmKernel::automatic ? prefer_step_gemm(b.bn, cols, k) : plan_.step_gemm;
+  };
+  if (first < g_cols)
+    b.step_input = StepGemm(kernel(g_cols - first, b.in), b.bn, g_cols - first, b.in,
+                            b.w_ih.data() + static_cast<size_t>(first) * b.in, b.in, in_row, g_cols);
+  b.step_recurrent = StepGemm(kernel(g_cols, static_cast<int>(H)), b.bn, g_cols, static_cast<int>(H), w_hh.data(),
+                              static_cast<int>(H), static_cast<int>(H) * dirs, g_cols);
+  b.xg.assign(static_cast<size_t>(max_seq_) * b.bn * ghn, 0.0f);
+  if (spec_.cell == Cell::gru) b.hg.assign(static_cast<size_t>(b.bn) * ghn, 0.0f);
+  if (spec_.cell == Cell::lstm) b.c.assign(static_cast<size_t>(b.bn) * b.hn, 0.0f);
+  b.tmp.assign(static_cast<size_t>(b.hn), 0.0f);
 }
 
 void Executor::set_input(const float* x, int seq) {

@@ -59,6 +59,7 @@ class Executor {
 
  private:
   struct Block;
+  void fill_block(Block& b, const CellWeights& cw, const int* order) const;
   void hoist(Block& b);
   void step(Block& b, int t);
 
