@@ -32,7 +32,7 @@ mkdir -p "$(dirname "$out")"
   echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p'), nproc $(nproc)"
   echo "- oneDNN: $(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo unknown) (Debian libdnnl-dev), OMP_NUM_THREADS=1; OpenBLAS pinned to 1 thread"
   echo "- median of $reps timed calls after one warm-up, whole batch on one thread (one team member's work at width 1)"
-  echo "- corun oneDNN: the conv2d codelets' oneDNN kernels (format any, reorders inside the call; 1x1 windows at stride 1 on the plain NCHW/OIHW buffers, dnnl_plain_layout(); -1: not supported here); impl: ONEDNN_VERBOSE=1 on the program shows it per call"
+  echo "- corun oneDNN: the conv2d codelets' oneDNN kernels (format any, reorders inside the call; 1x1 windows at stride 1 on the plain NCHW/OIHW buffers, the onednn-plain entry of conv_impls.hpp; -1: not supported here); impl: ONEDNN_VERBOSE=1 on the program shows it per call"
   echo "- $(bench_load_note "$(bench_load)")"
   echo "- vector ISA: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)${ONEDNN_MAX_CPU_ISA:+, ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA}"
   echo
