@@ -64,6 +64,24 @@ void say(const Config& config, const char* pass, const std::string& what) {
   if (config.verbose_passes) std::fprintf(stderr, "corun: pass %s: %s\n", pass, what.c_str());
 }
 
+// The passes for inference graphs only, in their order: each rewrites what a training graph's gradients need.
+struct InferencePass {
+  bool Config::*asked;
+  uint8_t bit;  // GraphImpl::plan_passes
+  const char* name;
+  const char* why_not_training;
+  int (Graph::*run)();
+  int GraphPassReport::*count;
+  const char* what;
+};
+constexpr InferencePass kInferencePasses[] = {
+    {&Config::fold_batch_norm, detail::GraphImpl::kFoldBatchNorm, "fold_batch_norm", "folding rewrites the weights",
+     &Graph::fold_batch_norm, &GraphPassReport::folded_batch_norms, " batch norm(s) folded into their convolution"},
+    {&Config::fuse_conv_activation, detail::GraphImpl::kFuseConvActivation, "fuse_conv_activation",
+     "its gradients read the activation's input", &Graph::fuse_conv_activation, &GraphPassReport::fused_activations,
+     " activation(s) fused into their convolution"},
+};
+
 // The passes that change how a node computes or where its bytes sit, before the task-count passes: on an
 // inference graph, batch norm folding then convolution + activation fusion (which needs the convolution
 // right before the activation); then blocked layouts (after both, and after a training graph's backward).
@@ -72,25 +90,15 @@ void run_layout_passes(Graph& graph, const Config& config, GraphPassReport& repo
   detail::GraphImpl& g = graph.impl();
   auto due = [&](bool asked, uint8_t bit) { return asked && (g.plan_passes & bit) == 0; };
   using P = detail::GraphImpl;
-  if (due(config.fold_batch_norm, P::kFoldBatchNorm)) {
+  for (const InferencePass& pass : kInferencePasses) {
+    if (!due(config.*pass.asked, pass.bit)) continue;
     if (g.has_backward) {
-      say(config, "fold_batch_norm", "skipped: a training graph (folding rewrites the weights)");
+      say(config, pass.name, std::string("skipped: a training graph (") + pass.why_not_training + ")");
     } else {
-      report.folded_batch_norms = graph.fold_batch_norm();
-      say(config, "fold_batch_norm",
-          std::to_string(report.folded_batch_norms) + " batch norm(s) folded into their convolution");
+      report.*pass.count = (graph.*pass.run)();
+      say(config, pass.name, std::to_string(report.*pass.count) + pass.what);
     }
-    g.plan_passes |= P::kFoldBatchNorm;
-  }
-  if (due(config.fuse_conv_activation, P::kFuseConvActivation)) {
-    if (g.has_backward) {
-      say(config, "fuse_conv_activation", "skipped: a training graph (its gradients read the activation's input)");
-    } else {
-      report.fused_activations = graph.fuse_conv_activation();
-      say(config, "fuse_conv_activation",
-          std::to_string(report.fused_activations) + " activation(s) fused into their convolution");
-    }
-    g.plan_passes |= P::kFuseConvActivation;
+    g.plan_passes |= pass.bit;
   }
   // The kernels, once the calls are final and before blocked layouts, which keep blocked only the tensors of
   // convolutions whose kernel takes them so.

@@ -8,7 +8,6 @@ getenv("CORUN_...") elsewhere would bring back settings that bypass the Config.
     python3 check_env_reads.py ROOT        check the tree at ROOT; exit 1 and list every read elsewhere
     python3 check_env_reads.py --self-test check that a planted read is caught (and a clean tree passes)
 """
-import os
 import re
 import sys
 
@@ -21,26 +20,19 @@ CONFIG = "engine/config.cpp"
 # hands the user's OPENBLAS_NUM_THREADS to its own re-executed process in it, before any library (and the
 # Config) exists (cli/blas_pool.cpp), and takes it back out at once.
 EXCEPTIONS = {("cli/blas_pool.cpp", "CORUN_USER_OPENBLAS_NUM_THREADS")}
-SOURCE_EXTENSIONS = (".hpp", ".h", ".cpp", ".c")
 READ = re.compile(r'\b(?:env::get\w*|(?:std::)?getenv|secure_getenv)\s*\(\s*"(CORUN_[A-Z0-9_]*)"')
 
 
 def reads_outside_config(root):
     found = []
-    for folder in FOLDERS:
-        for dirpath, _, names in os.walk(os.path.join(root, folder)):
-            for name in sorted(names):
-                if not name.endswith(SOURCE_EXTENSIONS):
-                    continue
-                rel = os.path.relpath(os.path.join(dirpath, name), root)
-                if rel == CONFIG:
-                    continue
-                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
-                    for lineno, line in enumerate(f, 1):
-                        for var in READ.findall(line):
-                            if (rel, var) not in EXCEPTIONS:
-                                found.append(f"{rel}:{lineno}: reads {var}; read it in Config::from_env "
-                                             f"({CONFIG}) and pass the value down")
+    for rel, text in tree_check.source_files(root, FOLDERS):
+        if rel == CONFIG:
+            continue
+        for lineno, line in enumerate(text.split("\n"), 1):
+            for var in READ.findall(line):
+                if (rel, var) not in EXCEPTIONS:
+                    found.append(f"{rel}:{lineno}: reads {var}; read it in Config::from_env "
+                                 f"({CONFIG}) and pass the value down")
     return found
 
 

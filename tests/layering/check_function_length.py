@@ -10,7 +10,6 @@ nested blocks count towards the function that holds them; functions defined insi
     python3 check_function_length.py ROOT        check the tree at ROOT; exit 1 and list every long function
     python3 check_function_length.py --self-test check that a planted long function is caught
 """
-import os
 import re
 import sys
 
@@ -18,7 +17,6 @@ import tree_check
 
 LIMIT = 80
 FOLDERS = ["base", "codelets", "graphs", "onnx", "engine", "sched", "numa", "trace", "serve", "cli", "include"]
-SOURCE_EXTENSIONS = (".hpp", ".h", ".cpp", ".c")
 SCOPE = re.compile(r'\b(namespace|class|struct|union|enum)\b[^;()]*$')
 SIGNATURE_END = re.compile(r'\)\s*(const|override|final|noexcept|mutable|&|&&|\s)*(->\s*[\w:<>,\s*&]+)?\s*$')
 
@@ -93,16 +91,10 @@ def long_functions(text):
 
 def violations(root):
     found = []
-    for folder in FOLDERS:
-        for dirpath, _, names in os.walk(os.path.join(root, folder)):
-            for name in sorted(names):
-                if not name.endswith(SOURCE_EXTENSIONS):
-                    continue
-                path = os.path.join(dirpath, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    for first, lines in long_functions(f.read()):
-                        found.append(f"{os.path.relpath(path, root)}:{first}: a function of {lines} lines "
-                                     f"(at most {LIMIT}); split it into the steps it takes")
+    for rel, text in tree_check.source_files(root, FOLDERS):
+        for first, lines in long_functions(text):
+            found.append(f"{rel}:{first}: a function of {lines} lines (at most {LIMIT}); split it into the steps "
+                         f"it takes")
     return found
 
 

@@ -56,20 +56,12 @@ def strip_comments(text):
 def violations(root):
     names = sorted(set(own_policies(root)) | set(STARPU_BUILTINS))
     found = []
-    top = os.path.join(root, "engine")
-    for dirpath, _, files in os.walk(top):
-        for name in sorted(files):
-            if not name.endswith((".hpp", ".h", ".cpp", ".c")):
-                continue
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = strip_comments(f.read())
-            for lineno, line in enumerate(text.split("\n"), 1):
-                for literal in LITERAL.findall(line):
-                    for policy in names_in(literal, names, line):
-                        found.append(f"{rel}:{lineno}: names the policy '{policy}' in \"{literal}\"; ask the "
-                                     f"policy's traits (sched/registry.hpp) or build the list from the registry")
+    for rel, text in tree_check.source_files(root, ["engine"]):
+        for lineno, line in enumerate(strip_comments(text).split("\n"), 1):
+            for literal in LITERAL.findall(line):
+                for policy in names_in(literal, names, line):
+                    found.append(f"{rel}:{lineno}: names the policy '{policy}' in \"{literal}\"; ask the "
+                                 f"policy's traits (sched/registry.hpp) or build the list from the registry")
     return found
 
 

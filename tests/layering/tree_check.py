@@ -3,6 +3,20 @@ import os
 import tempfile
 
 
+SOURCE_EXTENSIONS = (".hpp", ".h", ".cpp", ".c")
+
+
+def source_files(root, folders):
+    """(repository-relative path, text) of every C/C++ source below the `folders` of `root`, in a stable order."""
+    for folder in folders:
+        for dirpath, _, names in sorted(os.walk(os.path.join(root, folder))):
+            for name in sorted(names):
+                if name.endswith(SOURCE_EXTENSIONS):
+                    path = os.path.join(dirpath, name)
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        yield os.path.relpath(path, root), f.read()
+
+
 def self_test(check, clean, planted):
     """check(root) -> list of findings. `clean` files must give none; adding `planted` must give one each.
     Both are {repository-relative path: text}. Returns the exit code."""
