@@ -1,6 +1,6 @@
 // Strict parsing on nlohmann's SAX interface: nlohmann's lexer and parser check the grammar, this handler
 // builds the document and adds what nlohmann allows (duplicate member names, unbounded nesting, a byte
-// order mark); json_errors.cpp turns nlohmann's error reports into corun's messages.
+// order mark); json_errors.cpp puts nlohmann's error reports into corun's messages.
 #include "base/json.hpp"
 
 #include "base/check.hpp"
@@ -122,7 +122,7 @@ class Builder final : public nlohmann::json_sax<Value> {
   }
 
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    explain_parse_error(text_, source_, position, e.id, e.what(), last_key_);
+    explain_parse_error(text_, source_, position, e.what());
   }
 
  private:

@@ -11,11 +11,10 @@ namespace corun::json {
 /// of `text` (columns count characters, not UTF-8 bytes).
 [[noreturn]] void fail_at(std::string_view text, const std::string& source, size_t at, const std::string& why);
 
-/// Turns an error nlohmann's parser reported (its exception id and message, and `position`: the bytes it
-/// read) into corun's message: what was expected, what was found, at the start of the offending token.
-/// `last_key` is the member name read last (for "expected ':' after member name ...").
-[[noreturn]] void explain_parse_error(std::string_view text, const std::string& source, size_t position, int id,
-                                      const std::string& message, const std::string& last_key);
+/// Throws corun::Error(io_error) for an error nlohmann's parser reported (its exception's message, and
+/// `position`: the bytes it read): "<source>: invalid JSON at line L, column C: " and nlohmann's own words.
+[[noreturn]] void explain_parse_error(std::string_view text, const std::string& source, size_t position,
+                                      const std::string& message);
 
 /// The offset of the '"' that opens the string whose text ends just before `end` (its closing quote, or
 /// the end of the text for an unterminated string).

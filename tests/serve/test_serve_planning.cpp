@@ -226,7 +226,7 @@ TEST(ServePlanFile, IsJsonAndReadsTheOldTextFormatWithAWarning) {
     return corun::testing::error_message([&] { load_plan(path, key, Cell::lstm); }, Status::io_error);
   };
   const std::string head = R"({"format": "corun-serve-plan", "version": 1, "key": ")" + key + "\"";
-  corun::testing::expect_contains(bad(head + ", }"), {path, "invalid JSON at line 1", "trailing comma", "re-plan"});
+  corun::testing::expect_contains(bad(head + ", }"), {path, "invalid JSON at line 1", "unexpected '}'", "re-plan"});
   corun::testing::expect_contains(bad(head + "}"), {path, "has no 'hoisted_gates'", "delete the file to re-plan"});
   corun::testing::expect_contains(
       bad(head + R"(, "hoisted_gates": 99, "workers": 2, "direction_groups": 1, "xi": 1, "xj": 1,

@@ -71,7 +71,7 @@ TEST_F(ScheduleFile, MalformedFilesAreClearErrors) {
                      "point CORUN_SCHEDULE elsewhere");
   const std::string head = R"({"format": "corun-schedule", "version": 1, "graph": "1f", "nodes": 2, "cores": 4, )";
   EXPECT_CORUN_ERROR(corun::sched::read_schedule(write("a", head + R"("blocks": [[0, 2], [2, 2]],})")),
-                     Status::invalid_config, "invalid JSON at line 1", "trailing comma before '}'", "recompute it");
+                     Status::invalid_config, "invalid JSON at line 1", "unexpected '}'", "recompute it");
   EXPECT_CORUN_ERROR(corun::sched::read_schedule(write("b", head + R"("blocks": [[0, 2]]})")), Status::invalid_config,
                      "has 1 blocks for 2 nodes");
   EXPECT_CORUN_ERROR(corun::sched::read_schedule(write("c", head + R"("blocks": [[0, 2], [3, 2]]})")),
