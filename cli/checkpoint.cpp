@@ -106,6 +106,105 @@ std::string optimizer_kind(const Graph& g, const RunIdentity& identity) {
   return g.optimizer_state().empty() ? "sgd" : "sgd_momentum";
 }
 
+// The newest "ckpt-<iteration>" in `dir`, or -1 when none.
+long newest_iteration(const std::string& dir) {
+  long newest = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const long it = parse_name(e.path().filename().string());
+    if (it < 0) continue;
+    // Something named like a checkpoint that is not a directory (a file, a FIFO, a dangling link) is never
+    // skipped in favour of an older checkpoint: resuming from there would silently repeat iterations.
+    std::error_code type_ec;
+    CORUN_CHECK(e.is_directory(type_ec), Status::io_error,
+                "--resume: '" << e.path().string() << "' is named like a checkpoint but is not a directory; move it out of "
+                              << dir << " (the newest checkpoint directory then is the one resumed)");
+    newest = std::max(newest, it);
+  }
+  CORUN_CHECK(!ec, Status::io_error, "--checkpoint: cannot list '" << dir << "': " << ec.message());
+  return newest;
+}
+
+// One checkpoint being read: its directory, its manifest and the hint every "this one is bad" message ends with.
+struct CheckpointFiles {
+  std::string path, manifest, hint;
+};
+
+// The manifest's format, version and iteration (which must be the directory's, `expected`).
+long check_manifest_header(const json::Node& m, const CheckpointFiles& f, long expected) {
+  const std::string& format = m.at("format").string();
+  CORUN_CHECK(format == kFormat, Status::io_error, f.manifest << ": format '" << format << "' is not " << kFormat);
+  const long version = m.at("version").integer(1, 1000);
+  CORUN_CHECK(version == kVersion, Status::io_error,
+              f.manifest << ": checkpoint format version " << version << ", this corun reads version " << kVersion);
+  const long iteration = m.at("iteration").integer(0, 1L << 40);
+  CORUN_CHECK(iteration == expected, Status::io_error,
+              f.manifest << ": iteration " << iteration << " does not match the directory name" << f.hint);
+  return iteration;
+}
+
+// The checkpoint was written by this run: the same optimizer and every identity entry equal, none missing
+// or extra.
+void check_same_run(const json::Node& m, const std::string& path, const Graph& g, const RunIdentity& identity) {
+  // The optimizer first: its state files would not match either, and this says why.
+  const std::string saved_kind = m.at("optimizer").at("kind").string();
+  const std::string kind = optimizer_kind(g, identity);
+  CORUN_CHECK(saved_kind == kind, Status::invalid_config,
+              path << " was written by the " << saved_kind << " optimizer, this run uses " << kind
+                   << ": resume with the checkpoint's --optimizer and hyper-parameters, or use another --checkpoint "
+                      "directory");
+  std::map<std::string, std::string> saved;
+  for (const auto& [k, v] : m.at("config").members()) saved[k] = v.string();
+  for (const auto& [k, v] : identity) {
+    const auto it = saved.find(k);
+    CORUN_CHECK(it != saved.end(), Status::invalid_config,
+                path << " has no '" << k << "' in its config: not a checkpoint of this run");
+    CORUN_CHECK(it->second == v, Status::invalid_config,
+                path << " was written with " << k << " = " << it->second << ", this run has " << k << " = " << v
+                     << ": resume with the same settings, or use another --checkpoint directory");
+    saved.erase(it);
+  }
+  CORUN_CHECK(saved.empty(), Status::invalid_config,
+              path << " has config entry '" << saved.begin()->first << "' this run does not know");
+}
+
+// The losses and times of the `s.iteration` completed iterations.
+void read_history(const json::Node& m, const CheckpointFiles& f, CheckpointState& s) {
+  for (const json::Node& v : m.at("losses").items()) s.losses.push_back(v.number());
+  for (const json::Node& v : m.at("ms_per_iter").items()) s.ms.push_back(v.number());
+  CORUN_CHECK(static_cast<long>(s.losses.size()) == s.iteration && static_cast<long>(s.ms.size()) == s.iteration,
+              Status::io_error,
+              f.manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for " << s.iteration
+                         << " iterations" << f.hint);
+}
+
+// Every one of `params`' files, with its shape and the data the hash was taken of, in the order of `params`.
+std::vector<NpyArray> load_checked_tensors(const json::Node& m, const CheckpointFiles& f,
+                                           const std::vector<Tensor>& params) {
+  std::map<std::string, std::pair<std::string, std::string>> files;  // name -> file, hash
+  for (const json::Node& p : m.at("params").items())
+    files[p.at("name").string()] = {p.at("file").string(), p.at("fnv1a64").string()};
+  CORUN_CHECK(files.size() == params.size(), Status::io_error,
+              f.manifest << " lists " << files.size() << " parameters and optimizer state tensors, the model has "
+                         << params.size() << f.hint);
+  std::vector<NpyArray> loaded;
+  for (Tensor t : params) {
+    const auto it = files.find(t.name());
+    CORUN_CHECK(it != files.end(), Status::io_error, f.manifest << " has no parameter '" << t.name() << "'" << f.hint);
+    CORUN_CHECK(it->second.first.find('/') == std::string::npos, Status::io_error,
+                f.manifest << ": parameter file '" << it->second.first << "' is not a plain file name");
+    const std::string file = f.path + "/" + it->second.first;
+    NpyArray a = load_npy(file);
+    CORUN_CHECK(
+        a.shape == t.shape(), Status::io_error,
+        file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << f.hint);
+    CORUN_CHECK(fnv1a64(a.data.data(), a.data.size()) == it->second.second, Status::io_error,
+                file << " does not match the checksum in " << f.manifest << " (damaged)" << f.hint);
+    loaded.push_back(std::move(a));
+  }
+  return loaded;
+}
+
 }  // namespace
 
 Checkpoints::Checkpoints(const std::string& dir) : dir_(dir) {
@@ -134,92 +233,24 @@ Checkpoints::~Checkpoints() {
 }
 
 std::optional<CheckpointState> Checkpoints::load_newest(Graph& g, const RunIdentity& identity) {
-  long newest = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    const long it = parse_name(e.path().filename().string());
-    if (it < 0) continue;
-    // Something named like a checkpoint that is not a directory (a file, a FIFO, a dangling link) is never
-    // skipped in favour of an older checkpoint: resuming from there would silently repeat iterations.
-    std::error_code type_ec;
-    CORUN_CHECK(e.is_directory(type_ec), Status::io_error,
-                "--resume: '" << e.path().string() << "' is named like a checkpoint but is not a directory; move it out of "
-                              << dir_ << " (the newest checkpoint directory then is the one resumed)");
-    newest = std::max(newest, it);
-  }
-  CORUN_CHECK(!ec, Status::io_error, "--checkpoint: cannot list '" << dir_ << "': " << ec.message());
+  const long newest = newest_iteration(dir_);
   if (newest < 0) return std::nullopt;
 
-  const std::string path = dir_ + "/" + ckpt_name(newest);
-  const std::string manifest = path + "/manifest.json";
-  const std::string hint = " (to resume from an older checkpoint, move " + path + " out of " + dir_ + ")";
-  const json::Value doc = json::parse_file(manifest);
-  const json::Node m(doc, manifest + ": ");
-  const std::string& format = m.at("format").string();
-  CORUN_CHECK(format == kFormat, Status::io_error, manifest << ": format '" << format << "' is not " << kFormat);
-  const long version = m.at("version").integer(1, 1000);
-  CORUN_CHECK(version == kVersion, Status::io_error,
-              manifest << ": checkpoint format version " << version << ", this corun reads version " << kVersion);
+  CheckpointFiles f;
+  f.path = dir_ + "/" + ckpt_name(newest);
+  f.manifest = f.path + "/manifest.json";
+  f.hint = " (to resume from an older checkpoint, move " + f.path + " out of " + dir_ + ")";
+  const json::Value doc = json::parse_file(f.manifest);
+  const json::Node m(doc, f.manifest + ": ");
   CheckpointState s;
-  s.iteration = m.at("iteration").integer(0, 1L << 40);
-  CORUN_CHECK(s.iteration == newest, Status::io_error,
-              manifest << ": iteration " << s.iteration << " does not match the directory name" << hint);
-
-  // The optimizer first: its state files would not match either, and this says why.
-  const std::string saved_kind = m.at("optimizer").at("kind").string();
-  const std::string kind = optimizer_kind(g, identity);
-  CORUN_CHECK(saved_kind == kind, Status::invalid_config,
-              path << " was written by the " << saved_kind << " optimizer, this run uses " << kind
-                   << ": resume with the checkpoint's --optimizer and hyper-parameters, or use another --checkpoint "
-                      "directory");
-  // The same run: every identity entry equal, none missing or extra.
-  std::map<std::string, std::string> saved;
-  for (const auto& [k, v] : m.at("config").members()) saved[k] = v.string();
-  for (const auto& [k, v] : identity) {
-    const auto it = saved.find(k);
-    CORUN_CHECK(it != saved.end(), Status::invalid_config,
-                path << " has no '" << k << "' in its config: not a checkpoint of this run");
-    CORUN_CHECK(it->second == v, Status::invalid_config,
-                path << " was written with " << k << " = " << it->second << ", this run has " << k << " = " << v
-                     << ": resume with the same settings, or use another --checkpoint directory");
-    saved.erase(it);
-  }
-  CORUN_CHECK(saved.empty(), Status::invalid_config,
-              path << " has config entry '" << saved.begin()->first << "' this run does not know");
-
-  for (const json::Node& v : m.at("losses").items()) s.losses.push_back(v.number());
-  for (const json::Node& v : m.at("ms_per_iter").items()) s.ms.push_back(v.number());
-  CORUN_CHECK(static_cast<long>(s.losses.size()) == s.iteration && static_cast<long>(s.ms.size()) == s.iteration,
-              Status::io_error,
-              manifest << ": " << s.losses.size() << " losses and " << s.ms.size() << " times for " << s.iteration
-                       << " iterations" << hint);
-
-  // Parameters: every one of the graph's, with its shape and the data the hash was taken of.
-  std::map<std::string, std::pair<std::string, std::string>> files;  // name -> file, hash
-  for (const json::Node& p : m.at("params").items())
-    files[p.at("name").string()] = {p.at("file").string(), p.at("fnv1a64").string()};
+  s.iteration = check_manifest_header(m, f, newest);
+  check_same_run(m, f.path, g, identity);
+  read_history(m, f, s);
   const std::vector<Tensor> params = saved_tensors(g);
-  CORUN_CHECK(files.size() == params.size(), Status::io_error,
-              manifest << " lists " << files.size() << " parameters and optimizer state tensors, the model has "
-                       << params.size() << hint);
-  std::vector<NpyArray> loaded;
-  for (Tensor t : params) {
-    const auto it = files.find(t.name());
-    CORUN_CHECK(it != files.end(), Status::io_error, manifest << " has no parameter '" << t.name() << "'" << hint);
-    CORUN_CHECK(it->second.first.find('/') == std::string::npos, Status::io_error,
-                manifest << ": parameter file '" << it->second.first << "' is not a plain file name");
-    const std::string file = path + "/" + it->second.first;
-    NpyArray a = load_npy(file);
-    CORUN_CHECK(
-        a.shape == t.shape(), Status::io_error,
-        file << " has shape " << a.shape.str() << ", parameter '" << t.name() << "' is " << t.shape().str() << hint);
-    CORUN_CHECK(fnv1a64(a.data.data(), a.data.size()) == it->second.second, Status::io_error,
-                file << " does not match the checksum in " << manifest << " (damaged)" << hint);
-    loaded.push_back(std::move(a));
-  }
+  std::vector<NpyArray> loaded = load_checked_tensors(m, f, params);
   // Only now, with everything checked, overwrite the graph's parameters.
   for (size_t i = 0; i < params.size(); ++i) std::copy(loaded[i].data.begin(), loaded[i].data.end(), g.data(params[i]));
-  loaded_ = path;
+  loaded_ = f.path;
   newest_ = newest;
   return s;
 }

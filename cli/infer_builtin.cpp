@@ -41,16 +41,16 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     {"--model", true, "lstm | phased-lstm | cifar-quick | pathnet | googlenet | wide-deep"},
     {"--size", true, "small | medium | large (lstm, phased-lstm, pathnet, googlenet; default small)"},
-    {"--batch", true, "inputs per inference (default 1)"},
+    infer_batch_flag(),
     {"--layers", true, "LSTM layers (lstm, phased-lstm)"},
     {"--seq", true, "LSTM timesteps (lstm, phased-lstm)"},
     {"--hidden", true, "LSTM hidden size = input size (lstm, phased-lstm)"},
-    {"--iters", true, "timed inferences (default 20)"},
-    {"--warmup", true, "untimed inferences first (default 2)"},
+    infer_iters_flag(20),
+    infer_warmup_flag(2),
     {"--input", true, "NAME=FILE.npy: a fixed value for graph input NAME (repeat for each; the rest is synthetic)"},
     {"--output", true, "write the last inference's logits as DIR/logits.npy (created)"},
-    {"--json", true, "write the configuration, the latency summary and every inference's time to this file"},
-    {"--help", false, "show this help"},
+    infer_json_flag(),
+    help_flag(),
 };
 
 std::string usage() {
@@ -133,106 +133,134 @@ InferModel wide_deep_model(const Args& args) {
   return im;
 }
 
-}  // namespace
-
-int infer_builtin(int argc, char** argv) {
+// What the command line asks for, with the model it names already built.
+struct BuiltinOptions {
   std::string out_dir, json_path;
   long iters = 20, warmup = 2;
   InferModel im;
   std::map<std::string, std::string> input_files;  // graph input name -> .npy
-  try {
-    // --input repeats, which Args refuses: taken out first.
-    InferInputFlags flags = take_input_flags(argc, argv);
-    input_files = std::move(flags.files);
-    const Args args(static_cast<int>(flags.rest.size()), flags.rest.data(), 2, kFlags);
-    if (args.has("--help")) {
-      std::fputs(usage().c_str(), stdout);
-      return 0;
-    }
-    const std::string model = args.str("--model", "");
-    if (model.empty()) throw UsageError("--model is required");
-    iters = args.positive("--iters", iters);
-    warmup = args.has("--warmup") ? args.positive("--warmup", warmup) : warmup;
-    out_dir = args.str("--output", "");
-    json_path = args.str("--json", "");
-    if (!out_dir.empty()) check_output_dir("--output", out_dir);
-    check_output_file("--json", json_path);
-    if (model == "lstm" || model == "phased-lstm")
-      im = lstm_model(args);
-    else if (model == "cifar-quick" || model == "pathnet" || model == "googlenet")
-      im = cnn_model(args, model);
-    else if (model == "wide-deep")
-      im = wide_deep_model(args);
-    else
-      throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, "
-                       "wide-deep; an ONNX file: --onnx)", "--model");
-  } catch (const UsageError& e) {
-    return usage_error("infer", e, kFlags, usage());
-  }
-  Config config = Config::from_env();
-  if (policy_help_requested(config)) return 0;
-  check_config(config);
+  bool help = false;
+};
 
-  // Every --input is read and checked before the engine starts and before anything is written.
-  Graph& g = *im.graph;
+InferModel model_named(const Args& args, const std::string& model) {
+  if (model == "lstm" || model == "phased-lstm") return lstm_model(args);
+  if (model == "cifar-quick" || model == "pathnet" || model == "googlenet") return cnn_model(args, model);
+  if (model == "wide-deep") return wide_deep_model(args);
+  throw UsageError("unknown model '" + model + "' (available: lstm, phased-lstm, cifar-quick, pathnet, googlenet, "
+                   "wide-deep; an ONNX file: --onnx)", "--model");
+}
+
+// Parses and checks every flag (throws UsageError), then builds the model (last: the cheap checks first).
+BuiltinOptions parse_options(int argc, char** argv) {
+  BuiltinOptions o;
+  const Args args = args_with_inputs(argc, argv, kFlags, o.input_files);
+  if (args.has("--help")) {
+    o.help = true;
+    return o;
+  }
+  const std::string model = args.str("--model", "");
+  if (model.empty()) throw UsageError("--model is required");
+  o.iters = args.positive("--iters", o.iters);
+  o.warmup = args.has("--warmup") ? args.positive("--warmup", o.warmup) : o.warmup;
+  o.out_dir = args.str("--output", "");
+  o.json_path = args.str("--json", "");
+  if (!o.out_dir.empty()) check_output_dir("--output", o.out_dir);
+  check_output_file("--json", o.json_path);
+  o.im = model_named(args, model);
+  return o;
+}
+
+// Every --input read and checked before the engine starts and before anything is written.
+std::vector<std::pair<Tensor, NpyArray>> read_fixed_inputs(const BuiltinOptions& o) {
+  const Graph& g = *o.im.graph;
   std::string names;
   for (const Tensor& t : g.inputs()) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
   std::vector<std::pair<Tensor, NpyArray>> fixed;
-  for (const auto& [name, file] : input_files) {
+  for (const auto& [name, file] : o.input_files) {
     Tensor t;
     for (const Tensor& in : g.inputs())
       if (in.name() == name) t = in;
     CORUN_CHECK(t.valid(), Status::invalid_argument,
-                "--input " << name << ": " << im.name << " has no input of that name; its inputs: " << names);
+                "--input " << name << ": " << o.im.name << " has no input of that name; its inputs: " << names);
     NpyArray a = load_npy(file);
     CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
-                "--input " << name << ": " << file << " has the shape " << a.shape.str() << ", " << im.name
+                "--input " << name << ": " << file << " has the shape " << a.shape.str() << ", " << o.im.name
                            << "'s input is " << t.shape().str() << " (--batch sets the first dimension)");
     fixed.emplace_back(t, std::move(a));
   }
+  return fixed;
+}
 
-  Engine engine(config);
-  std::vector<double> ms;
-  std::vector<float> logits;
-  for (long i = 0; i < warmup + iters; ++i) {
-    for (auto& [name, data] : im.fill(static_cast<uint64_t>(i))) {
-      if (input_files.count(name)) continue;
-      engine.write(g, g.find(name), data);
-    }
-    for (const auto& [t, a] : fixed) engine.write(g, t, a.data);
-    const RunStats stats = engine.run(g);
-    if (i >= warmup) ms.push_back(stats.wall_ms);
-  }
-  logits = engine.read(g, im.logits);
-  engine.release(g);
-  const std::string policy = engine.info().policy;
-  const int workers = engine.info().workers;
+// What the inferences measured.
+struct BuiltinRuns {
+  std::vector<double> ms;  // the timed inferences, in order
+  std::vector<float> logits;  // the last inference's
+  std::string policy;
+  int workers = 0;
+};
 
-  const std::vector<double> in_order = ms;
+// The latency table, --output's logits and --json.
+void report(const BuiltinOptions& o, const BuiltinRuns& r) {
+  const InferModel& im = o.im;
+  std::vector<double> ms = r.ms;
   std::sort(ms.begin(), ms.end());
   const int batch = static_cast<int>(im.logits.shape()[0]);
   std::printf("| model | batch | inferences | median ms | p99 ms | min ms | policy | workers |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
-  std::printf("| %s | %d | %ld | %.3f | %.3f | %.3f | %s | %d |\n", im.name.c_str(), batch, iters, quantile(ms, 0.5),
-              quantile(ms, 0.99), ms.front(), policy.c_str(), workers);
+  std::printf("| %s | %d | %ld | %.3f | %.3f | %.3f | %s | %d |\n", im.name.c_str(), batch, o.iters, quantile(ms, 0.5),
+              quantile(ms, 0.99), ms.front(), r.policy.c_str(), r.workers);
   json::Value outputs = json::Value::array();
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
-    save_npy(out_dir + "/logits.npy", im.logits.shape(), logits.data());
+  if (!o.out_dir.empty()) {
+    std::filesystem::create_directories(o.out_dir);
+    save_npy(o.out_dir + "/logits.npy", im.logits.shape(), r.logits.data());
     outputs.push_back({{"name", "logits"}, {"file", "logits.npy"}, {"shape", im.logits.shape().str()}});
-    std::printf("logits %s -> %s/logits.npy\n", im.logits.shape().str().c_str(), out_dir.c_str());
+    std::printf("logits %s -> %s/logits.npy\n", im.logits.shape().str().c_str(), o.out_dir.c_str());
   }
-  if (!json_path.empty()) {
-    json::Value inputs = json::Value::object();
-    for (const auto& [name, file] : input_files) inputs[name] = file;
-    const json::Value result = {
-        {"config", {{"model", im.name}, {"batch", batch}, {"iters", iters}, {"warmup", warmup}, {"inputs", inputs}}},
-        {"engine", {{"policy", policy}, {"workers", workers}}},
-        {"summary", {{"median_ms", quantile(ms, 0.5)}, {"p99_ms", quantile(ms, 0.99)}, {"min_ms", ms.front()}}},
-        {"outputs", outputs},
-        {"ms_per_inference", in_order}};
-    write_file_atomically(json_path, json::dump(result) + "\n", "the --json results");
+  if (o.json_path.empty()) return;
+  json::Value inputs = json::Value::object();
+  for (const auto& [name, file] : o.input_files) inputs[name] = file;
+  const json::Value result = {
+      {"config", {{"model", im.name}, {"batch", batch}, {"iters", o.iters}, {"warmup", o.warmup}, {"inputs", inputs}}},
+      {"engine", {{"policy", r.policy}, {"workers", r.workers}}},
+      {"summary", {{"median_ms", quantile(ms, 0.5)}, {"p99_ms", quantile(ms, 0.99)}, {"min_ms", ms.front()}}},
+      {"outputs", outputs},
+      {"ms_per_inference", r.ms}};
+  write_file_atomically(o.json_path, json::dump(result) + "\n", "the --json results");
+}
+
+// --warmup + --iters inferences, each on the model's synthetic batch i except the fixed inputs.
+BuiltinRuns run_inferences(Engine& engine, const BuiltinOptions& o,
+                           const std::vector<std::pair<Tensor, NpyArray>>& fixed) {
+  Graph& g = *o.im.graph;
+  BuiltinRuns r;
+  for (long i = 0; i < o.warmup + o.iters; ++i) {
+    for (auto& [name, data] : o.im.fill(static_cast<uint64_t>(i))) {
+      if (o.input_files.count(name)) continue;
+      engine.write(g, g.find(name), data);
+    }
+    for (const auto& [t, a] : fixed) engine.write(g, t, a.data);
+    const RunStats stats = engine.run(g);
+    if (i >= o.warmup) r.ms.push_back(stats.wall_ms);
   }
+  r.logits = engine.read(g, o.im.logits);
+  engine.release(g);
+  r.policy = engine.info().policy;
+  r.workers = engine.info().workers;
+  return r;
+}
+
+}  // namespace
+
+int infer_builtin(int argc, char** argv) {
+  BuiltinOptions o;
+  Config config;
+  if (const auto code = start_infer(o, config, [&] { return parse_options(argc, argv); }, kFlags, usage()))
+    return *code;
+  check_config(config);
+  const std::vector<std::pair<Tensor, NpyArray>> fixed = read_fixed_inputs(o);
+  Engine engine(config);  // alive until the report is written, as the run's other resources
+  const BuiltinRuns runs = run_inferences(engine, o, fixed);
+  report(o, runs);
   return 0;
 }
 

@@ -121,60 +121,49 @@ class ScopedCalibrate {  // STARPU_CALIBRATE=1: record samples even for models t
   std::optional<std::string> old_;
 };
 
-}  // namespace
-
-int profile(int argc, char** argv) {
-  Options o;
-  std::unique_ptr<TrainSession> session;
-  try {
-    Args args(argc, argv, 2, flags());
-    if (args.has("--help")) {
-      std::cout << usage();
-      return 0;
-    }
-    o.iters = args.positive("--iters", o.iters);
-    o.rounds = args.positive("--rounds", o.rounds);
-    o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
-    o.policy = args.str("--policy", o.policy);
-    bool ours = false;
-    for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
-    if (!ours)
-      throw UsageError("--policy must be one of corun's policies (" +
-                       sched::own_policy_names([](const sched::PolicyEntry&) { return true; }) + "), got '" +
-                       o.policy + "'");
-    // Last, once the cheap flags are checked (cifar-quick reads its dataset): training steps of one solver,
-    // so the layouts tried are those of one graph on every core (replicas would split the cores).
-    session = make_session(args, 1);
-    o.model = args.str("--model", "");
-    o.size = args.str("--size", "small");  // make_session checked it
-    if (o.model == "cifar-quick" || o.model == "wide-deep") o.size = "fixed";  // one size each
-    o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
-  } catch (const UsageError& e) {
-    return usage_error("profile", e, flags(), usage());
+// Parses every flag into `o` and builds the session (throws UsageError); false for --help (usage printed).
+bool parse_options(int argc, char** argv, Options& o, std::unique_ptr<TrainSession>& session) {
+  Args args(argc, argv, 2, flags());
+  if (args.has("--help")) {
+    std::cout << usage();
+    return false;
   }
-  o.engine = Config::from_env();
-  o.engine.block_layouts = session->layout_blocking().value_or(false);  // the graph `corun train` runs
-  if (policy_help_requested(o.engine)) return 0;
-  check_config(config_for(o, {0, 1}, 1));  // the environment and the output, before minutes of calibration
-  check_output_file("-o", o.output);
+  o.iters = args.positive("--iters", o.iters);
+  o.rounds = args.positive("--rounds", o.rounds);
+  o.calibration_iters = args.positive("--calibration-iters", o.calibration_iters);
+  o.policy = args.str("--policy", o.policy);
+  bool ours = false;
+  for (const auto& p : sched::own_policies()) ours = ours || o.policy == p.name;
+  if (!ours)
+    throw UsageError("--policy must be one of corun's policies (" +
+                     sched::own_policy_names([](const sched::PolicyEntry&) { return true; }) + "), got '" +
+                     o.policy + "'");
+  // Last, once the cheap flags are checked (cifar-quick reads its dataset): training steps of one solver,
+  // so the layouts tried are those of one graph on every core (replicas would split the cores).
+  session = make_session(args, 1);
+  o.model = args.str("--model", "");
+  o.size = args.str("--size", "small");  // make_session checked it
+  if (o.model == "cifar-quick" || o.model == "wide-deep") o.size = "fixed";  // one size each
+  o.output = args.str("-o", "corun-profile-" + o.model + "-" + o.size + ".txt");
+  return true;
+}
 
-  Graph& graph = session->graph();
-  uint64_t batch = 0;
-  // The first engine (one executor per core, width 1) also tells how many workers StarPU gives us.
-  int cores = 0;
-  {
-    ScopedCalibrate calibrate;
-    Engine engine(config_for(o, {0, 1}, 1));
-    cores = engine.info().workers;
-    std::fprintf(stderr, "corun profile: calibrating width 1 (%ld iterations, layout %s)\n", o.calibration_iters,
-                 engine.info().layout.c_str());
-    for (long i = 0; i < o.calibration_iters; ++i) session->step(engine, batch++);
-    engine.release(graph);
-  }
-  const int graph_width = parallel_width(graph);
-  const auto layouts = candidate_layouts(cores, graph_width);
+// (b) Calibrates width 1 on the first engine (one executor per core), which also tells how many workers
+// StarPU gives us (returned).
+int calibrate_width_one(TrainSession& session, const Options& o, uint64_t& batch) {
+  ScopedCalibrate calibrate;
+  Engine engine(config_for(o, {0, 1}, 1));
+  const int cores = engine.info().workers;
+  std::fprintf(stderr, "corun profile: calibrating width 1 (%ld iterations, layout %s)\n", o.calibration_iters,
+               engine.info().layout.c_str());
+  for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
+  engine.release(session.graph());
+  return cores;
+}
 
-  // (b) every other team width any candidate can use, all executors busy at that width.
+// (b) Every other team width any candidate can use, all executors busy at that width.
+void calibrate_team_widths(TrainSession& session, const Options& o, const std::vector<sched::ExecutorLayout>& layouts,
+                           int cores, uint64_t& batch) {
   std::vector<int> widths;
   for (const auto& l : layouts)
     for (int w : sched::team_widths_of(l.width))
@@ -186,19 +175,27 @@ int profile(int argc, char** argv) {
     std::fprintf(stderr, "corun profile: calibrating width %d (%ld iterations, layout %s)\n", w, o.calibration_iters,
                  l.str().c_str());
     Engine engine(config_for(o, l, w));
-    for (long i = 0; i < o.calibration_iters; ++i) session->step(engine, batch++);
-    engine.release(graph);
+    for (long i = 0; i < o.calibration_iters; ++i) session.step(engine, batch++);
+    engine.release(session.graph());
   }
+}
 
-  // (a) the configuration search, round-robin.
+// (a) The configuration search, round-robin: every layout's times over all rounds.
+std::vector<std::vector<double>> search_layouts(TrainSession& session, const Options& o,
+                                                const std::vector<sched::ExecutorLayout>& layouts, uint64_t& batch) {
   std::vector<std::vector<double>> samples(layouts.size());
   for (long r = 0; r < o.rounds; ++r)
     for (size_t c = 0; c < layouts.size(); ++c) {
       std::fprintf(stderr, "corun profile: round %ld/%ld, layout %s\n", r + 1, o.rounds, layouts[c].str().c_str());
-      const auto ms = measure(*session, config_for(o, layouts[c], 0), o.iters, batch);
+      const auto ms = measure(session, config_for(o, layouts[c], 0), o.iters, batch);
       samples[c].insert(samples[c].end(), ms.begin(), ms.end());
     }
+  return samples;
+}
 
+// (c) The profile: what every layout measured, the smallest median chosen.
+sched::Profile make_profile(const Options& o, int cores, const std::vector<sched::ExecutorLayout>& layouts,
+                            const std::vector<std::vector<double>>& samples) {
   sched::Profile prof;
   prof.machine_key = machine::machine_key();
   prof.cpu = machine::cpu_model();
@@ -216,11 +213,16 @@ int profile(int argc, char** argv) {
     if (pc.median_ms < prof.tried[best].median_ms) best = c;
   }
   prof.layout = layouts[best];
-  sched::write_profile(o.output, prof);
+  return prof;
+}
 
-  // (d) the table.
+// (d) The table of what was tried.
+void print_table(const Options& o, const sched::Profile& prof, int graph_width) {
+  double best_ms = 0.0;
+  for (const auto& pc : prof.tried)
+    if (pc.layout == prof.layout) best_ms = pc.median_ms;
   std::printf("\ncorun profile: %s %s, policy %s, %d workers, graph width %d, machine %s (%s)\n\n", o.model.c_str(), o.size.c_str(),
-              o.policy.c_str(), cores, graph_width, prof.machine_key.c_str(), prof.cpu.c_str());
+              o.policy.c_str(), prof.workers, graph_width, prof.machine_key.c_str(), prof.cpu.c_str());
   std::printf("| layout | executors | cores each | team widths | median ms/iter | min ms/iter | iterations | vs best |\n");
   std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");
   for (const auto& pc : prof.tried) {
@@ -228,10 +230,37 @@ int profile(int argc, char** argv) {
     for (int w : sched::team_widths_of(pc.layout.width)) tw += (tw.empty() ? "" : ",") + std::to_string(w);
     std::printf("| %s%s | %d | %d | %s | %.2f | %.2f | %d | %.2fx |\n", pc.layout.str().c_str(),
                 pc.layout == prof.layout ? " (chosen)" : "", pc.layout.count, pc.layout.width, tw.c_str(), pc.median_ms,
-                pc.min_ms, pc.runs, pc.median_ms / prof.tried[best].median_ms);
+                pc.min_ms, pc.runs, pc.median_ms / best_ms);
   }
   std::printf("\nprofile written to %s; use it with CORUN_SCHED=%s CORUN_PROFILE=%s\n", o.output.c_str(),
               o.policy.c_str(), o.output.c_str());
+}
+
+}  // namespace
+
+int profile(int argc, char** argv) {
+  Options o;
+  std::unique_ptr<TrainSession> session;
+  try {
+    if (!parse_options(argc, argv, o, session)) return 0;
+  } catch (const UsageError& e) {
+    return usage_error("profile", e, flags(), usage());
+  }
+  o.engine = Config::from_env();
+  o.engine.block_layouts = session->layout_blocking().value_or(false);  // the graph `corun train` runs
+  if (policy_help_requested(o.engine)) return 0;
+  check_config(config_for(o, {0, 1}, 1));  // the environment and the output, before minutes of calibration
+  check_output_file("-o", o.output);
+
+  uint64_t batch = 0;
+  const int cores = calibrate_width_one(*session, o, batch);
+  const int graph_width = parallel_width(session->graph());
+  const auto layouts = candidate_layouts(cores, graph_width);
+  calibrate_team_widths(*session, o, layouts, cores, batch);
+  const auto samples = search_layouts(*session, o, layouts, batch);
+  const sched::Profile prof = make_profile(o, cores, layouts, samples);
+  sched::write_profile(o.output, prof);
+  print_table(o, prof, graph_width);
   return 0;
 }
 
