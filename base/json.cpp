@@ -63,6 +63,9 @@ class Builder final : public nlohmann::json_sax<Value> {
   Value document() {
     // A UTF-8 byte order mark is not JSON (RFC 8259 section 8.1 lets parsers ignore it; we name it instead).
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") fail_at(text_, source_, 0, "a UTF-8 byte order mark is not allowed");
+    // An empty file is the commonest bad input (a write that never happened): said in words, where it ends.
+    if (text_.find_first_not_of(" \t\r\n") == std::string_view::npos)
+      fail_at(text_, source_, text_.size(), "the text is empty");
     const TrackedIterator first{text_.data(), &consumed_};
     const TrackedIterator last{text_.data() + text_.size(), &consumed_};
     CORUN_CHECK(Value::sax_parse(first, last, this), Status::io_error, source_ << ": the JSON parser stopped");

@@ -138,9 +138,14 @@ std::string external_bytes(const onnx::TensorProto& t, const std::string& base_d
 
 Constant read_tensor(const onnx::TensorProto& t, const std::string& base_dir) {
   Constant c;
+  int64_t count = 1;  // checked before any size is computed from the extents, which could wrap around
   for (int64_t d : t.dims()) {
     CORUN_CHECK(d >= 0, Status::io_error, "ONNX tensor '" << t.name() << "' has a negative extent " << d);
     c.dims.push_back(d);
+    CORUN_CHECK(!__builtin_mul_overflow(count, d, &count) && count <= (int64_t{1} << 60), Status::io_error,
+                "ONNX tensor '" << t.name() << "' has extents " << dims_text(c.dims)
+                                << (t.dims_size() > static_cast<int>(c.dims.size()) ? "..." : "")
+                                << " whose element count exceeds 2^60: no file holds it (a damaged file)");
   }
   const std::string raw = t.data_location() == onnx::TensorProto::EXTERNAL ? external_bytes(t, base_dir) : t.raw_data();
   using TP = onnx::TensorProto;

@@ -95,6 +95,13 @@ InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& 
     dims[0] = options.batch;
     out.batch_symbol = dim.has_dim_param() ? dim.dim_param() : "";
   }
+  int64_t count = 1;  // Shape::of would refuse it too, without naming the input
+  for (int d = 0; d < rank; ++d)
+    CORUN_CHECK(!__builtin_mul_overflow(count, dims[d], &count) && count <= (int64_t{1} << 60),
+                Status::invalid_argument,
+                where(source) << ": graph input '" << name << "' has " << (d == 0 ? "a dimension" : "dimensions")
+                              << " whose element count exceeds 2^60 (dimension " << d << " is " << dims[d]
+                              << "): no memory holds it; re-export with the real sizes");
   out.shape = Shape::of(dims, rank);
   return out;
 }

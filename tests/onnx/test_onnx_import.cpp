@@ -381,5 +381,26 @@ TEST(OnnxImport, NonFiniteInitializersAreRefusedUnlessAllowed) {
   }
 }
 
+// Sizes no memory holds are refused naming the value, before any size computed from them could wrap around
+// (issue 52 item 7): an input dimension over 2^60, and an initializer whose element count overflows 64 bits
+// (it wrapped to 2^32 and was reported as a truncated file).
+TEST(OnnxErrors, SizesOver2To60NameTheInputOrTheInitializer) {
+  OnnxModelBuilder big_input = gemm_relu();
+  big_input.graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(
+      int64_t{1} << 61);
+  const std::string e = error_of([&] { import(big_input); });
+  EXPECT_NE(e.find("graph input 'x'"), std::string::npos) << e;
+  EXPECT_NE(e.find("exceeds 2^60"), std::string::npos) << e;
+  OnnxModelBuilder wraps = gemm_relu();
+  auto* bias = wraps.graph->mutable_initializer(1);
+  bias->clear_dims();
+  bias->add_dims(int64_t{1} << 32);
+  bias->add_dims((int64_t{1} << 32) + 1);  // the product wraps to 2^32 in 64 bits
+  const std::string w = error_of([&] { import(wraps); });
+  EXPECT_NE(w.find("ONNX tensor 'fc.bias'"), std::string::npos) << w;
+  EXPECT_NE(w.find("exceeds 2^60"), std::string::npos) << w;
+  EXPECT_EQ(w.find("truncated"), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace corun

@@ -79,8 +79,8 @@ struct Bad {
 TEST(JsonRead, InvalidInputsGiveThePositionAndTheParsersWords) {
   const std::string deep(300, '[');
   const Bad cases[] = {
-      {"", "unexpected end of input", "line 1, column 1"},
-      {"   \n ", "unexpected end of input", "line 2, column 2"},
+      {"", "the text is empty", "line 1, column 1"},
+      {"   \n ", "the text is empty", "line 2, column 2"},
       {"{\"a\":1,}", "while parsing object key - unexpected '}'", "line 1, column 8"},
       {"[1,]", "unexpected ']'", "line 1, column 4"},
       {"{'a':1}", "while parsing object key - invalid literal", "line 1, column 2"},
