@@ -8,7 +8,7 @@
 #include "cli/checkpoint.hpp"
 
 #include "base/json.hpp"
-#include "base/lr_schedule.hpp"
+#include "cli/lr_schedule.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/graph.hpp>

@@ -2,7 +2,7 @@
 // several steps, the graph nodes and state backward() makes for them, and the learning-rate schedules.
 #include <corun/graph.hpp>
 
-#include "base/lr_schedule.hpp"
+#include "cli/lr_schedule.hpp"
 #include "codelets/adam/adam.hpp"
 #include "codelets/sgd_wd/sgd_wd.hpp"
 #include "graph_test_mlp.hpp"

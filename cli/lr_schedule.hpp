@@ -1,4 +1,4 @@
-// base/lr_schedule.hpp — learning-rate schedules of `corun train --lr-schedule` (and `--warmup`).
+// cli/lr_schedule.hpp — learning-rate schedules of `corun train --lr-schedule` (and `--warmup`).
 //
 //   constant          the base rate every iteration
 //   step:N:GAMMA      base * GAMMA^floor(k / N)                       (torch.optim.lr_scheduler.StepLR)

@@ -1,4 +1,4 @@
-#include "base/lr_schedule.hpp"
+#include "cli/lr_schedule.hpp"
 
 #include <cmath>
 #include <algorithm>
