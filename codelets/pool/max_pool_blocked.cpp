@@ -30,7 +30,7 @@ inline bool clamped_window(const PoolGeometry& g, int64_t oh, int64_t ow, int64_
 }
 
 // The first maximum of each of the B channels of window [h0, h1) x [w0, w1) of one block-plane: the first tap
-// as it is, then max_pool_takes (greater or NaN) in row-major window order (a select, so the vector compiles
+// as it is, then max_pool_takes (greater) in row-major window order (a select, so the vector compiles
 // to a max or blend).
 // With `at`, also the position ih * W + iw of each channel's maximum.
 template <int64_t B, bool kWithPositions>

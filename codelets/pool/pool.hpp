@@ -16,8 +16,8 @@
 // and its top padding: the ONNX and PyTorch rule).
 //
 // Max pooling ignores padded positions; a window's gradient goes to its first maximum in row-major window
-// order (ties to the first max), recomputed from X, so the backward is deterministic. A NaN in a window wins
-// (max_pool_takes): the output is NaN, as in PyTorch, and the gradient goes to the window's last NaN. Average pooling
+// order (ties to the first max), recomputed from X, so the backward is deterministic (max_pool_takes: a NaN
+// after a window's first tap is skipped, see there). Average pooling
 // divides by the number of window positions inside the image, or with count_include_pad by the positions
 // inside the padded image [-pt, H + pb) x [-pl, W + pr) (PyTorch's rule for a ceil-mode window that runs
 // past the padding). Every kernel splits whole (n, c) planes between members: a plane's gradient
@@ -42,14 +42,19 @@ void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int 
 void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width);
 
 /// The max pools' rule, one for every kernel (scalar and vector, plain and blocked): tap v replaces the
-/// window's running maximum `best` when it is greater or NaN. PyTorch's rule (`val > maxval || isnan(val)`):
-/// `v > best` alone skipped a NaN that was not the window's first tap, so a NaN input gave a finite output.
-inline bool max_pool_takes(float v, float best) { return v > best || v != v; }
+/// window's running maximum `best` when it is greater. A NaN in the window's first tap stays; a later NaN is
+/// skipped, so a window holding NaN may give a finite output where PyTorch gives NaN (`val > maxval ||
+/// isnan(val)`). Both ways of adding the NaN test to the vector select, `(v > best) | (v != v)` and
+/// `~(v <= best) & (best == best)`, made GCC give up the max it compiles `v > best ? v : best` to: max_pool
+/// went from 4.5 to 37 ms and max_pool_grad from 10.5 to 43 ms per PathNet small step (2-core Xeon, lws),
+/// and the step from 32 to 65 ms. NaN propagation through max pooling waits for a kernel that keeps that
+/// speed (issue 52 item 1).
+inline bool max_pool_takes(float v, float best) { return v > best; }
 /// The same on GCC vectors: `take` gets the lane mask (an out-parameter, as a vector returned by value warns
 /// of an ABI that depends on the ISA flags, -Wpsabi).
 template <class Floats, class Ints>
 inline void max_pool_takes(const Floats& v, const Floats& best, Ints& take) {
-  take = (v > best) | (v != v);
+  take = v > best;
 }
 
 inline constexpr int kPoolBlockAttr = 11;
