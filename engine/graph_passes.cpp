@@ -42,17 +42,16 @@ int choose_kernels(Graph& graph, const std::string& conv_kernel, bool verbose) {
   const codelets::ConvKernel preference = codelets::parse_conv_kernel(conv_kernel);
   int chosen = 0;
   for (detail::Node& n : graph.impl().nodes) {
-    if (n.call.impl != 0 || codelets::conv_impl_of(n.call) == codelets::ConvImpl::unchosen) {
+    const auto geometry = codelets::conv_pass_geometry(n.call);
+    if (n.call.impl != 0 || !geometry) {
       for (codelets::OpCall& m : n.call.members)  // a group's members, chosen one by one
         if (m.impl == 0) codelets::choose_conv_impl(m, preference);
       continue;
     }
-    codelets::choose_conv_impl(n.call, preference);
+    const codelets::ConvChoice c = codelets::choose_conv(*geometry, n.call.kind, preference);
+    n.call.impl = static_cast<uint8_t>(c.impl);
     ++chosen;
-    if (verbose) {
-      const codelets::ConvChoice c = codelets::choose_conv(*codelets::conv_pass_geometry(n.call), n.call.kind, preference);
-      std::fprintf(stderr, "corun: kernels: %s\n", kernel_line(n, c).c_str());
-    }
+    if (verbose) std::fprintf(stderr, "corun: kernels: %s\n", kernel_line(n, c).c_str());
   }
   return chosen;
 }

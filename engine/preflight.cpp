@@ -111,6 +111,8 @@ void check_policy_options(const Config& config, const sched::ResolvedPolicy& pol
   const bool own = policy.policy != nullptr;
   const bool tunes = policy.make_tuner != nullptr;
   const auto tuner = [](const sched::PolicyEntry& p) { return p.make_tuner != nullptr; };
+  const auto any = [](const sched::PolicyEntry&) { return true; };
+  const auto lays_out = [](const sched::PolicyEntry& p) { return p.traits.executor_layout; };
   CORUN_CHECK(tunes || (config.width_interval == 0 && !config.deterministic && config.schedule.empty() &&
                         !config.verbose_sched),
               Status::invalid_config,
@@ -124,14 +126,12 @@ void check_policy_options(const Config& config, const sched::ResolvedPolicy& pol
   CORUN_CHECK(own || (config.executors.empty() && config.profile.empty() && config.fixed_width == 0),
               Status::invalid_config,
               "CORUN_EXECUTORS, CORUN_PROFILE and CORUN_FIXED_WIDTH apply to corun's policies ("
-                  << sched::own_policy_names([](const sched::PolicyEntry&) { return true; })
-                  << "), not to the StarPU built-in '" << policy.name << "'; unset them or choose CORUN_SCHED="
-                  << sched::first_own_policy([](const sched::PolicyEntry& p) { return p.traits.executor_layout; }));
+                  << sched::own_policy_names(any) << "), not to the StarPU built-in '" << policy.name
+                  << "'; unset them or choose CORUN_SCHED=" << sched::first_own_policy(lays_out));
   CORUN_CHECK(!own || policy.traits.executor_layout || (config.executors.empty() && config.profile.empty()),
               Status::invalid_config,
               "CORUN_EXECUTORS and CORUN_PROFILE set the executor layout of "
-                  << sched::own_policy_names([](const sched::PolicyEntry& p) { return p.traits.executor_layout; })
-                  << "; the policy '" << policy.name << "' forms its teams per op from all cores: unset them");
+                  << sched::own_policy_names(lays_out) << "; the policy '" << policy.name << "' forms its teams per op from all cores: unset them");
 }
 
 sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated) {

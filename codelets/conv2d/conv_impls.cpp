@@ -74,9 +74,7 @@ std::string plain_declines(const ConvGeometry& g, OpKind pass, ConvKernel prefer
   // GEMM per 16-channel tile and image, was no faster than the blocked kernel at any map size (tiles of 32 and
   // 64 channels neither, over three runs): it stays blocked.
   if (pass == OpKind::conv2d_grad_filter) return "backward-weights (measured no faster than the blocked kernels)";
-  const bool one_by_one = g.groups == 1 && g.r == 1 && g.s == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
-                          g.pl == 0 && g.oh == g.h && g.ow == g.w;
-  if (!one_by_one) return "not a 1x1 stride-1 unpadded convolution without groups";
+  if (g.groups != 1 || !identity_cols(g)) return "not a 1x1 stride-1 unpadded convolution without groups";
   if (g.h * g.w < 256) return "a map smaller than 16x16 (gemm:jit even or slower there)";
   return "";
 }
