@@ -99,8 +99,14 @@ void Engine::Impl::drop_mean_grads() {
   mean_grads.clear();
 }
 
+// read and write take the engine's lock for the binding only: the acquire waits for the graph's tasks in
+// flight, and other threads' submits must not wait behind it.
 std::vector<float> Engine::read(Graph& graph, Tensor t) {
-  starpu_data_handle_t h = impl_->handle(graph, t, "Engine::read");
+  starpu_data_handle_t h = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    h = impl_->handle(graph, t, "Engine::read");
+  }
   // On the handle's home node: that is where the graph's own buffer is (a replica's domain, or main RAM).
   const int home = starpu_data_get_home_node(h);
   starpu_check(starpu_data_acquire_on_node(h, home, STARPU_R), "starpu_data_acquire");
@@ -111,7 +117,11 @@ std::vector<float> Engine::read(Graph& graph, Tensor t) {
 }
 
 void Engine::write(Graph& graph, Tensor t, const float* values, size_t count) {
-  starpu_data_handle_t h = impl_->handle(graph, t, "Engine::write");
+  starpu_data_handle_t h = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    h = impl_->handle(graph, t, "Engine::write");
+  }
   auto& v = graph.impl().values[static_cast<size_t>(t.id())];
   CORUN_CHECK(static_cast<int64_t>(count) == v.shape.numel(), Status::invalid_argument,
               "Engine::write '" << v.name << "': got " << count << " floats for shape " << v.shape.str() << " ("
@@ -128,8 +138,14 @@ void Engine::write(Graph& graph, Tensor t, const std::vector<float>& values) {
 }
 
 void Engine::release(Graph& graph) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->bound.find(&graph.impl());
   if (it == impl_->bound.end()) return;
+  {
+    std::lock_guard<std::mutex> flight(impl_->flight_mu);
+    CORUN_CHECK(!it->second.running, Status::invalid_argument,
+                "Engine::release: the graph has a submitted run in flight; wait() for it first");
+  }
   impl_->unbind(graph.impl(), it->second);
   impl_->bound.erase(it);
 }

@@ -22,8 +22,10 @@
 
 #include <starpu.h>
 
+#include <condition_variable>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -76,6 +78,8 @@ struct Engine::Impl {
     // count they were chosen at (a node added later may write one).
     std::vector<const float*> stable;
     size_t stable_nodes = static_cast<size_t>(-1);
+    bool running = false;      // a submit()ted run is in flight (guarded by flight_mu: its last task clears it)
+    bool prioritised = false;  // the hints' levels carry kPriorityLevelUs (async_run.cpp)
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
@@ -107,6 +111,22 @@ struct Engine::Impl {
     bool recording = false;  // traced or tuning: the recorder knows each task's worker
   };
   bool make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats);
+  // One run with nothing else in flight (run(), run_on_root() and the runs submit() cannot overlap): plans,
+  // submits and waits. finish_alone is its part after make_planned_tasks. The caller holds `mu`.
+  RunStats run_alone(Graph& graph);
+  RunStats finish_alone(const detail::GraphImpl& g, Bound& b, RunStats& stats, bool tuning, double t0);
+
+  // async_run.cpp: Engine::submit/wait. `mu` serialises planning, submission and the bindings (every public
+  // call that touches `bound`, the planner or the scratch vectors takes it). `flight_mu` guards in_flight and
+  // Bound::running, which the last task of each submitted run counts down in its callback; a callback never
+  // takes `mu`, since a run that must be alone waits for in_flight == 0 while holding it.
+  std::mutex mu;
+  std::mutex flight_mu;
+  std::condition_variable flight_cv;
+  int in_flight = 0;  // submitted runs whose tasks have not all ended
+  void wait_until_no_run_in_flight();
+  // A submitted run's priority (SubmitOptions::priority) on its hints and the scratch tasks.
+  void set_priority(Bound& b, bool priority);
   void prepare_remote_reads(const detail::GraphImpl& g, Bound& b, const RemoteReads& reads, RunStats& stats);
   void submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats);
   void count_off_remote_reads(size_t nodes, const RemoteReads& reads, RunStats& stats) const;

@@ -212,6 +212,9 @@ GraphPassReport Engine::Impl::plan_graph(Graph& graph) {
   return r;
 }
 
-GraphPassReport Engine::apply_graph_passes(Graph& graph) { return impl_->plan_graph(graph); }
+GraphPassReport Engine::apply_graph_passes(Graph& graph) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->plan_graph(graph);
+}
 
 }  // namespace corun

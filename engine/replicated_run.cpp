@@ -389,6 +389,8 @@ void Engine::Impl::ReplicaStep::account(engine::CrossRanks* ranks, bool across_r
 }
 
 RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learning_rate, float momentum) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->wait_until_no_run_in_flight();
   Impl::ReplicaStep step(*impl_, replicas);
   step.check_arguments(learning_rate, momentum);
   step.collect_parameters();

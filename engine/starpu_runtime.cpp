@@ -263,6 +263,7 @@ const Config& Engine::config() const { return impl_->config; }
 
 void Engine::set_tracing(bool on) {
   Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);  // a traced run is alone: submit() reads the flag under the lock
   im.tracing = on;
   if (on) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
   // Built-ins get predictions too (for the trace and the lower bound), over widths up to all workers.

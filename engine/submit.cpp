@@ -192,41 +192,50 @@ void Engine::Impl::submit_in_node_order(const std::vector<detail::Node>& nodes, 
 }
 
 RunStats Engine::run_solver(Graph& graph) {
-  Impl& im = *impl_;
-  const bool replicated = im.places.size() > 1;
-  Impl::Bound& b = im.bind(graph, replicated ? im.places[0].memory_node : -1);
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->wait_until_no_run_in_flight();
+  return impl_->run_alone(graph);
+}
+
+RunStats Engine::Impl::run_alone(Graph& graph) {
+  const bool replicated = places.size() > 1;
+  Bound& b = bind(graph, replicated ? places[0].memory_node : -1);
   const auto& g = graph.impl();
-  const auto& nodes = g.nodes;
   RunStats stats;
   // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
   const double t0 = starpu_timing_now();
+  const bool tuning = make_planned_tasks(g, b, stats);
+  return finish_alone(g, b, stats, tuning, t0);
+}
 
-  const bool tuning = im.make_planned_tasks(g, b, stats);
+RunStats Engine::Impl::finish_alone(const detail::GraphImpl& g, Bound& b, RunStats& stats, bool tuning, double t0) {
+  const auto& nodes = g.nodes;
+  const bool replicated = places.size() > 1;
   if (replicated)  // a graph beside the replicas runs on the root's workers
-    for (starpu_task* t : im.tasks) t->sched_ctx = im.places[0].ctx;
-  Impl::RemoteReads reads;
-  reads.several = !replicated && !im.worker_domain.empty();
-  reads.off_count = reads.several && im.numa_plan.mode == numa::Mode::off;
-  reads.recording = im.tracing || tuning;
-  im.prepare_remote_reads(g, b, reads, stats);
+    for (starpu_task* t : tasks) t->sched_ctx = places[0].ctx;
+  RemoteReads reads;
+  reads.several = !replicated && !worker_domain.empty();
+  reads.off_count = reads.several && numa_plan.mode == numa::Mode::off;
+  reads.recording = tracing || tuning;
+  prepare_remote_reads(g, b, reads, stats);
   // A tuning run measures every task (StarPU profiling must be on before submission).
-  if (tuning && !im.tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  if (im.tracing || tuning) im.recorder.begin_run(im.tasks);
+  if (tuning && !tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  if (tracing || tuning) recorder.begin_run(tasks);
 
-  im.submit_in_node_order(nodes, stats);
+  submit_in_node_order(nodes, stats);
   starpu_task_wait_for_all();
   stats.wall_ms = (starpu_timing_now() - t0) / 1000.0;
-  im.info.combined_workers = starpu_combined_worker_get_count();
-  if (im.tracing || tuning) im.recorder.end_run(g, b.plan, im.info.own_policy, im.runs);
-  im.count_off_remote_reads(nodes.size(), reads, stats);
+  info.combined_workers = starpu_combined_worker_get_count();
+  if (tracing || tuning) recorder.end_run(g, b.plan, info.own_policy, runs);
+  count_off_remote_reads(nodes.size(), reads, stats);
   if (tuning) {
     // A finished climb's curve fills predictions the models lack (width 2 of a signature StarPU has too few
     // samples of): replan at the next run, not after kRefreshRuns runs of predictions without it.
-    if (b.tuner->record(im.recorder.tasks())) b.plan.stale = true;
-    if (!im.tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+    if (b.tuner->record(recorder.tasks())) b.plan.stale = true;
+    if (!tracing) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   }
   stats.tuning = tuning;
-  ++im.runs;
+  ++runs;
   ++b.runs;
   const std::string err = codelets::take_kernel_error();
   CORUN_CHECK(err.empty(), Status::runtime_error, err);

@@ -244,6 +244,33 @@ struct EngineInfo {
   std::string summary() const;
 };
 
+/// How Engine::submit runs a graph.
+struct SubmitOptions {
+  /// A latency-critical run: under corun's policies its tasks rank before every other run's (its critical
+  /// path goes first); under StarPU's priority-aware policies its tasks get STARPU_MAX_PRIO.
+  bool priority = false;
+};
+
+/// A run Engine::submit started; Engine::wait finishes it. Move-only. Destroying a ticket whose run is still
+/// in flight waits for the run (its tasks point at the ticket's state until they end).
+class RunTicket {
+ public:
+  RunTicket() = default;
+  RunTicket(RunTicket&& other) noexcept;
+  RunTicket& operator=(RunTicket&& other) noexcept;
+  RunTicket(const RunTicket&) = delete;
+  RunTicket& operator=(const RunTicket&) = delete;
+  ~RunTicket();
+  bool valid() const { return run_ != nullptr; }
+
+  struct InFlight;  // engine/async_run.cpp
+
+ private:
+  friend class Engine;
+  explicit RunTicket(std::unique_ptr<InFlight> run);
+  std::unique_ptr<InFlight> run_;
+};
+
 class Engine {
  public:
   /// Initialises StarPU with the resolved configuration. Throws corun::Error for a bad configuration
@@ -281,6 +308,20 @@ class Engine {
   /// Runs a graph that is not a replica (an evaluation between replicated steps) as one solver: in the root
   /// replica's scheduling context, its data homed on the root's domain. Without replicas, the same as run().
   RunStats run_on_root(Graph& graph);
+
+  /// Starts a run of `graph` without waiting for it (the serving endpoint's way to co-run batches): every node
+  /// is planned and submitted as run() does, and the call returns; wait() finishes it. Several graphs may be in
+  /// flight at once, from any threads: the policy places their tasks on the cores together. Thread-safe with
+  /// submit, wait, read and write of other graphs; a graph has at most one run in flight (a second submit of it
+  /// is a corun::Error), and read/write of it wait for that run (StarPU orders them after its tasks).
+  /// A run that must be alone, because it is measured (the corun policy's width search, tracing) or spans
+  /// several NUMA domains or replicas, waits for the runs in flight and completes before submit returns.
+  /// run() and run_replicated() also wait for the runs in flight, then run alone.
+  RunTicket submit(Graph& graph, const SubmitOptions& options = {});
+  /// Waits for the run `ticket` started and returns what it did (RunStats::wall_ms: from its submission to
+  /// its last task's end). Throws corun::Error if a kernel failed (a kernel error is reported to the first
+  /// run that waits after it). A second wait on one ticket is an error.
+  RunStats wait(RunTicket& ticket);
 
   /// Copies a value of a bound graph to the host, synchronised with the tasks submitted so far.
   std::vector<float> read(Graph& graph, Tensor t);
