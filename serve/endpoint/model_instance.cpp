@@ -1,0 +1,149 @@
+#include "serve/endpoint/model_instance.hpp"
+
+#include "serve/endpoint/model_server.hpp"
+
+#include <corun/engine.hpp>
+#include <corun/error.hpp>
+
+#include "base/check.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace corun::serve {
+
+namespace {
+
+// A signature tensor: the batch axis (the first) as -1 when requests choose their rows.
+TensorSpec spec_of(const std::string& name, const Shape& shape, bool dynamic_rows) {
+  TensorSpec s;
+  s.name = name;
+  for (int d = 0; d < shape.rank; ++d) s.shape.push_back(d == 0 && dynamic_rows ? -1 : shape[d]);
+  return s;
+}
+
+// The signature of a model imported at `rows` rows. Every output must be batch-major: a request's rows are
+// cut out of it.
+ModelMetadata metadata_of(const OnnxModel& m, const std::string& name, int rows, bool dynamic_rows) {
+  ModelMetadata meta;
+  meta.name = name;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    TensorSpec s = spec_of(m.inputs[i].name(), m.inputs[i].shape(), dynamic_rows);
+    CORUN_CHECK(m.inputs[i].shape().rank >= 1 && m.inputs[i].shape()[0] == rows, Status::invalid_argument,
+                "model '" << name << "': input '" << s.name << "' " << m.inputs[i].shape().str()
+                          << " has no batch axis first (" << rows << " rows): corun serve batches requests along it");
+    if (m.index_limits[i] != 0) {
+      s.datatype = "INT64";
+      s.index_limit = m.index_limits[i];
+    }
+    meta.inputs.push_back(std::move(s));
+  }
+  for (size_t k = 0; k < m.outputs.size(); ++k) {
+    const Shape& shape = m.outputs[k].shape();
+    CORUN_CHECK(shape.rank >= 1 && shape[0] == rows, Status::invalid_argument,
+                "model '" << name << "': output '" << m.output_names[k] << "' " << shape.str()
+                          << " does not have the batch (" << rows << " rows) as its first dimension, so a "
+                             "request's rows cannot be cut out of it: corun serve serves models whose outputs "
+                             "are batch-major");
+    meta.outputs.push_back(spec_of(m.output_names[k], shape, dynamic_rows));
+  }
+  return meta;
+}
+
+int64_t row_numel(const Shape& shape) { return shape.rank <= 1 ? 1 : shape.numel() / shape[0]; }
+
+}  // namespace
+
+int ModelSource::bucket_for(int rows) const {
+  for (int b : buckets)
+    if (b >= rows) return b;
+  return buckets.back();
+}
+
+OnnxModel ModelSource::import_at(int rows) const {
+  OnnxImportOptions o = import;
+  o.batch = fixed_batch > 0 ? 0 : rows;
+  return import_onnx_model(path, o);
+}
+
+// A file that fixes its batch imports with batch 0; one with a symbolic batch needs a batch size, and its
+// batch-0 error is then not the user's problem.
+ModelSource ModelSource::from_onnx(const std::string& path, const std::string& name, const ServerOptions& options) {
+  ModelSource src;
+  src.path = path;
+  src.import.allow_non_finite = options.allow_non_finite;
+  OnnxModel first;
+  try {
+    first = import_onnx_model(path, src.import);
+    src.fixed_batch = first.inputs.empty() || first.inputs[0].shape().rank == 0
+                          ? 1
+                          : static_cast<int>(first.inputs[0].shape()[0]);
+  } catch (const Error&) {
+    OnnxImportOptions one = src.import;
+    one.batch = 1;
+    first = import_onnx_model(path, one);  // a real error of the file is thrown here
+  }
+  const int rows = src.fixed_batch > 0 ? src.fixed_batch : 1;
+  src.metadata = metadata_of(first, name, rows, src.fixed_batch == 0);
+  src.metadata.max_batch = src.fixed_batch > 0 ? std::min(src.fixed_batch, options.max_batch) : options.max_batch;
+  if (src.fixed_batch > 0) {
+    src.buckets = {src.fixed_batch};
+  } else {
+    for (int b = 1; b < options.max_batch; b *= 2) src.buckets.push_back(b);
+    src.buckets.push_back(options.max_batch);
+  }
+  return src;
+}
+
+ModelInstance::ModelInstance(const ModelSource& source, int rows)
+    : source_(source), model_(source.import_at(rows)), rows_(rows) {
+  for (const Tensor& t : model_.inputs) staging_.emplace_back(static_cast<size_t>(t.shape().numel()), 0.0f);
+}
+
+void ModelInstance::warm_up(Engine& engine) {
+  for (size_t i = 0; i < model_.inputs.size(); ++i) {
+    std::fill(staging_[i].begin(), staging_[i].end(), 0.0f);
+    engine.write(model_.graph, model_.inputs[i], staging_[i]);
+  }
+  RunTicket t = engine.submit(model_.graph);
+  engine.wait(t);
+  warm_ = true;
+}
+
+std::vector<std::vector<RequestTensor>> ModelInstance::run(Engine& engine, const Batch& batch) {
+  for (size_t i = 0; i < model_.inputs.size(); ++i) {
+    const size_t row = static_cast<size_t>(row_numel(model_.inputs[i].shape()));
+    size_t at = 0;
+    for (const PendingRequest& r : batch.requests) {
+      const std::vector<float>& data = r.inputs[i].data;
+      std::memcpy(staging_[i].data() + at, data.data(), data.size() * sizeof(float));
+      at += data.size();
+    }
+    std::fill(staging_[i].begin() + static_cast<std::ptrdiff_t>(at), staging_[i].begin() + static_cast<std::ptrdiff_t>(rows_ * row), 0.0f);
+    engine.write(model_.graph, model_.inputs[i], staging_[i]);
+  }
+  RunTicket ticket = engine.submit(model_.graph, {.priority = batch.priority});
+  engine.wait(ticket);
+  std::vector<std::vector<RequestTensor>> out(batch.requests.size());
+  for (size_t k = 0; k < model_.outputs.size(); ++k) {
+    const std::vector<float> y = engine.read(model_.graph, model_.outputs[k]);
+    const Shape& shape = model_.outputs[k].shape();
+    const size_t row = static_cast<size_t>(row_numel(shape));
+    size_t at = 0;
+    for (size_t r = 0; r < batch.requests.size(); ++r) {
+      RequestTensor t;
+      t.name = source_.metadata.outputs[k].name;
+      t.shape = source_.metadata.outputs[k].shape;
+      t.shape[0] = batch.requests[r].rows;
+      const size_t n = static_cast<size_t>(batch.requests[r].rows) * row;
+      t.data.assign(y.begin() + static_cast<std::ptrdiff_t>(at), y.begin() + static_cast<std::ptrdiff_t>(at + n));
+      at += n;
+      out[r].push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+void ModelInstance::release(Engine& engine) { engine.release(model_.graph); }
+
+}  // namespace corun::serve
