@@ -200,6 +200,9 @@ int HttpEndpoint::Impl::bind() {
   const int port = options_.port == 0 ? server_.bind_to_any_port(options_.host)
                                       : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
   CORUN_CHECK(port > 0, Status::invalid_argument, bind_failure(options_.host, options_.port));
+  // httplib listens with a backlog of 5: a burst of connections then waits for the client's SYN retry (1 s).
+  // Listening again on the bound socket sets the kernel's usual queue length instead.
+  ::listen(listen_fd_, SOMAXCONN);
   watchdog_ = std::make_unique<ConnectionWatchdog>(listen_fd_, port, std::chrono::seconds(options_.read_timeout_s));
   return port;
 }
