@@ -258,10 +258,6 @@ bool nan_may_vanish(OpKind kind, int buffer) {
     case OpKind::max_pool_grad:
     case OpKind::dropout_grad:
       return buffer == 0;
-    case OpKind::max_pool:
-      // Not a branch pick: a known gap. The max pools skip a NaN after a window's first tap (pool.hpp,
-      // max_pool_takes): propagating it made their vector kernels 4-8x slower.
-      return buffer == 0;
     case OpKind::phased_gate_grad:
       return buffer == 0 || buffer == 2;
     case OpKind::dropout:
