@@ -81,12 +81,27 @@ def endpoints(base):
     check(code == 404 and "no model named 'nope'" in json.loads(body)["error"], "unknown model is 404 JSON")
 
 
-def results(base):
+def corun_infer(model, x, tmp):
+    """What `corun infer --onnx` writes for the input x (batch = its rows)."""
+    np.save(os.path.join(tmp, "x.npy"), x)
+    out = os.path.join(tmp, f"out{len(x)}")
+    run = subprocess.run([CORUN, "infer", "--onnx", model, "--input", "x=" + os.path.join(tmp, "x.npy"), "--output",
+                          out, "--batch", str(len(x))], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return np.load(os.path.join(out, "y.npy"))
+
+
+def results(base, model, tmp):
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     r = requests.post(base + "/v2/models/tiny/infer", json=infer_json(x, id="r1"), timeout=60)
     check(r.status_code == 200 and r.json()["id"] == "r1", f"requests infer is 200 with the id: {r.text[:200]}")
     y = np.array(r.json()["outputs"][0]["data"], dtype=np.float32).reshape(3, 3)
     check(np.allclose(y, np.maximum(x @ W + B, 0), atol=1e-5), "outputs are relu(x W + b)")
+    # A request of 4 rows runs on the 4-row bucket: corun infer --batch 4 on the same rows gives the same bits.
+    x4 = RNG.standard_normal((4, 4)).astype(np.float32)
+    y4 = np.array(requests.post(base + "/v2/models/tiny/infer", json=infer_json(x4), timeout=60)
+                  .json()["outputs"][0]["data"], dtype=np.float32).reshape(4, 3)
+    check(np.array_equal(y4, corun_infer(model, x4, tmp)), "a 4-row request gives the bits of corun infer --onnx")
     alone = [np.array(requests.post(base + "/v2/models/tiny/infer", json=infer_json(x[i:i + 1]), timeout=60)
                       .json()["outputs"][0]["data"], dtype=np.float32) for i in range(3)]
     check(np.array_equal(np.stack(alone), y), "each row alone gives the bits it got in a batch of 3")
@@ -121,14 +136,19 @@ def bad_requests(base):
 
 
 def hostile_connections(port, base):
-    start = time.time()
-    for i in range(1000):
-        if time.time() - start > 60:
-            break
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+    # 10,000 connections in waves of 500 open at once (the soft limit on open files is often 1024), half of
+    # them with a request started, all dropped; bounded by 60 s.
+    start, opened = time.time(), 0
+    while opened < 10000 and time.time() - start < 60:
+        wave = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(500)]
+        for i, s in enumerate(wave):
             if i % 2:
                 s.sendall(b"POST /v2/models/tiny/infer HTTP/1.1\r\n")
-    check(requests.get(base + "/v2/health/live", timeout=10).status_code == 200, "1000 dropped connections later")
+        for s in wave:
+            s.close()
+        opened += len(wave)
+    check(requests.get(base + "/v2/health/live", timeout=10).status_code == 200,
+          f"{opened} dropped connections later the server answers")
     slow = socket.create_connection(("127.0.0.1", port), timeout=10)
     start, cut = time.time(), False
     for i, byte in enumerate(b"GET /v2/health/live HTTP/1.1\r\nX-Slow: " + b"a" * 20):
@@ -162,6 +182,32 @@ def overload(model):
     return proc, port
 
 
+def builtin_model(tmp):
+    """corun serve --model: a built-in model answers with the logits corun infer --model computes."""
+    proc = subprocess.Popen([CORUN, "serve", "--port", "0", "--model", "cifar-quick"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))
+        meta = requests.get(f"http://127.0.0.1:{port}/v2/models/cifar-quick", timeout=30).json()
+        shape = [1] + meta["inputs"][0]["shape"][1:]
+        x = RNG.standard_normal(shape).astype(np.float32)
+        body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": shape, "data": x.ravel().tolist()}]}
+        r = requests.post(f"http://127.0.0.1:{port}/v2/models/cifar-quick/infer", json=body, timeout=60)
+        got = np.array(r.json()["outputs"][0]["data"], dtype=np.float32)
+        np.save(os.path.join(tmp, "img.npy"), x)
+        out = os.path.join(tmp, "builtin")
+        run = subprocess.run([CORUN, "infer", "--model", "cifar-quick", "--batch", "1", "--iters", "1", "--warmup", "1",
+                              "--input", "x=" + os.path.join(tmp, "img.npy"), "--output", out],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        want = np.load(os.path.join(out, "logits.npy")).ravel()
+        check(r.status_code == 200 and np.allclose(got, want, rtol=1e-5, atol=1e-6),
+              "corun serve --model cifar-quick answers corun infer --model's logits")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    check(proc.wait(timeout=60) == 0, "SIGTERM drains --model and exits 0")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "tiny.onnx")
@@ -170,7 +216,7 @@ def main():
         base = f"http://127.0.0.1:{port}"
         try:
             endpoints(base)
-            results(base)
+            results(base, model, tmp)
             bad_requests(base)
             hostile_connections(port, base)
             taken = subprocess.run([CORUN, "serve", "--port", str(port), "--onnx", model], capture_output=True,
@@ -180,6 +226,7 @@ def main():
         finally:
             proc.send_signal(signal.SIGTERM)
         check(proc.wait(timeout=60) == 0, "SIGTERM drains and exits 0")
+        builtin_model(tmp)
         proc, _ = overload(model)
         proc.send_signal(signal.SIGTERM)
         check(proc.wait(timeout=60) == 0, "SIGTERM after overload exits 0")
