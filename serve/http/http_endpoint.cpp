@@ -66,21 +66,10 @@ class HttpEndpoint::Impl {
   void configure();
   void routes();
   ModelBackend* find_model(const httplib::Request& req, httplib::Response& res);
-  void infer(const httplib::Request& req, httplib::Response& res);
+  void read_and_infer(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read);
+  void infer(const httplib::Request& req, const std::string& body, httplib::Response& res);
   void health_ready(httplib::Response& res);
   void metrics(httplib::Response& res);
-
-  // Marks the request's connection busy for the watchdog while a handler runs (the model may compute for
-  // longer than a request may take to arrive).
-  template <class Handler>
-  httplib::Server::Handler watched(Handler handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      const std::string peer = req.remote_addr + ":" + std::to_string(req.remote_port);
-      if (watchdog_) watchdog_->handler_started(peer);
-      handler(req, res);
-      if (watchdog_) watchdog_->handler_finished(peer);
-    };
-  }
 
   EndpointOptions options_;
   std::map<std::string, ModelBackend*> models_;
@@ -123,7 +112,8 @@ void HttpEndpoint::Impl::configure() {
 }
 
 void HttpEndpoint::Impl::routes() {
-  server_.Post(kModel + "/infer", watched([this](const httplib::Request& req, httplib::Response& res) { infer(req, res); }));
+  server_.Post(kModel + "/infer", [this](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& read) { read_and_infer(req, res, read); });
   server_.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   server_.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) { health_ready(res); });
   server_.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
@@ -159,14 +149,32 @@ ModelBackend* HttpEndpoint::Impl::find_model(const httplib::Request& req, httpli
   return it->second;
 }
 
-void HttpEndpoint::Impl::infer(const httplib::Request& req, httplib::Response& res) {
+// The body is read here rather than by httplib, which refuses an application/x-www-form-urlencoded body over
+// 8 KiB with 413 (its compiled-in form limit): the content type `curl -d` and Python's urllib send unless told
+// otherwise. The watchdog starts counting the handler only once the body is in, so a body sent one byte a
+// second is cut like slow headers. httplib still applies --max-body-mb (413) as it reads.
+void HttpEndpoint::Impl::read_and_infer(const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& read) {
+  std::string body;
+  if (!read([&body](const char* data, size_t n) {
+        body.append(data, n);
+        return true;
+      }))
+    return;  // httplib set the status: 413 over the limit, 400 for a stream that broke off
+  const std::string peer = req.remote_addr + ":" + std::to_string(req.remote_port);
+  if (watchdog_) watchdog_->handler_started(peer);
+  infer(req, body, res);
+  if (watchdog_) watchdog_->handler_finished(peer);
+}
+
+void HttpEndpoint::Impl::infer(const httplib::Request& req, const std::string& body, httplib::Response& res) {
   ModelBackend* m = find_model(req, res);
   if (!m) return;
   try {
     std::optional<size_t> json_length;
     if (req.has_header("Inference-Header-Content-Length"))
-      json_length = parse_header_length(req.get_header_value("Inference-Header-Content-Length"), req.body.size());
-    InferRequest request = parse_infer_request(req.body, json_length, m->metadata());
+      json_length = parse_header_length(req.get_header_value("Inference-Header-Content-Length"), body.size());
+    InferRequest request = parse_infer_request(body, json_length, m->metadata());
     std::future<InferResult> pending = m->infer(std::move(request.inputs), request.priority);
     const InferResponse response = format_infer_response(m->metadata(), request, pending.get());
     if (response.json_length) res.set_header("Inference-Header-Content-Length", std::to_string(*response.json_length));

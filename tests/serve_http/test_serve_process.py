@@ -113,6 +113,13 @@ def results(base, model, tmp):
     n = int(r.headers["Inference-Header-Content-Length"])
     check(r.status_code == 200 and np.array_equal(np.frombuffer(r.content[n:], dtype="<f4").reshape(3, 3), y),
           "binary-data extension in and out gives the same bits")
+    # A body over 8 KiB with curl -d's default content type (application/x-www-form-urlencoded), as a user types
+    # it: httplib alone refused such bodies with 413.
+    x600 = RNG.standard_normal((8, 4)).astype(np.float32)
+    big = json.dumps(infer_json(x600)) + " " * 20000
+    code, body = curl(base + "/v2/models/tiny/infer", "-d", big)
+    check(code == 200 and json.loads(body)["outputs"][0]["shape"] == [8, 3],
+          f"curl -d with a {len(big)}-byte body is 200: {body[:200]}")
     code, body = curl(base + "/metrics")
     check(code == 200 and re.search(r'corun_requests_total\{model="tiny",status="ok"\} [1-9]', body)
           and "# TYPE corun_batch_rows histogram" in body, "curl /metrics counts the requests")
