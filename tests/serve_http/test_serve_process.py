@@ -156,9 +156,18 @@ def hostile_connections(port, base):
         opened += len(wave)
     check(requests.get(base + "/v2/health/live", timeout=10).status_code == 200,
           f"{opened} dropped connections later the server answers")
+    slow_client(port, base, b"GET /v2/health/live HTTP/1.1\r\nX-Slow: " + b"a" * 20, "headers")
+    # Whole headers at once, then the body one byte a second: the body's arrival counts like the headers'.
+    head = b"POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n"
+    slow_client(port, base, head + b"{" * 40, "body", at_once=len(head))
+
+
+def slow_client(port, base, message, what, at_once=1):
+    """A client that sends `message` one byte a second (after its first `at_once` bytes) is cut within 8 s."""
     slow = socket.create_connection(("127.0.0.1", port), timeout=10)
+    slow.sendall(message[:at_once - 1])
     start, cut = time.time(), False
-    for i, byte in enumerate(b"GET /v2/health/live HTTP/1.1\r\nX-Slow: " + b"a" * 20):
+    for i, byte in enumerate(message[at_once - 1:]):
         try:
             slow.send(bytes([byte]))
             if i == 1:
@@ -174,7 +183,8 @@ def hostile_connections(port, base):
             cut = True
             break
     slow.close()
-    check(cut and time.time() - start < 8, f"a one-byte-a-second client is cut ({time.time() - start:.1f} s)")
+    check(cut and time.time() - start < 8,
+          f"a client sending its {what} one byte a second is cut ({time.time() - start:.1f} s)")
 
 
 def overload(model):
