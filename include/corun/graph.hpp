@@ -125,6 +125,13 @@ class Graph {
   Tensor leaky_relu(Tensor x, float alpha = 0.01f, const std::string& name = "");
   /// x * Phi(x) elementwise, Phi the standard normal CDF: the exact (erf) GELU, PyTorch's default.
   Tensor gelu(Tensor x, const std::string& name = "");
+  /// max(0, min(1, alpha * x + beta)) elementwise (ONNX HardSigmoid; PyTorch's nn.Hardsigmoid is alpha = 1/6,
+  /// beta = 1/2). The gradient is alpha * dY strictly between the kinks and 0 at them, as PyTorch's. alpha and
+  /// beta must be finite.
+  Tensor hard_sigmoid(Tensor x, float alpha = 0.2f, float beta = 0.5f, const std::string& name = "");
+  /// x * min(max(x + 3, 0), 6) / 6 elementwise (ONNX HardSwish, PyTorch's nn.Hardswish, MobileNetV3's
+  /// activation); the kinks at -3 and 3 take the middle piece's slope, as PyTorch's gradient.
+  Tensor hard_swish(Tensor x, const std::string& name = "");
   /// Concatenation along `dim`; all other extents must agree.
   Tensor concat(const std::vector<Tensor>& xs, int dim, const std::string& name = "");
   /// Splits `x` along `dim` into pieces of the given extents (they must add up to x's extent).
