@@ -201,9 +201,9 @@ class Graph {
   /// one pass over the activations fewer. For inference graphs whose weights hold their final values; call
   /// before the graph is bound to an Engine (refused after backward()). Returns the number folded.
   int fold_batch_norm();
-  /// Makes every relu or clip whose input is a conv2d's output read by nothing else part of that
-  /// convolution: it writes the activation's output and applies the same formula to each output block right
-  /// after computing it, while it is in cache. The same bits as before, one node and one pass over the
+  /// Makes every relu, clip, hard_swish or hard_sigmoid whose input is a conv2d's output read by nothing else
+  /// part of that convolution: it writes the activation's output and applies the same formula to each output
+  /// block right after computing it, while it is in cache. The same bits as before, one node and one pass over the
   /// activations fewer per pair. For inference graphs: refused after backward(), and backward() is refused
   /// after it; call before the graph is bound to an Engine (after fold_batch_norm(), which leaves the
   /// convolution right before the activation). Returns the number fused.
