@@ -83,9 +83,13 @@ TEST(EwMath, HardActivationsAtTheKinksFollowPyTorch) {
   const float a = 1.0f / 6.0f, b = 0.5f;
   for (const bool ref : {false, true}) {
     auto hsw = [&](float x) { return ref ? ew::hard_swish_ref(x) : ew::hard_swish_fast(x); };
-    auto hsw_grad = [&](float x, float dy) { return ref ? ew::hard_swish_grad_ref(x, dy) : ew::hard_swish_grad_fast(x, dy); };
+    auto hsw_grad = [&](float x, float dy) {
+      return ref ? ew::hard_swish_grad_ref(x, dy) : ew::hard_swish_grad_fast(x, dy);
+    };
     auto hsg = [&](float x) { return ref ? ew::hard_sigmoid_ref(x, a, b) : ew::hard_sigmoid_fast(x, a, b); };
-    auto hsg_grad = [&](float x) { return ref ? ew::hard_sigmoid_grad_ref(x, 1.0f, a, b) : ew::hard_sigmoid_grad_fast(x, 1.0f, a, b); };
+    auto hsg_grad = [&](float x) {
+      return ref ? ew::hard_sigmoid_grad_ref(x, 1.0f, a, b) : ew::hard_sigmoid_grad_fast(x, 1.0f, a, b);
+    };
     SCOPED_TRACE(ref ? "ref" : "fast");
     EXPECT_EQ(hsw_grad(-3.0f, 1.0f), -0.5f);
     EXPECT_EQ(hsw_grad(3.0f, 1.0f), 1.5f);
