@@ -141,7 +141,7 @@ record() {  # model kind impl config ms
 image_args() {  # the --image-size a model runs at: none for mlp and cnn (fixed inputs), Inception-v3 128 px at least
   case "$1" in
     inception_v3) echo "--image-size $((image_size < 128 ? 128 : image_size))" ;;
-    resnet18 | resnet50 | mobilenet_v2 | googlenet) echo "--image-size $image_size" ;;
+    resnet18 | resnet50 | mobilenet_v2 | mobilenet_v3_small | mobilenet_v3_large | googlenet) echo "--image-size $image_size" ;;
   esac
 }
 

@@ -169,4 +169,56 @@ inline float reciprocal_grad_ref(float yf, float dy) {
   return static_cast<float>(-static_cast<double>(dy) * y * y);
 }
 
+// ---- issue 51: MobileNetV3's hard activations ----
+// HardSigmoid carries alpha and beta, so ew_chain cannot fuse it (a chain instruction has no attribute);
+// HardSwish has fixed constants and is chainable. A convolution's fused activation calls the same functions
+// (codelets/conv2d/conv2d.hpp), so fusing keeps the bits. Written as selects, never std::min/std::max: those
+// return their first argument when the comparison is false, so min(max(t, 0), 1) or max(0, .) drop a NaN
+// depending on the argument order. With the comparisons below a NaN fails every test and falls through.
+
+/// ONNX HardSigmoid: max(0, min(1, alpha x + beta)) (PyTorch's nn.Hardsigmoid exports alpha = 1/6, beta = 1/2).
+inline float hard_sigmoid_fast(float x, float alpha, float beta) {
+  const float t = alpha * x + beta;
+  return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+}
+inline float hard_sigmoid_ref(float x, float alpha, float beta) {
+  const double t = static_cast<double>(alpha) * x + beta;
+  return static_cast<float>(t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t));
+}
+/// PyTorch's hardsigmoid_backward passes alpha * dY on the open interval only (x > -3 && x < 3 for its 1/6,
+/// 1/2): at the kinks, where alpha x + beta is exactly 0 or 1, the gradient is 0. The test is the forward's
+/// float t in both kernels, so the reference takes the same side at a kink; alpha * dY is one rounding, exact
+/// in the reference too. A NaN X gives 0, as in PyTorch (both comparisons are false): X only picks the branch.
+inline float hard_sigmoid_grad_fast(float x, float dy, float alpha, float beta) {
+  const float t = alpha * x + beta;
+  return t > 0.0f && t < 1.0f ? alpha * dy : 0.0f;
+}
+inline float hard_sigmoid_grad_ref(float x, float dy, float alpha, float beta) {
+  return hard_sigmoid_grad_fast(x, dy, alpha, beta);
+}
+/// x * relu6(x + 3) / 6, PyTorch's formula and order of operations (its hardswish kernel), which is ONNX
+/// HardSwish's x * max(0, min(1, x / 6 + 1/2)) in exact arithmetic. hard_swish(-inf) is -inf * 0 = NaN, as in
+/// PyTorch.
+inline float hard_swish_fast(float x) {
+  const float s = x + 3.0f;
+  const float c = s < 0.0f ? 0.0f : (s > 6.0f ? 6.0f : s);
+  return x * c / 6.0f;
+}
+inline float hard_swish_ref(float xf) {
+  const double x = xf;
+  const double s = x + 3.0;
+  return static_cast<float>(x * (s < 0.0 ? 0.0 : (s > 6.0 ? 6.0 : s)) / 6.0);
+}
+/// PyTorch's hardswish_backward: 0 below -3, dY above 3, dY (x / 3 + 1/2) on the closed interval [-3, 3]
+/// (so -dY/2 at -3 and 3 dY/2 at 3: the kinks take the middle piece's slope). The middle piece is the last
+/// branch here so that a NaN X gives a NaN dX (PyTorch's scalar code passes dY there; the finite values are
+/// the same).
+inline float hard_swish_grad_fast(float x, float dy) {
+  return x < -3.0f ? 0.0f : (x > 3.0f ? dy : dy * (x / 3.0f + 0.5f));
+}
+inline float hard_swish_grad_ref(float xf, float dy) {
+  const double x = xf;
+  return static_cast<float>(x < -3.0 ? 0.0 : (x > 3.0 ? dy : static_cast<double>(dy) * (x / 3.0 + 0.5)));
+}
+
 }  // namespace corun::codelets::ew

@@ -5,6 +5,7 @@
 
 #include "onnx/convert.hpp"
 #include "onnx/gelu_pattern.hpp"
+#include "onnx/hard_swish_pattern.hpp"
 #include "onnx/pad_pool_pattern.hpp"
 
 #include "base/check.hpp"
@@ -311,7 +312,8 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
   const Batch batch = add_inputs(gp, source, options, env, names, out);
 
   Converter conv(out.graph, env, out.opset, options.training);
-  const std::vector<onnx::NodeProto> nodes = fold_pad_into_average_pool(fuse_erf_gelu(gp, base_dir), gp, base_dir);
+  const std::vector<onnx::NodeProto> nodes =
+      fold_pad_into_average_pool(fuse_hard_swish(fuse_erf_gelu(gp, base_dir), gp), gp, base_dir);
   convert_nodes(nodes, conv, names, out.opset);
 
   set_index_limits(nodes, env, out);

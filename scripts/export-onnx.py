@@ -14,7 +14,9 @@ the ONNX names (DIR/<input>.npy, DIR/<output>.npy), so that corun's outputs can 
 BatchNormalization layers stay nodes (not folded into the convolutions), so that `corun train --onnx`
 trains them with batch statistics; their running statistics and affine parameters are drawn at random from
 --seed, so that inference exercises them and no two initializers are equal (PyTorch's exporter merges equal
-initializers behind Identity nodes, which would tie the parameters of different layers together).
+initializers behind Identity nodes, which would tie the parameters of different layers together). For the
+same reason a convolution bias that is all zeros (torchvision's MobileNetV3 initialises its squeeze-excitation
+biases so) is drawn at random too.
 
 Exit codes: 0 done, 1 an error (nothing is written), 2 usage error, 77 torch is not installed.
 """
@@ -199,6 +201,9 @@ def models(torch, num_classes=0):
         "resnet18": (lambda: vision("resnet18"), (3, 224, 224), "imports today"),
         "resnet50": (lambda: vision("resnet50"), (3, 224, 224), "imports today"),
         "mobilenet_v2": (lambda: vision("mobilenet_v2"), (3, 224, 224), "imports today"),
+        # HardSwish / HardSigmoid (exported at opset 13 as HardSigmoid and x * HardSigmoid(x)), squeeze-excitation.
+        "mobilenet_v3_small": (lambda: vision("mobilenet_v3_small"), (3, 224, 224), "imports today"),
+        "mobilenet_v3_large": (lambda: vision("mobilenet_v3_large"), (3, 224, 224), "imports today"),
         "googlenet": (lambda: vision("googlenet", aux_logits=False, transform_input=False, init_weights=True),
                       (3, 224, 224), "imports today"),
         # Its padded AvgPool2d exports as Pad + AveragePool; at least 75 px (e.g. --image-size 128).
@@ -214,9 +219,12 @@ def models(torch, num_classes=0):
 
 
 def randomise_batch_norms(torch, model):
-    """Random running statistics and affine parameters for every BatchNorm layer (see the docstring)."""
+    """Random running statistics and affine parameters for every BatchNorm layer, and random values for every
+    all-zero convolution bias (see the docstring)."""
     with torch.no_grad():
         for m in model.modules():
+            if isinstance(m, torch.nn.Conv2d) and m.bias is not None and not m.bias.any():
+                m.bias.uniform_(-0.1, 0.1)
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
                 m.running_mean.uniform_(-0.5, 0.5)
                 m.running_var.uniform_(0.5, 2.0)

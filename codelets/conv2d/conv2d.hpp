@@ -73,12 +73,14 @@ struct ConvParams {
   }
 };
 
-/// The activation a conv2d applies to its own output (i[11]; Graph::fuse_conv_activation folds a Relu or Clip
-/// that alone reads the convolution's output into it, at inference). The same formulas as the relu and clip
-/// ops (codelets/elementwise.hpp), so the fused graph computes the unfused graph's bits. Every kernel applies
-/// it to the outputs it has just written, while they are in cache: one task and one pass over the activations
-/// fewer than a separate op.
-enum class ConvActivation : int64_t { none = 0, relu = 1, clip = 2 };
+/// The activation a conv2d applies to its own output (i[11]; Graph::fuse_conv_activation folds a relu, clip,
+/// hard_swish or hard_sigmoid that alone reads the convolution's output into it, at inference). The same
+/// formulas as those ops (codelets/elementwise.hpp), so the fused graph computes the unfused graph's bits: the
+/// fast ones in the fast kernels, the reference ones in the reference kernel (they differ for hard_swish and
+/// hard_sigmoid). Every kernel applies it to the outputs it has just written, while they are in cache: one task
+/// and one pass over the activations fewer than a separate op. clip's lo, hi and hard_sigmoid's alpha, beta
+/// travel as float bits in i[12], i[13].
+enum class ConvActivation : int64_t { none = 0, relu = 1, clip = 2, hard_swish = 3, hard_sigmoid = 4 };
 inline constexpr int kConvActivationAttr = 11;
 
 struct ConvEpilogue {
@@ -88,26 +90,35 @@ struct ConvEpilogue {
   static ConvEpilogue of(const OpCall& call) {
     if (call.kind != OpKind::conv2d) return {};
     const auto kind = static_cast<ConvActivation>(call.i[kConvActivationAttr]);
-    if (kind != ConvActivation::clip) return {kind};
+    if (!two_floats(kind)) return {kind};
     return {kind, float_from_attr_bits(call.i[kConvActivationAttr + 1]),
             float_from_attr_bits(call.i[kConvActivationAttr + 2])};
   }
-  /// The attributes that select `kind` (and clip's bounds) on a conv2d call.
+  /// Whether `kind` carries two floats (clip's lo and hi, hard_sigmoid's alpha and beta).
+  static bool two_floats(ConvActivation kind) {
+    return kind == ConvActivation::clip || kind == ConvActivation::hard_sigmoid;
+  }
+  /// The attributes that select `kind` (and clip's bounds, or hard_sigmoid's alpha and beta as lo and hi) on a
+  /// conv2d call.
   static void set(std::array<int64_t, kMaxIntAttrs>& i, ConvActivation kind, float lo = 0.0f, float hi = 0.0f) {
     i[kConvActivationAttr] = static_cast<int64_t>(kind);
-    i[kConvActivationAttr + 1] = kind == ConvActivation::clip ? float_attr_bits(lo) : 0;
-    i[kConvActivationAttr + 2] = kind == ConvActivation::clip ? float_attr_bits(hi) : 0;
+    i[kConvActivationAttr + 1] = two_floats(kind) ? float_attr_bits(lo) : 0;
+    i[kConvActivationAttr + 2] = two_floats(kind) ? float_attr_bits(hi) : 0;
   }
   bool any() const { return kind != ConvActivation::none; }
-  /// y[0..count) = activation(y), in place.
-  void apply(float* y, int64_t count) const {
+  /// y[0..count) = activation(y), in place; `ref`: the reference formulas (the reference kernel's).
+  void apply(float* y, int64_t count, bool ref = false) const {
+    const float l = lo, h = hi;
     switch (kind) {
       case ConvActivation::none: return;
       case ConvActivation::relu: return in_place([](float v) { return ew::relu_fast(v); }, y, count);
-      case ConvActivation::clip: {
-        const float l = lo, h = hi;
-        return in_place([l, h](float v) { return ew::clip_fast(v, l, h); }, y, count);
-      }
+      case ConvActivation::clip: return in_place([l, h](float v) { return ew::clip_fast(v, l, h); }, y, count);
+      case ConvActivation::hard_swish:
+        if (ref) return in_place([](float v) { return ew::hard_swish_ref(v); }, y, count);
+        return in_place([](float v) { return ew::hard_swish_fast(v); }, y, count);
+      case ConvActivation::hard_sigmoid:
+        if (ref) return in_place([l, h](float v) { return ew::hard_sigmoid_ref(v, l, h); }, y, count);
+        return in_place([l, h](float v) { return ew::hard_sigmoid_fast(v, l, h); }, y, count);
     }
   }
   /// In blocks of ew::kBlock with a known trip count, as the elementwise kernels (elementwise_kernels.hpp):

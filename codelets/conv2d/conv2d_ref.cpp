@@ -53,7 +53,7 @@ void conv2d_ref(const OpCall& call, float* const* buf, int rank, int width) {
                  x[((n * g.c + c0 + c) * g.h + ih) * g.w + iw];
         }
     y[e] = static_cast<float>(acc);
-    act.apply(y + e, 1);
+    act.apply(y + e, 1, true);
   }
 }
 

@@ -1,6 +1,8 @@
-// Graph::fuse_conv_activation: a relu or clip that alone reads a conv2d's output becomes that convolution's
-// activation (ConvEpilogue, codelets/conv2d/conv2d.hpp). ResNet, GoogLeNet and Inception follow nearly every
-// convolution (its BatchNorm folded in by fold_batch_norm) with a ReLU, MobileNetV2 with a ReLU6 (Clip 0..6):
+// Graph::fuse_conv_activation: a relu, clip, hard_swish or hard_sigmoid that alone reads a conv2d's output
+// becomes that convolution's activation (ConvEpilogue, codelets/conv2d/conv2d.hpp). ResNet, GoogLeNet and
+// Inception follow nearly every convolution (its BatchNorm folded in by fold_batch_norm) with a ReLU,
+// MobileNetV2 with a ReLU6 (Clip 0..6), MobileNetV3 with a HardSwish (and its squeeze-excitation with a
+// HardSigmoid):
 // as separate nodes, each is a task and a pass over an activation tensor that has left the cache since the
 // convolution wrote it. Fused, every kernel (reference, im2col, oneDNN) applies the op's own formula to the
 // outputs it has just written, so the graph computes the same bits.
@@ -23,15 +25,19 @@ using detail::GraphImpl;
 using detail::Node;
 using detail::Uses;
 
-// The activation `n` would become, or none when it is not a relu or clip.
+// The activation `n` would become, or none when it is not a relu, clip, hard_swish or hard_sigmoid.
 ConvEpilogue activation_of(const Node& n) {
-  if (n.call.kind == OpKind::relu) return {ConvActivation::relu};
-  if (n.call.kind == OpKind::clip)
-    return {ConvActivation::clip, codelets::float_attr(n.call, 0), codelets::float_attr(n.call, 1)};
-  return {};
+  const float f0 = codelets::float_attr(n.call, 0), f1 = codelets::float_attr(n.call, 1);
+  switch (n.call.kind) {
+    case OpKind::relu: return {ConvActivation::relu};
+    case OpKind::clip: return {ConvActivation::clip, f0, f1};
+    case OpKind::hard_swish: return {ConvActivation::hard_swish};
+    case OpKind::hard_sigmoid: return {ConvActivation::hard_sigmoid, f0, f1};  // alpha, beta
+    default: return {};
+  }
 }
 
-// Whether `act` (a relu or clip node) can become part of node `conv`.
+// Whether `act` (an activation node) can become part of node `conv`.
 bool fusable(const GraphImpl& g, const Uses& u, const Node& act, int conv) {
   if (conv < 0) return false;
   const Node& c = g.nodes[static_cast<size_t>(conv)];

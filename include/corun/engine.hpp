@@ -85,9 +85,9 @@ struct Config {
   /// (Graph::fold_batch_norm; the same numbers up to rounding; `corun infer --onnx`, off with --keep-batch-norm).
   /// Skipped on a graph with a backward.
   bool fold_batch_norm = false;
-  /// Not from the environment: an inference graph's relu or clip right after a convolution becomes part of it
-  /// (Graph::fuse_conv_activation; the same bits; `corun infer --onnx`, off with --keep-activations). Skipped on
-  /// a graph with a backward.
+  /// Not from the environment: an inference graph's relu, clip, hard_swish or hard_sigmoid right after a
+  /// convolution becomes part of it (Graph::fuse_conv_activation; the same bits; `corun infer --onnx`, off with
+  /// --keep-activations). Skipped on a graph with a backward.
   bool fuse_conv_activation = false;
   /// Not from the environment: activations (and gradients) between the convolutions on oneDNN's kernels stay in
   /// its blocked layout (Graph::block_layouts; the same bits; `corun train` and `corun infer --onnx` on

@@ -125,6 +125,13 @@ class Graph {
   Tensor leaky_relu(Tensor x, float alpha = 0.01f, const std::string& name = "");
   /// x * Phi(x) elementwise, Phi the standard normal CDF: the exact (erf) GELU, PyTorch's default.
   Tensor gelu(Tensor x, const std::string& name = "");
+  /// max(0, min(1, alpha * x + beta)) elementwise (ONNX HardSigmoid; PyTorch's nn.Hardsigmoid is alpha = 1/6,
+  /// beta = 1/2). The gradient is alpha * dY strictly between the kinks and 0 at them, as PyTorch's. alpha and
+  /// beta must be finite.
+  Tensor hard_sigmoid(Tensor x, float alpha = 0.2f, float beta = 0.5f, const std::string& name = "");
+  /// x * min(max(x + 3, 0), 6) / 6 elementwise (ONNX HardSwish, PyTorch's nn.Hardswish, MobileNetV3's
+  /// activation); the kinks at -3 and 3 take the middle piece's slope, as PyTorch's gradient.
+  Tensor hard_swish(Tensor x, const std::string& name = "");
   /// Concatenation along `dim`; all other extents must agree.
   Tensor concat(const std::vector<Tensor>& xs, int dim, const std::string& name = "");
   /// Splits `x` along `dim` into pieces of the given extents (they must add up to x's extent).
@@ -194,9 +201,9 @@ class Graph {
   /// one pass over the activations fewer. For inference graphs whose weights hold their final values; call
   /// before the graph is bound to an Engine (refused after backward()). Returns the number folded.
   int fold_batch_norm();
-  /// Makes every relu or clip whose input is a conv2d's output read by nothing else part of that
-  /// convolution: it writes the activation's output and applies the same formula to each output block right
-  /// after computing it, while it is in cache. The same bits as before, one node and one pass over the
+  /// Makes every relu, clip, hard_swish or hard_sigmoid whose input is a conv2d's output read by nothing else
+  /// part of that convolution: it writes the activation's output and applies the same formula to each output
+  /// block right after computing it, while it is in cache. The same bits as before, one node and one pass over the
   /// activations fewer per pair. For inference graphs: refused after backward(), and backward() is refused
   /// after it; call before the graph is bound to an Engine (after fold_batch_norm(), which leaves the
   /// convolution right before the activation). Returns the number fused.

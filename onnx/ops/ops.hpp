@@ -11,6 +11,8 @@ void convert_leaky_relu(Converter& c);
 void convert_sigmoid(Converter& c);
 void convert_tanh(Converter& c);
 void convert_gelu(Converter& c);
+void convert_hard_sigmoid(Converter& c);
+void convert_hard_swish(Converter& c);
 // conv.cpp
 void convert_conv(Converter& c);
 void convert_conv_transpose(Converter& c);

@@ -13,6 +13,8 @@ const std::vector<OpRow>& op_table() {
       {"Sigmoid", convert_sigmoid, "any shape"},
       {"Tanh", convert_tanh, "any shape"},
       {"Gelu", convert_gelu, "approximate none; also PyTorch's Div/Erf/Add/Mul/Mul export of nn.GELU"},
+      {"HardSigmoid", convert_hard_sigmoid, "any finite alpha and beta"},
+      {"HardSwish", convert_hard_swish, "any shape"},
       {"Conv", convert_conv,
        "2-D NCHW, any kernel, per-axis strides and dilations, asymmetric pads, group (depthwise), optional bias, "
        "auto_pad NOTSET/VALID/SAME_UPPER/SAME_LOWER"},

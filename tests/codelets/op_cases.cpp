@@ -6,6 +6,7 @@
 #include "codelets/ew_chain/ew_chain.hpp"
 #include "codelets/sgd_momentum/sgd_momentum.hpp"
 #include "codelets/phased_gate/phased_gate.hpp"
+#include "codelets/unary_math/unary_math.hpp"
 
 #include <utility>
 
@@ -182,6 +183,8 @@ void ew_chain_cases(std::vector<OpCaseSpec>& out) {
                        op(OpKind::tanh_grad), 6, 0,    op(OpKind::relu_grad), 1, 9,   op(OpKind::add), 8, 10}},
       // gelu's backward after its forward on a sum: gelu_grad(x0 + x1, gelu(x0 + x1)).
       {"gelu", 2, {op(OpKind::add), 0, 1, op(OpKind::gelu), 2, -1, op(OpKind::gelu_grad), 2, 3}},
+      // hard_swish's backward after its forward on a sum, as gelu's.
+      {"hard_swish", 2, {op(OpKind::add), 0, 1, op(OpKind::hard_swish), 2, -1, op(OpKind::hard_swish_grad), 2, 3}},
   };
   for (const Program& p : programs)
     for (const Shape& s : kElementwise) {
@@ -357,6 +360,23 @@ void leaky_relu_cases(std::vector<OpCaseSpec>& out) {
     }
 }
 
+// hard_sigmoid and its gradient with ONNX's default alpha, PyTorch's 1/6 and a negative slope (alpha, beta as
+// float bits in i[0], i[1]); inputs in [-8, 8] reach both flat pieces. hard_swish and its gradient likewise.
+void hard_activation_cases(std::vector<OpCaseSpec>& out) {
+  const float params[][2] = {{0.2f, 0.5f}, {1.0f / 6.0f, 0.5f}, {-0.3f, 0.1f}};
+  const char* names[] = {"onnx", "torch", "neg"};
+  for (int k = 0; k < 3; ++k)
+    for (const Shape& s : kElementwise) {
+      const std::array<int64_t, kMaxIntAttrs> i{float_attr_bits(params[k][0]), float_attr_bits(params[k][1])};
+      const std::string name = std::string(names[k]) + "_" + dims_str(s);
+      out.push_back(make("hard_sigmoid_" + name, OpKind::hard_sigmoid, {s, s}, {R, W}, i, 0.0f, 8.0f));
+      out.push_back(make("hard_sigmoid_grad_" + name, OpKind::hard_sigmoid_grad, {s, s, s}, {R, R, W}, i, 0.0f, 8.0f));
+    }
+  same_shape_cases(out, OpKind::hard_swish, "hard_swish", 1, 8.0f);
+  same_shape_cases(out, OpKind::hard_swish, "hard_swish", 1, 200.0f, "_large");
+  same_shape_cases(out, OpKind::hard_swish_grad, "hard_swish_grad", 2, 8.0f);
+}
+
 }  // namespace
 
 std::vector<OpCaseSpec> all_op_cases() {
@@ -398,6 +418,7 @@ std::vector<OpCaseSpec> all_op_cases() {
   same_shape_cases(out, OpKind::gelu, "gelu", 1, 200.0f, "_large");
   same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2);
   same_shape_cases(out, OpKind::gelu_grad, "gelu_grad", 2, 30.0f, "_large");
+  hard_activation_cases(out);
   for (OpCaseSpec& c : norm_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : broadcast_op_cases()) out.push_back(std::move(c));
   for (OpCaseSpec& c : optim_op_cases()) out.push_back(std::move(c));

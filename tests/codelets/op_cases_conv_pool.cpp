@@ -58,16 +58,18 @@ void conv_general_cases(std::vector<OpCaseSpec>& out) {
       out.push_back(make("conv2d_grad_filter_" + name, OpKind::conv2d_grad_filter, {x, y, wt}, {R, R, W}, a));
     }
     out.push_back(make("conv2d_grad_data_" + name, OpKind::conv2d_grad_data, {y, wt, x}, {R, R, W}, a));
-    // A fused activation (Graph::fuse_conv_activation) on the forward of some geometries: relu, or a clip to
-    // [-0.5, 0.5] whose both bounds bite.
+    // A fused activation (Graph::fuse_conv_activation) on the forward of some geometries: relu, a clip to
+    // [-0.5, 0.5] whose both bounds bite, hard_swish, hard_sigmoid with alpha -0.5 and beta 0.5.
     const std::pair<const char*, ConvActivation> fused[] = {
       {"strides_2x1_pads_1021", ConvActivation::relu}, {"depthwise", ConvActivation::clip},
-      {"depthwise_mult2_nobias", ConvActivation::relu}};
+      {"depthwise_mult2_nobias", ConvActivation::relu}, {"strides_2x1_pads_1021", ConvActivation::hard_swish},
+      {"depthwise", ConvActivation::hard_sigmoid}};
+    const char* suffixes[] = {"", "_relu", "_clip", "_hard_swish", "_hard_sigmoid"};  // by ConvActivation
     for (const auto& [geometry, act] : fused) {
       if (std::string(geometry) != q.name) continue;
       auto af = a;
       ConvEpilogue::set(af, act, -0.5f, 0.5f);
-      const std::string suffix = act == ConvActivation::relu ? "_relu" : "_clip";
+      const std::string suffix = suffixes[static_cast<int>(act)];
       if (q.bias) out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, b, y}, {R, R, R, W}, af));
       else out.push_back(make("conv2d_" + name + suffix, OpKind::conv2d, {x, wt, y}, {R, R, W}, af));
     }

@@ -247,14 +247,16 @@ TEST_P(OpCase, Matches) { check_case(GetParam()); }
 // at a padded tap is not: there im2col multiplies the padding's 0 by the NaN and the reference skips the tap.
 
 /// Inputs that only pick a branch where a NaN goes to a finite gradient in PyTorch's backward too (the
-/// comparison is false for NaN): relu_grad, leaky_relu_grad and clip_grad's X, max_pool_grad's X (it picks
-/// where dY goes), phased_gate_grad's T and S (dk/dphi is piecewise constant, T - S picks the piece; dTAU still
-/// gets their NaN), dropout's step (a hash seed).
+/// comparison is false for NaN): relu_grad, leaky_relu_grad, clip_grad and hard_sigmoid_grad's X (PyTorch's
+/// hardsigmoid_backward gives 0 at a NaN), max_pool_grad's X (it picks where dY goes), phased_gate_grad's T and
+/// S (dk/dphi is piecewise constant, T - S picks the piece; dTAU still gets their NaN), dropout's step (a hash
+/// seed).
 bool nan_may_vanish(OpKind kind, int buffer) {
   switch (kind) {
     case OpKind::relu_grad:
     case OpKind::leaky_relu_grad:
     case OpKind::clip_grad:
+    case OpKind::hard_sigmoid_grad:
     case OpKind::max_pool_grad:
     case OpKind::dropout_grad:
       return buffer == 0;

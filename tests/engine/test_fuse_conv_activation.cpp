@@ -5,6 +5,8 @@
 // must leave alone what it cannot fuse: an output another node reads, an output the user keeps.
 #include "engine_test_util.hpp"
 
+#include "codelets/conv2d/conv2d.hpp"
+
 #include <corun/engine.hpp>
 #include <corun/graph.hpp>
 
@@ -19,12 +21,14 @@
 namespace corun {
 namespace {
 
+using Act = codelets::ConvActivation;
+
 struct Case {
   const char* name;
   Shape x;  // [N, C, H, W]
   int k, r, pad, groups;
   bool bias;
-  bool clip;  // ReLU6 (clip 0..6) instead of relu
+  Act act;
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -55,9 +59,18 @@ class FuseConvActivation : public ::testing::TestWithParam<Case> {
     o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
     o.groups = c.groups;
     const Tensor y = g.conv2d(x, w, b, o, "conv");
-    // Clip to [0, 1.5] so that both bounds bite on these values.
-    const Tensor a = c.clip ? g.clip(y, 0.0f, 1.5f, "act") : g.relu(y, "act");
+    const Tensor a = activation(g, y, c.act);
     return g.conv2d(a, w2, Tensor(), Conv2dOptions{}, "out");
+  }
+  // Clip to [0, 1.5] so that both bounds bite on these values; hard_sigmoid with alpha 0.4 so that its flat pieces
+  // (below -1.25, above 1.25) occur as well as hard_swish's (below -3, above 3).
+  static Tensor activation(Graph& g, Tensor y, Act act) {
+    switch (act) {
+      case Act::clip: return g.clip(y, 0.0f, 1.5f, "act");
+      case Act::hard_swish: return g.hard_swish(y, "act");
+      case Act::hard_sigmoid: return g.hard_sigmoid(y, 0.4f, 0.5f, "act");
+      default: return g.relu(y, "act");
+    }
   }
 };
 Engine* FuseConvActivation::engine_ = nullptr;
@@ -80,12 +93,17 @@ TEST_P(FuseConvActivation, SameBitsAsUnfused) {
 
 INSTANTIATE_TEST_SUITE_P(
     KernelPaths, FuseConvActivation,
-    ::testing::Values(Case{"im2col_k4", {3, 3, 7, 6}, 4, 3, 1, 1, true, false},
-                      Case{"dnnl_blocked_k20", {5, 8, 7, 6}, 20, 3, 1, 1, true, false},
-                      Case{"dnnl_blocked_clip_no_bias", {5, 8, 7, 6}, 20, 3, 1, 1, false, true},
-                      Case{"dnnl_depthwise_clip", {3, 24, 6, 6}, 24, 3, 1, 24, true, true},
-                      Case{"dnnl_plain_1x1", {2, 16, 16, 16}, 24, 1, 0, 1, false, false},
-                      Case{"dnnl_batch1_channel_tiles", {1, 16, 5, 5}, 40, 3, 1, 1, true, false}),
+    ::testing::Values(Case{"im2col_k4", {3, 3, 7, 6}, 4, 3, 1, 1, true, Act::relu},
+                      Case{"dnnl_blocked_k20", {5, 8, 7, 6}, 20, 3, 1, 1, true, Act::relu},
+                      Case{"dnnl_blocked_clip_no_bias", {5, 8, 7, 6}, 20, 3, 1, 1, false, Act::clip},
+                      Case{"dnnl_depthwise_clip", {3, 24, 6, 6}, 24, 3, 1, 24, true, Act::clip},
+                      Case{"dnnl_plain_1x1", {2, 16, 16, 16}, 24, 1, 0, 1, false, Act::relu},
+                      Case{"dnnl_batch1_channel_tiles", {1, 16, 5, 5}, 40, 3, 1, 1, true, Act::relu},
+                      Case{"im2col_hard_swish", {3, 3, 7, 6}, 4, 3, 1, 1, true, Act::hard_swish},
+                      Case{"dnnl_blocked_hard_swish", {5, 8, 7, 6}, 20, 3, 1, 1, true, Act::hard_swish},
+                      Case{"dnnl_depthwise_hard_swish", {3, 24, 6, 6}, 24, 3, 1, 24, true, Act::hard_swish},
+                      Case{"dnnl_plain_1x1_hard_sigmoid", {2, 16, 16, 16}, 24, 1, 0, 1, true, Act::hard_sigmoid},
+                      Case{"im2col_hard_sigmoid", {3, 3, 7, 6}, 4, 3, 1, 1, false, Act::hard_sigmoid}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
 // What cannot be fused stays as it is: the convolution's output read by another node too, or kept.

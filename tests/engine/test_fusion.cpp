@@ -104,13 +104,15 @@ TEST(Fusion, InferenceChainBitwise) {
   eng.release(fused);
 }
 
-// gelu and gelu_grad are chain opcodes: a training graph through gelu (forward chain mul -> gelu, backward
-// chain gelu_grad -> mul) fused gives the unfused loss and gradient bitwise.
-TEST(Fusion, GeluTrainingBitwise) {
-  auto build = [](Graph& g) {
+// A chainable activation and its gradient: a training graph through `act` (forward chain mul -> act, backward
+// chain act_grad -> mul) fused gives the unfused loss and gradient bitwise. Inputs in [-3, 3], so x * w reaches
+// every piece of the piecewise ones.
+template <class Act>
+void expect_training_fusion_bitwise(Act act) {
+  auto build = [&](Graph& g) {
     const Tensor x = g.input("x", {17, 65});
     const Tensor w = g.param("w", {17, 65});
-    const Tensor y = g.gelu(g.mul(g.gelu(g.mul(x, w)), w));
+    const Tensor y = act(g, g.mul(act(g, g.mul(x, w)), w));
     const Tensor loss = g.reduce_sum(y, 0.5f, "loss");
     g.backward(loss, {.sgd_update = false});
     return loss;
@@ -134,6 +136,14 @@ TEST(Fusion, GeluTrainingBitwise) {
   EXPECT_TRUE(same_bits(eng.read(fused, gw_fused), eng.read(plain, gw_plain)));
   eng.release(plain);
   eng.release(fused);
+}
+
+TEST(Fusion, GeluTrainingBitwise) {
+  expect_training_fusion_bitwise([](Graph& g, Tensor t) { return g.gelu(t); });
+}
+
+TEST(Fusion, HardSwishTrainingBitwise) {
+  expect_training_fusion_bitwise([](Graph& g, Tensor t) { return g.hard_swish(t); });
 }
 
 TEST(Fusion, FusedAwayValuesCannotBeReadOrWritten) {

@@ -117,6 +117,33 @@ TEST_F(OpGradient, GeluOfAMatmul) {  // the gradient reaches the matmul's operan
   check(linear_loss(g_.gelu(g_.matmul(a, b))));
 }
 
+// The hard activations are piecewise: inputs on a grid over [-5.3, 5.3] reach every piece and stay at least
+// 0.15 from each kink (x = -3 and 3 for hard_swish and PyTorch's hard_sigmoid, -2.5 and 2.5 for ONNX's default,
+// -3 and 1/3 for the negative slope), far beyond the step of 1e-2.
+void fill_hard_grid(Graph& g, Tensor x) {
+  float* d = g.data(x);
+  for (int64_t e = 0; e < x.shape().numel(); ++e) d[e] = -5.3f + 0.53f * static_cast<float>(e % 21);
+}
+
+TEST_F(OpGradient, HardSigmoid) {  // PyTorch's 1/6, ONNX's default 0.2, and a negative slope on one input
+  const Tensor x = param("x", {3, 7});
+  fill_hard_grid(g_, x);
+  check(linear_loss(g_.add(g_.add(g_.hard_sigmoid(x, 1.0f / 6.0f, 0.5f), g_.hard_sigmoid(x)),
+                           g_.hard_sigmoid(x, -0.3f, 0.1f))));
+}
+
+TEST_F(OpGradient, HardSwish) {
+  const Tensor x = param("x", {3, 7});
+  fill_hard_grid(g_, x);
+  check(linear_loss(g_.hard_swish(x)));
+}
+
+TEST_F(OpGradient, HardSwishOfAMatmul) {  // the gradient reaches the matmul's operands through hard_swish
+  const Tensor a = param("a", {3, 4}, -2.0f, 2.0f);
+  const Tensor b = param("b", {4, 2}, -2.0f, 2.0f);
+  check(linear_loss(g_.hard_swish(g_.matmul(a, b))));
+}
+
 // ---- concat / split / slice ----
 
 TEST_F(OpGradient, ConcatDim0TwoOperands) {

@@ -3,6 +3,7 @@
 // inline, and every kind of bad file or unsupported node (each a corun::Error naming what is wrong).
 #include "onnx/convert.hpp"
 #include "onnx/importer.hpp"
+#include "graphs/graph_impl.hpp"
 #include "onnx_test_helpers.hpp"
 
 #include <corun/error.hpp>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -123,6 +125,35 @@ TEST(OnnxImport, RecognisesTheErfGeluOfPyTorchExports) {
   const std::vector<float> y2 = run(chain, x, "y");
   ASSERT_EQ(y2.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(y2[i], y[i], 1e-6) << i;
+}
+
+// nn.Hardswish as PyTorch exports it before opset 14: x * HardSigmoid(x; 1/6, 1/2) -> one hard_swish node,
+// which computes PyTorch's x * relu6(x + 3) / 6 bit for bit.
+TEST(OnnxImport, RecognisesTheHardSwishOfPyTorchExports) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 4});
+  auto* hs = b.node("HardSigmoid", {"x"}, {"h"});
+  OnnxModelBuilder::attr(hs, "alpha", 1.0f / 6.0f);
+  OnnxModelBuilder::attr(hs, "beta", 0.5f);
+  b.node("Mul", {"h", "x"}, {"y"});  // either operand order
+  b.output("y", {2, 4});
+  OnnxModel m = import(b);
+  ASSERT_EQ(m.graph.num_nodes(), 1);
+  EXPECT_EQ(m.graph.impl().nodes[0].call.kind, codelets::OpKind::hard_swish);
+  const std::vector<float> x = {-4, -3, -1, 0, 0.5f, 2, 3, 7};
+  const std::vector<float> y = run(m, x, "y");
+  ASSERT_EQ(y.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y[i], x[i] * std::min(std::max(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f) << i;
+  // ONNX's default alpha (0.2) is not PyTorch's hardswish, and a HardSigmoid read twice must stay: both keep
+  // their two nodes.
+  OnnxModelBuilder d;
+  d.input("x", {2, 4});
+  d.node("HardSigmoid", {"x"}, {"h"});
+  d.node("Mul", {"x", "h"}, {"y"});
+  d.output("y", {2, 4});
+  EXPECT_EQ(import(d).graph.num_nodes(), 2);
+  b.output("h");
+  EXPECT_EQ(import(b).graph.num_nodes(), 2);
 }
 
 TEST(OnnxImport, TrainingLossMakesATrainingGraph) {

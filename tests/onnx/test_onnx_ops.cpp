@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -157,6 +159,42 @@ TEST(OnnxUnary, AClipBoundComputedAtRunTimeIsRefused) {
   const std::string e = error_of([&] { import(b); });
   EXPECT_NE(e.find("'clamp'"), std::string::npos) << e;
   EXPECT_NE(e.find("min"), std::string::npos) << e;
+}
+
+// HardSigmoid with ONNX's default alpha and beta and with PyTorch's, and HardSwish (opset 14), against the
+// ONNX definitions; the kinks -3 and 3 of PyTorch's pair are among the inputs.
+TEST(OnnxUnary, HardSigmoidAndHardSwishComputeTheirDefinitions) {
+  OnnxModelBuilder b(14);
+  b.input("x", {8});
+  b.node("HardSigmoid", {"x"}, {"hsig_default"});
+  auto* torch_hsig = b.node("HardSigmoid", {"x"}, {"hsig_torch"});
+  OnnxModelBuilder::attr(torch_hsig, "alpha", 1.0f / 6.0f);
+  OnnxModelBuilder::attr(torch_hsig, "beta", 0.5f);
+  b.node("HardSwish", {"x"}, {"hswish"});
+  for (const char* out : {"hsig_default", "hsig_torch", "hswish"}) b.output(out, {8});
+  OnnxModel m = import(b);
+  const std::vector<float> x = {-7, -3, -2.5f, -1, 0.25f, 2, 3, 9};
+  std::copy(x.begin(), x.end(), m.graph.data(m.inputs[0]));
+  InlineRunner runner(m.graph);
+  runner.run();
+  auto out = [&](const std::string& n, int i) { return m.graph.data(m.graph.find(n))[i]; };
+  auto hsig = [](double v, double alpha, double beta) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(out("hsig_default", i), hsig(x[i], 0.2, 0.5), 1e-6) << x[i];
+    EXPECT_NEAR(out("hsig_torch", i), hsig(x[i], 1.0 / 6.0, 0.5), 1e-6) << x[i];
+    EXPECT_NEAR(out("hswish", i), x[i] * hsig(x[i], 1.0 / 6.0, 0.5), 1e-6) << x[i];
+  }
+}
+
+TEST(OnnxUnary, AnInfiniteHardSigmoidAlphaIsRefusedNamingTheNode) {
+  OnnxModelBuilder b;
+  b.input("x", {3});
+  auto* n = b.node("HardSigmoid", {"x"}, {"y"}, "gate");
+  OnnxModelBuilder::attr(n, "alpha", std::numeric_limits<float>::infinity());
+  b.output("y");
+  const std::string e = error_of([&] { import(b); });
+  EXPECT_NE(e.find("'gate'"), std::string::npos) << e;
+  EXPECT_NE(e.find("alpha"), std::string::npos) << e;
 }
 
 TEST(OnnxReduce, AxesFromTheAttributeOrTheInputAndGlobalAveragePool) {

@@ -75,4 +75,43 @@ TEST(EwMath, SpecialValues) {
   EXPECT_LE(ew::tanh_fast(std::nextafter(0.625f, 0.0f)), ew::tanh_fast(0.625f));
 }
 
+// The hard activations at their kinks take PyTorch's sides (values from torch 1.13: hardswish_backward gives
+// -0.5 and 1.5 at -3 and 3, hardsigmoid_backward 0 at both), with the same forward values, and a NaN input
+// gives a NaN output (the selects, unlike std::min/std::max, never drop it).
+TEST(EwMath, HardActivationsAtTheKinksFollowPyTorch) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float a = 1.0f / 6.0f, b = 0.5f;
+  for (const bool ref : {false, true}) {
+    auto hsw = [&](float x) { return ref ? ew::hard_swish_ref(x) : ew::hard_swish_fast(x); };
+    auto hsw_grad = [&](float x, float dy) {
+      return ref ? ew::hard_swish_grad_ref(x, dy) : ew::hard_swish_grad_fast(x, dy);
+    };
+    auto hsg = [&](float x) { return ref ? ew::hard_sigmoid_ref(x, a, b) : ew::hard_sigmoid_fast(x, a, b); };
+    auto hsg_grad = [&](float x) {
+      return ref ? ew::hard_sigmoid_grad_ref(x, 1.0f, a, b) : ew::hard_sigmoid_grad_fast(x, 1.0f, a, b);
+    };
+    SCOPED_TRACE(ref ? "ref" : "fast");
+    EXPECT_EQ(hsw_grad(-3.0f, 1.0f), -0.5f);
+    EXPECT_EQ(hsw_grad(3.0f, 1.0f), 1.5f);
+    EXPECT_EQ(hsw_grad(std::nextafter(-3.0f, -inf), 1.0f), 0.0f);
+    EXPECT_EQ(hsw_grad(std::nextafter(3.0f, inf), 1.0f), 1.0f);
+    EXPECT_EQ(hsw(-3.0f), 0.0f);
+    EXPECT_EQ(hsw(3.0f), 3.0f);
+    EXPECT_EQ(hsw(-1.0f), -0.3333333432674408f);
+    EXPECT_EQ(hsw(inf), inf);
+    EXPECT_TRUE(std::isnan(hsw(-inf)));  // -inf * 0, as in PyTorch
+    EXPECT_TRUE(std::isnan(hsw(nan)));
+    EXPECT_TRUE(std::isnan(hsw_grad(nan, 1.0f)));
+    EXPECT_EQ(hsg_grad(-3.0f), 0.0f);
+    EXPECT_EQ(hsg_grad(3.0f), 0.0f);
+    EXPECT_EQ(hsg_grad(0.0f), a);
+    EXPECT_EQ(hsg_grad(nan), 0.0f);  // PyTorch's too: X only picks the branch
+    EXPECT_EQ(hsg(-3.0f), 0.0f);
+    EXPECT_EQ(hsg(3.0f), 1.0f);
+    EXPECT_EQ(hsg(-inf), 0.0f);
+    EXPECT_EQ(hsg(inf), 1.0f);
+    EXPECT_TRUE(std::isnan(hsg(nan)));
+  }
+}
+
 }  // namespace

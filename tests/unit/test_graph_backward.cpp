@@ -4,6 +4,7 @@
 #include <corun/models/cnn.hpp>
 
 #include "codelets/op.hpp"
+#include "codelets/unary_math/unary_math.hpp"
 #include "graphs/graph_impl.hpp"
 #include "graphs/ops/rules.hpp"
 
@@ -255,6 +256,27 @@ TEST(Backward, LeakyReluAndGeluGradientNodes) {
   EXPECT_EQ(grads[OpKind::gelu_grad]->buffers[0], a.id());  // gelu's input
   EXPECT_EQ(grads[OpKind::leaky_relu_grad]->buffers[0], w.id());
   EXPECT_EQ(grads[OpKind::leaky_relu_grad]->call.f, 0.3f);
+  EXPECT_EQ(g.grad(w).shape(), w.shape());
+}
+
+// hard_sigmoid and hard_swish: one gradient node each, reading the forward input X and dY; hard_sigmoid's
+// carries its alpha and beta.
+TEST(Backward, HardSigmoidAndHardSwishGradientNodes) {
+  using corun::codelets::OpKind;
+  Graph g;
+  auto w = g.param("w", {3, 4});
+  auto a = g.hard_sigmoid(w, 0.25f, 0.4f, "a");
+  auto b = g.hard_swish(a, "b");
+  g.backward(g.reduce_sum(b), {.sgd_update = false});
+  std::map<OpKind, const corun::detail::Node*> grads;
+  for (const auto& n : g.impl().nodes)
+    if (n.is_gradient) grads[n.call.kind] = &n;
+  ASSERT_TRUE(grads.count(OpKind::hard_swish_grad));
+  ASSERT_TRUE(grads.count(OpKind::hard_sigmoid_grad));
+  EXPECT_EQ(grads[OpKind::hard_swish_grad]->buffers[0], a.id());  // hard_swish's input
+  EXPECT_EQ(grads[OpKind::hard_sigmoid_grad]->buffers[0], w.id());
+  EXPECT_EQ(grads[OpKind::hard_sigmoid_grad]->call.i[0], corun::codelets::float_attr_bits(0.25f));
+  EXPECT_EQ(grads[OpKind::hard_sigmoid_grad]->call.i[1], corun::codelets::float_attr_bits(0.4f));
   EXPECT_EQ(g.grad(w).shape(), w.shape());
 }
 

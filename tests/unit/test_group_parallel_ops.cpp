@@ -137,6 +137,7 @@ TEST(GroupParallelOps, OnlyWhitelistedKinds) {
   EXPECT_FALSE(passes::whitelisted(OpKind::group));
   EXPECT_TRUE(passes::whitelisted(OpKind::embedding));
   EXPECT_TRUE(passes::whitelisted(OpKind::leaky_relu) && passes::whitelisted(OpKind::gelu_grad));
+  EXPECT_TRUE(passes::whitelisted(OpKind::hard_sigmoid_grad) && passes::whitelisted(OpKind::hard_swish));
   const int before = g.num_nodes();
   EXPECT_TRUE(run_pass(g).empty());
   EXPECT_EQ(g.num_nodes(), before);

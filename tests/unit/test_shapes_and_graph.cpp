@@ -3,6 +3,7 @@
 #include <corun/error.hpp>
 #include <corun/graph.hpp>
 
+#include "codelets/unary_math/unary_math.hpp"
 #include "graphs/graph_impl.hpp"
 
 #include "common/error_matchers.hpp"
@@ -133,15 +134,32 @@ TEST(GraphErrors, LeakyReluSlopeMustBeFinite) {
   EXPECT_EQ(g.impl().nodes.back().call.f, 0.2f);  // alpha travels in the call's float attribute
 }
 
+TEST(GraphErrors, HardSigmoidAlphaAndBetaMustBeFinite) {
+  Graph g;
+  auto x = g.input("x", {4, 3});
+  EXPECT_CORUN_ERROR(g.hard_sigmoid(x, std::numeric_limits<float>::infinity(), 0.5f, "hs"), Status::invalid_argument,
+                     "hard_sigmoid", "'hs'", "alpha and beta must be finite");
+  EXPECT_CORUN_ERROR(g.hard_sigmoid(x, 0.2f, std::numeric_limits<float>::quiet_NaN()), Status::invalid_argument,
+                     "hard_sigmoid 'hard_sigmoid_0'", "finite");
+  const Tensor y = g.hard_sigmoid(x, 1.0f / 6.0f, 0.5f, "ok");
+  EXPECT_EQ(y.shape(), (Shape{4, 3}));
+  // alpha and beta travel as float bits in i[0], i[1], as clip's bounds.
+  EXPECT_EQ(corun::codelets::float_attr(g.impl().nodes.back().call, 0), 1.0f / 6.0f);
+  EXPECT_EQ(corun::codelets::float_attr(g.impl().nodes.back().call, 1), 0.5f);
+}
+
 TEST(GraphErrors, ActivationsKeepTheShapeAndRefuseForeignTensors) {
   Graph g, other;
   auto x = g.input("x", {2, 3, 5});
   EXPECT_EQ(g.gelu(x).shape(), (Shape{2, 3, 5}));
   EXPECT_EQ(g.leaky_relu(x).shape(), (Shape{2, 3, 5}));
+  EXPECT_EQ(g.hard_sigmoid(x).shape(), (Shape{2, 3, 5}));
+  EXPECT_EQ(g.hard_swish(x).shape(), (Shape{2, 3, 5}));
   auto z = other.input("z", {2});
   EXPECT_CORUN_ERROR(g.gelu(z, "gz"), Status::invalid_argument, "gelu 'gz'", "not a tensor of this graph");
   EXPECT_CORUN_ERROR(g.leaky_relu(Tensor{}, 0.1f, "lz"), Status::invalid_argument, "leaky_relu 'lz'",
                      "not a tensor of this graph");
+  EXPECT_CORUN_ERROR(g.hard_swish(z, "hz"), Status::invalid_argument, "hard_swish 'hz'", "not a tensor of this graph");
 }
 
 TEST(GraphErrors, ConcatMismatch) {
