@@ -1,7 +1,8 @@
 // corun profile: Graphi's profiler (section 4.2) for one model on this machine: any model `corun train` knows
 // (make_session, the same flags), one solver's training step.
-//   (b) calibrates every op at every team width the candidate layouts can use (StarPU history models,
-//       saved under the machine key at shutdown, so later runs on identical machines reuse them);
+//   (b) calibrates every op at every team width the candidate layouts can use and every width the corun
+//       policy's width search may measure (StarPU history models, saved under the machine key at shutdown,
+//       so later runs on identical machines reuse them: the corun policy then runs no tuning run);
 //   (a) runs the graph under every candidate executor layout n x k (every k dividing the core count, plus
 //       the graph's own parallel width when it suggests one) and keeps the smallest median makespan;
 //   (c) writes a profile file for CORUN_PROFILE;  (d) prints the table of what it tried.
@@ -17,8 +18,10 @@
 #include <corun/machine.hpp>
 
 #include "base/check.hpp"
+#include "engine/preflight.hpp"
 #include "graphs/passes/levels.hpp"
 #include "sched/planner/cpf_planner.hpp"
+#include "sched/planner/width_search.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
 
@@ -38,7 +41,7 @@ namespace {
 const std::vector<FlagSpec> kOwnFlags = {
     {"--iters", true, "timed iterations per configuration and round (default 5)"},
     {"--rounds", true, "rounds over all configurations (default 3); the median of all iterations counts"},
-    {"--calibration-iters", true, "iterations per team width while calibrating (default 12; StarPU needs 10 samples)"},
+    {"--calibration-iters", true, "iterations per team width while calibrating (default 16; StarPU needs 10 samples)"},
     {"--policy", true, "corun policy to profile (default cpf)"},
     {"-o", true, "profile file to write (default corun-profile-<model>-<size>.txt)"},
     {"--help", false, "show this help"},
@@ -59,7 +62,10 @@ std::string usage() {
 struct Options {
   Config engine;  // the environment's settings, which every configuration tried starts from
   std::string model, size = "small", policy = "cpf", output;
-  long iters = 5, rounds = 3, calibration_iters = 12;
+  // 16 calibration steps: StarPU predicts from 10 samples and drops an entry's first, the engine's first run
+  // of a graph records none (cold kernels), and 12 steps left ops that run once per step with 8-9 samples at
+  // width 2 on the 2-core VM: uncalibrated, so the corun policy searched their width again.
+  long iters = 5, rounds = 3, calibration_iters = 16;
 };
 
 // The largest number of nodes at one depth (hops from a source): how many ops the graph can offer at once.
@@ -161,14 +167,17 @@ int calibrate_width_one(TrainSession& session, const Options& o, uint64_t& batch
   return cores;
 }
 
-// (b) Every other team width any candidate can use, all executors busy at that width.
+// (b) Every other team width any candidate can use, and every width the corun policy's climb may measure
+// (at the step CORUN_WIDTH_INTERVAL gives it), all executors busy at that width: with all of them
+// calibrated, the corun policy takes its climbs from the models instead of running its tuning runs.
 void calibrate_team_widths(TrainSession& session, const Options& o, const std::vector<sched::ExecutorLayout>& layouts,
                            int cores, uint64_t& batch) {
-  std::vector<int> widths;
+  std::vector<int> widths = sched::climb_widths(cores, engine::tuner_settings(o.engine, cores, false).width_interval);
   for (const auto& l : layouts)
-    for (int w : sched::team_widths_of(l.width))
-      if (w > 1 && std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
+    for (int w : sched::team_widths_of(l.width)) widths.push_back(w);
   std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  widths.erase(std::remove(widths.begin(), widths.end(), 1), widths.end());  // calibrate_width_one's
   for (int w : widths) {
     ScopedCalibrate calibrate;
     const sched::ExecutorLayout l{cores / w, w};

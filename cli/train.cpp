@@ -268,6 +268,7 @@ struct TrainLoop {
     stop::set_grace_seconds(10.0 * slowest_ms / 1000.0 + stop::kMinGraceSeconds);
     r.remote.push_back(s.remote_bytes);
     r.tasks = s.tasks;
+    r.tuning_runs += s.tuning ? 1 : 0;
     r.last = s;
     r.state.ms.push_back(s.wall_ms);
   }

@@ -149,7 +149,8 @@ void write_json(const TrainOptions& o, const TrainRecord& r, const PassTotals& p
                          {"lower_bound_ms", r.last.lower_bound_ms},
                          {"critical_path_ms", r.last.critical_path_ms},
                          {"total_work_ms", r.last.total_work_ms},
-                         {"uncalibrated_nodes", r.last.uncalibrated}};
+                         {"uncalibrated_nodes", r.last.uncalibrated},
+                         {"tuning_runs", r.tuning_runs}};
   if (s.numa_accounted) summary["remote_bytes_per_iter"] = s.remote_med;
   if (world.distributed()) summary["cross_rank_bytes_last_iter"] = r.last.cross_rank_bytes;
   if (accuracy >= 0.0) summary["test_accuracy"] = accuracy;

@@ -37,6 +37,7 @@ struct TrainRecord {
   std::vector<double> ms;      ///< this process's iterations
   std::vector<double> remote;  ///< bytes read from tensors homed on another NUMA domain, per iteration
   int tasks = 0;
+  int tuning_runs = 0;  ///< runs of this process that measured widths for the policy's search (RunStats::tuning)
   RunStats last;
   int stop_signal = 0;  ///< agreed by every rank after each step, so that all stop after the same iteration
   bool stopped = false;  ///< stopped by a signal before the last iteration

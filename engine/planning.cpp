@@ -31,6 +31,7 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
   const int W = max_width_;
   p.max_width = W;
   p.predicted.assign(n * static_cast<size_t>(W), NAN);
+  p.calibrated.assign(n * static_cast<size_t>(W), NAN);
   p.hints.assign(n, sched::TaskHint{});
   models_.clear();  // the models learn during every run
 
@@ -46,6 +47,8 @@ void Planner::plan(const detail::GraphImpl& graph, const std::vector<starpu_task
     const std::vector<double>& t = models_.predict(tasks[i], codelets::footprint(call), wmax);
     double* row = &p.predicted[i * static_cast<size_t>(W)];
     std::copy(t.begin(), t.end(), row);
+    const std::vector<double>& measured = models_.calibrated(tasks[i], codelets::footprint(call), wmax);
+    std::copy(measured.begin(), measured.end(), &p.calibrated[i * static_cast<size_t>(W)]);
     if (extra != nullptr) extra->fill(i, row, wmax);
     const std::vector<double> known(row, row + wmax);
 

@@ -23,6 +23,7 @@ struct GraphPlan {
   graphs::Dependencies deps;
   int max_width = 1;                 ///< widths 1..max_width are predicted
   std::vector<double> predicted;     ///< node * max_width + (w - 1), µs (NaN unknown)
+  std::vector<double> calibrated;    ///< the same, history entries with enough samples only (no interpolation, no fill)
   std::vector<sched::TaskHint> hints;
   graphs::Levels levels;             ///< levels at the widths the planner will choose
   int uncalibrated = 0;              ///< nodes without any prediction

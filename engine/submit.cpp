@@ -115,6 +115,8 @@ bool Engine::Impl::make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunS
     planner->plan(g, tasks, b.plan, b.tuner.get());
     if (b.tuner) {
       sched::TunerPlan view{b.plan.hints, b.plan.deps.successors, b.plan.uncalibrated};
+      view.calibrated = b.plan.calibrated.data();
+      view.calibrated_stride = b.plan.max_width;
       b.tuner->apply(view);
       b.plan.stale = b.plan.stale || view.stale;
       tuning = b.tuner->tuning();

@@ -13,8 +13,8 @@ namespace corun::engine {
 const std::vector<double>& WidthModels::predict(starpu_task* task, uint32_t footprint, int max_width) {
   const uint64_t key = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(task->cl)) << 32) ^ footprint;
   auto [it, fresh] = cache_.try_emplace(key);
-  std::vector<double>& t = it->second;
-  if (!fresh && static_cast<int>(t.size()) == max_width) return t;
+  std::vector<double>& t = it->second.calibrated;
+  if (!fresh && static_cast<int>(t.size()) == max_width) return it->second.predicted;
   t.assign(static_cast<size_t>(max_width), NAN);
   for (int w = 1; w <= max_width; ++w) {
     starpu_perfmodel_device dev{};
@@ -27,8 +27,15 @@ const std::vector<double>& WidthModels::predict(starpu_task* task, uint32_t foot
     const double us = starpu_task_expected_length(task, &arch, 0);
     if (us > 0) t[static_cast<size_t>(w - 1)] = us;  // 0 or NaN: uncalibrated
   }
-  sched::interpolate_widths(t);
-  return t;
+  it->second.predicted = t;
+  sched::interpolate_widths(it->second.predicted);
+  return it->second.predicted;
+}
+
+const std::vector<double>& WidthModels::calibrated(starpu_task* task, uint32_t footprint, int max_width) {
+  predict(task, footprint, max_width);
+  const uint64_t key = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(task->cl)) << 32) ^ footprint;
+  return cache_.at(key).calibrated;
 }
 
 std::vector<double> StarpuOpTimes::predict(const codelets::OpCall& call, int max_width) {

@@ -22,11 +22,18 @@ class WidthModels {
   /// Predictions for widths 1..max_width, in µs, index w - 1; widths never measured are interpolated
   /// between measured ones, the rest is NaN. Cached per (codelet, footprint) until clear().
   const std::vector<double>& predict(starpu_task* task, uint32_t footprint, int max_width);
+  /// The row of the last predict() of the same (codelet, footprint) before interpolation: NaN at every width
+  /// whose history entry has fewer than STARPU_CALIBRATE_MINIMUM samples (what a width search may trust as a
+  /// measurement; an interpolated width was never run).
+  const std::vector<double>& calibrated(starpu_task* task, uint32_t footprint, int max_width);
   /// Forget the cache (the models change as a run records samples): call once per run.
   void clear() { cache_.clear(); }
 
  private:
-  std::unordered_map<uint64_t, std::vector<double>> cache_;
+  struct Rows {
+    std::vector<double> calibrated, predicted;
+  };
+  std::unordered_map<uint64_t, Rows> cache_;
 };
 
 /// The StarPU history models as OpTimes for the plan step's grouping decisions: a probe task (never

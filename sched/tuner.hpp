@@ -55,6 +55,11 @@ struct TunerPlan {
   const std::vector<std::vector<int32_t>>& successors;   ///< per node, in node order
   int uncalibrated = 0;                                  ///< nodes without any prediction
   bool stale = false;  ///< set by apply(): the predictions changed, the engine replans at the next run
+  /// Node i's time at width w is calibrated[i * calibrated_stride + w - 1] when StarPU's history entry of
+  /// that width has enough samples (STARPU_CALIBRATE_MINIMUM), else NaN: measurements of earlier runs or of
+  /// `corun profile`, never interpolated nor filled by a PredictionSource. nullptr: none known.
+  const double* calibrated = nullptr;
+  int calibrated_stride = 0;
 };
 
 class PlanTuner : public PredictionSource {

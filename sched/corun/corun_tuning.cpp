@@ -66,7 +66,9 @@ int CorunTuning::stable_width_of(size_t i) const {
 void CorunTuning::apply(TunerPlan& plan) {
   const size_t n = sig_of_.size();
   if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
-  if (models_are_measurements_ && tuning() && replay_from_models(plan)) plan.stale = true;  // refill next run
+  // A climb whose every width the models already hold is not measured again (simulated runs: their
+  // predictions; real runs: history entries with enough samples, from earlier processes or `corun profile`).
+  if (tuning() && replay_from_models(plan)) plan.stale = true;  // its curve fills predictions: replan next run
   if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
   const bool searching = tuning();
   for (size_t i = 0; i < n; ++i) {
@@ -146,15 +148,25 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
   return finished_now;
 }
 
+double CorunTuning::model_time(const TunerPlan& plan, size_t node, int w) const {
+  const TaskHint& h = plan.hints[node];
+  if (w > h.npredicted) return NAN;
+  // Simulated kernels take their model's time, interpolated widths included: any prediction is a measurement.
+  if (models_are_measurements_) return h.predicted_us[w - 1];
+  // Real kernels: only what StarPU measured at that width often enough to predict it, never an interpolation
+  // between two widths (the climb exists to measure those) nor a curve this tuner filled in itself.
+  if (plan.calibrated == nullptr || w > plan.calibrated_stride) return NAN;
+  return plan.calibrated[node * static_cast<size_t>(plan.calibrated_stride) + static_cast<size_t>(w - 1)];
+}
+
 bool CorunTuning::replay_from_models(const TunerPlan& plan) {
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
     if (searches_[sig].done()) continue;
-    const TaskHint& h = plan.hints[first_node_of_sig_[sig]];
     WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
     while (!climb.done()) {
       const int w = climb.next();
-      const double t = w <= h.npredicted ? h.predicted_us[w - 1] : NAN;
+      const double t = model_time(plan, first_node_of_sig_[sig], w);
       if (!(t >= 0.0)) break;  // unknown (NaN) at a width the climb visits
       climb.record(w, t);
     }

@@ -15,10 +15,14 @@
 // thread and shape, OpenBLAS its buffers, first-touch page faults): timed, ResNet-18's convolutions at batch
 // 32 took 1.5-2.5x their steady time at width 2, the climb kept width 1 and inference ran 1.7x slower.
 //
-// Under simulation (`corun simulate`, `models_are_measurements`) a measurement is the model itself: a task
-// at width w sleeps for its width-w model. There a climb is replayed over the predictions as soon as they
-// hold every width it visits, instead of serialising the first runs on cores [0, w) to learn what the
-// models already say (at 64 simulated cores that took 16 runs and made the first tables show tuning runs).
+// A climb is not measured when the models already say what it would measure: it is replayed over them as
+// soon as they hold every width it visits (the same widths, the same stop at the first rise). On real
+// kernels only StarPU's calibrated history entries count (TunerPlan::calibrated: at least
+// STARPU_CALIBRATE_MINIMUM samples at that very width), which earlier processes of the same graph or
+// `corun profile` leave under STARPU_HOME: such a process runs no tuning run at all. Under simulation
+// (`corun simulate`, `models_are_measurements`) a measurement is the model itself (a task at width w sleeps
+// for its width-w model), so any prediction counts (at 64 simulated cores the climbs took 16 runs and made
+// the first tables show tuning runs).
 //
 // Deterministic mode. Once the search is over and every node has a prediction, the graph's schedule is
 // computed once by simulating the corun planner on the predictions (sched::simulate_corun) and every
@@ -67,8 +71,10 @@ class CorunTuning final : public PlanTuner {
 
  private:
   void freeze(const TunerPlan& plan);
-  // Simulated runs: finishes every climb whose widths the plan's predictions all hold.
-  bool replay_from_models(const TunerPlan& plan);  // true when a climb finished
+  // Finishes every climb whose widths the models all hold (model_time); true when a climb finished.
+  bool replay_from_models(const TunerPlan& plan);
+  // Node `node`'s time at width w as the models hold it, NaN when they cannot stand for a measurement.
+  double model_time(const TunerPlan& plan, size_t node, int w) const;
   // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
   void settle_stable_widths();
   // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's

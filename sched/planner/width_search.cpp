@@ -44,6 +44,13 @@ std::vector<double> WidthSearch::curve() const {
   return t;
 }
 
+std::vector<int> climb_widths(int max_width, int interval) {
+  std::vector<int> widths;
+  // Strictly falling times: the climb never stops early, so it proposes every width it ever could.
+  for (WidthSearch s(max_width, interval); !s.done(); s.record(s.next(), 1.0 / s.next())) widths.push_back(s.next());
+  return widths;
+}
+
 int stable_width_for_kind(const std::vector<KindInstance>& instances) {
   CORUN_CHECK(!instances.empty(), Status::invalid_argument, "stable width: no instances");
   const KindInstance* largest = &instances.front();

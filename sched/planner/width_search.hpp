@@ -46,6 +46,10 @@ class WidthSearch {
   std::vector<double> measured_;  // index w-1, NaN where not measured
 };
 
+/// Every width a WidthSearch(max_width, interval) may measure, ascending: those of a climb that never sees a
+/// rise. `corun profile` calibrates them all, so that the corun policy replays its climbs from the models.
+std::vector<int> climb_widths(int max_width, int interval);
+
 /// One instance of an op kind (Strategy 2): its size (bytes, flops, or the time at width 1: anything that
 /// orders instances) and the best width its own climb found.
 struct KindInstance {

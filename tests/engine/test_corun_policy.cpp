@@ -1,12 +1,16 @@
 // The corun policy end to end (issue 4): the width search serialises and measures the first runs, then
-// ops are packed with a reason for every placement; deterministic mode freezes one schedule that a second
-// process reuses (same teams, same bits); the corun-only settings fail clearly elsewhere.
+// ops are packed with a reason for every placement; once StarPU's history holds every width the climbs visit
+// (after `corun profile`), a new engine runs no search (issue 48); deterministic mode freezes one schedule
+// that a second process reuses (same teams, same bits); the corun-only settings fail clearly elsewhere.
 #include "engine_test_util.hpp"
 #include "lstm_training.hpp"
 #include "policy_lists.hpp"
 
 #include "../common/error_matchers.hpp"
 #include "../common/temp_dir_test.hpp"
+
+#include "engine/preflight.hpp"
+#include "sched/planner/width_search.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/models/lstm.hpp>
@@ -80,6 +84,37 @@ TEST(CorunPolicy, TuningRunsAreSerialisedOnTheFirstCores) {
     }
   }
   eng.release(m.graph);
+}
+
+TEST(CorunPolicyHistory, WidthsCalibratedAsCorunProfileDoesSkipTheSearchWithTheSameBits) {
+  // A first engine searches (its process's STARPU_HOME is empty: engine_test_util.hpp). Then every width a
+  // climb may measure is calibrated as `corun profile` does it (STARPU_CALIBRATE=1, every op at that width,
+  // one engine each; StarPU writes the models at shutdown and the next engine reads them). A
+  // later engine, as a later process would, takes every climb from the models: no tuning run at all.
+  const Config conf = test::test_config("corun");
+  const int n = steps_for(test::expected_workers(-1));
+  const test::LstmRun searched = test::train_lstm(conf, small_config(), n);
+  int tuning_runs = 0;
+  for (const RunStats& s : searched.steps) tuning_runs += s.tuning;
+  ASSERT_GT(tuning_runs, 0) << "nothing calibrated yet: the first engine measures its widths";
+  const int workers = searched.info.workers;
+  const int step = engine::tuner_settings(conf, workers, false).width_interval;
+  for (int w : sched::climb_widths(workers, step)) {
+    ScopedEnv calibrate("STARPU_CALIBRATE", "1");
+    Config at_w = conf;
+    at_w.fixed_width = w;
+    // corun profile's 16 steps leave a tiny kernel's entry a sample or two short when other tests load the
+    // cores (StarPU flushes an entry whose samples are mostly off); 30 calibrate it under `ctest -j`.
+    test::train_lstm(at_w, small_config(), 30);
+  }
+  const test::LstmRun replayed = test::train_lstm(conf, small_config(), n);
+  for (size_t i = 0; i < replayed.steps.size(); ++i) EXPECT_FALSE(replayed.steps[i].tuning) << "step " << i;
+  // The results never depend on the teams: the same bits as the engine that searched.
+  ASSERT_EQ(searched.losses.size(), replayed.losses.size());
+  for (size_t i = 0; i < searched.losses.size(); ++i)
+    EXPECT_TRUE(test::same_bits({searched.losses[i]}, {replayed.losses[i]})) << "step " << i;
+  for (size_t p = 0; p < searched.params.size(); ++p)
+    EXPECT_TRUE(test::same_bits(searched.params[p], replayed.params[p])) << "param " << p;
 }
 
 class CorunDeterministic : public testing::TempDirTest {

@@ -1,6 +1,7 @@
 // Issue 21 item 7: the corun width search on a shared machine. When the co-tenancy governor runs a tuning
 // run's tasks narrower than the width under test, each such signature ends its climb at its best width so
-// far instead of tuning again (synthetic traces: no StarPU runtime).
+// far instead of tuning again. Issue 48 item 3: a climb whose widths StarPU's history already holds
+// (calibrated, not interpolated) is not measured again. Synthetic traces and models: no StarPU runtime.
 #include "sched/corun/corun_tuning.hpp"
 
 #include "codelets/op.hpp"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace corun::engine {
@@ -35,13 +37,37 @@ struct PlanFor {
   sched::TunerPlan view{hints, successors};
 };
 
-// The corun tuner of `g` on 2 cores, width step 1, no fixed width, not deterministic.
-sched::CorunTuning tuner_for(const Graph& g) {
+// The corun tuner of `g` on 2 cores, width step 1, no fixed width, deterministic only when asked.
+sched::CorunTuning tuner_for(const Graph& g, bool deterministic = false) {
   sched::TunerSettings s;
   s.cores = 2;
+  s.deterministic = deterministic;
   s.op_kinds = static_cast<int>(codelets::OpKind::count_);
   return sched::CorunTuning(tuner_nodes(g.impl()), s);
 }
+
+// What the engine's planner hands the tuner for 2 cores: `calibrated` per width (NaN: the history entry has
+// too few samples) for every node, and as predictions the same row with the NaNs between known widths
+// interpolated and the rest `predicted_fill` (another source's guess, as an interpolation would be).
+struct Models {
+  Models(PlanFor& plan, std::vector<double> calibrated, double predicted_fill) {
+    rows.assign(plan.nodes * 2, NAN);
+    predicted.assign(plan.nodes * 2, NAN);
+    for (size_t i = 0; i < plan.nodes; ++i)
+      for (size_t w = 0; w < 2; ++w) {
+        rows[i * 2 + w] = calibrated[w];
+        predicted[i * 2 + w] = std::isnan(calibrated[w]) ? predicted_fill : calibrated[w];
+      }
+    for (size_t i = 0; i < plan.nodes; ++i) {
+      plan.hints[i].predicted_us = &predicted[i * 2];
+      plan.hints[i].npredicted = 2;
+      plan.hints[i].max_width = 2;
+    }
+    plan.view.calibrated = rows.data();
+    plan.view.calibrated_stride = 2;
+  }
+  std::vector<double> rows, predicted;
+};
 
 // One tuning run's trace: every node at `width`, 100 µs at width 1 and 60 µs wider.
 std::vector<TraceTask> run_at(size_t nodes, int width) {
@@ -118,6 +144,75 @@ TEST(CorunTuningCapped, AnUncappedRunStillMeasuresTheWiderWidth) {
   tuning.record(run_at(plan.nodes, 2));  // 60 µs at width 2 beats 100 at width 1
   EXPECT_FALSE(tuning.tuning());
   EXPECT_EQ(tuning.stable_width_of(0), 2);
+}
+
+TEST(CorunTuningHistory, CalibratedWidthsReplaceTheClimbFromTheFirstRun) {
+  TinyGraph tg;
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
+  Models models(plan, {100.0, 60.0}, NAN);
+  ASSERT_TRUE(tuning.tuning()) << "nothing is known before the first plan";
+  tuning.apply(plan);
+  EXPECT_FALSE(tuning.tuning()) << "no warm-up and no tuning run: the history holds widths 1 and 2";
+  EXPECT_TRUE(plan.view.stale) << "the climbs' curves fill predictions: the engine replans";
+  for (size_t i = 0; i < plan.nodes; ++i) {
+    EXPECT_FALSE(plan.hints[i].width_search);
+    EXPECT_EQ(plan.hints[i].fixed_first, -1) << "packed, not serialised on [0, w)";
+    EXPECT_EQ(tuning.stable_width_of(i), 2);
+  }
+}
+
+TEST(CorunTuningHistory, TheReplayedClimbStopsAtTheFirstRiseAsAMeasuredOne) {
+  TinyGraph tg;
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
+  Models models(plan, {50.0, 60.0}, NAN);
+  tuning.apply(plan);
+  EXPECT_FALSE(tuning.tuning());
+  EXPECT_EQ(tuning.stable_width_of(0), 1);
+}
+
+TEST(CorunTuningHistory, AWidthWithoutEnoughSamplesIsMeasuredEvenWhenPredicted) {
+  // Width 2 is predicted (interpolated or filled in by another source) but not calibrated: the climb runs.
+  TinyGraph tg;
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
+  Models models(plan, {100.0, NAN}, 60.0);
+  warm_up(tuning, plan);
+  tuning.apply(plan);
+  EXPECT_TRUE(plan.hints[0].width_search);
+  EXPECT_EQ(plan.hints[0].fixed_width, 1) << "the climb measures width 1 itself, from its own warm cores";
+}
+
+TEST(CorunTuningHistory, ASearchThatHistoryCompletesMidwayEndsWithoutItsNextRun) {
+  // The models calibrate while the climb runs (tuning runs record samples too): the next plan finishes it.
+  TinyGraph tg;
+  sched::CorunTuning tuning = tuner_for(tg.g);
+  PlanFor plan(tg.g);
+  warm_up(tuning, plan);
+  tuning.apply(plan);
+  tuning.record(run_at(plan.nodes, 1));
+  ASSERT_TRUE(tuning.tuning()) << "width 2 is next";
+  Models models(plan, {100.0, 60.0}, NAN);
+  tuning.apply(plan);
+  EXPECT_FALSE(tuning.tuning());
+  EXPECT_EQ(tuning.stable_width_of(0), 2);
+  EXPECT_FALSE(plan.hints[0].width_search);
+}
+
+TEST(CorunTuningHistory, DeterministicModeFreezesAtTheFirstRunWhenTheHistoryHoldsTheClimbs) {
+  TinyGraph tg;
+  sched::CorunTuning tuning = tuner_for(tg.g, /*deterministic=*/true);
+  PlanFor plan(tg.g);
+  Models models(plan, {100.0, 60.0}, NAN);
+  tuning.apply(plan);
+  ASSERT_TRUE(tuning.frozen()) << "the search is over before the first run, so the schedule freezes there";
+  EXPECT_FALSE(tuning.tuning());
+  for (const sched::TaskHint& h : plan.hints) {  // each pinned to its simulated block of the 2 cores
+    EXPECT_GE(h.fixed_first, 0);
+    EXPECT_GE(h.fixed_width, 1);
+    EXPECT_LE(h.fixed_first + h.fixed_width, 2);
+  }
 }
 
 }  // namespace

@@ -45,6 +45,13 @@ TEST(WidthSearch, StopsWhenAllCoresAreUsedAndClampsTheLastStep) {
   EXPECT_EQ(s.next(), 0);
 }
 
+TEST(WidthSearch, ClimbWidthsAreEveryWidthAClimbMayMeasure) {
+  EXPECT_EQ(climb_widths(2, 1), (std::vector<int>{1, 2}));
+  EXPECT_EQ(climb_widths(16, 1).size(), 16u);
+  EXPECT_EQ(climb_widths(10, 4), (std::vector<int>{1, 5, 9, 10}));  // the last step clamped to the machine
+  EXPECT_EQ(climb_widths(1, 3), (std::vector<int>{1}));
+}
+
 TEST(WidthSearch, PaperInterpolationExample) {
   // "if we measure one and four threads (x = 3), two and three are interpolated".
   WidthSearch s(4, 3);
