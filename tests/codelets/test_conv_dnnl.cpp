@@ -153,7 +153,9 @@ TEST(ConvImplList, TheFirstEntryThatTakesACallRunsItAndTheOthersSayWhy) {
   ASSERT_EQ(data.declined.size(), 4u);  // both oneDNN layouts, Winograd and the depthwise loops
   EXPECT_STREQ(data.declined[0].first, "onednn-winograd");
   EXPECT_STREQ(data.declined[3].first, "direct");
-  if (onednn) EXPECT_NE(data.declined[2].second.find("fewer than 3 input channels"), std::string::npos);
+  if (onednn) {
+    EXPECT_NE(data.declined[2].second.find("fewer than 3 input channels"), std::string::npos);
+  }
   const ConvChoice forced = choose_conv(cifar_conv1, OpKind::conv2d_grad_data, ConvKernel::dnnl);
   EXPECT_EQ(forced.impl, onednn ? ConvImpl::onednn : ConvImpl::im2col);
   const ConvGeometry one_by_one{16, 32, 16, 16, 64, 1, 1, 16, 16, 1, 1, 0, 0, 1, 1, 1};
