@@ -6,6 +6,7 @@
 #include "codelets/blocked_layout.hpp"
 #include "codelets/op.hpp"
 #include "codelets/pool/pool.hpp"
+#include "tests/common/float_bits.hpp"
 
 #include <gtest/gtest.h>
 
@@ -35,18 +36,8 @@ int64_t extent(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ce
   return out;
 }
 
-float nan_with_payload(uint32_t payload) {
-  const uint32_t bits = 0x7fc00000u | (payload & 0x3fffffu);
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+using ::corun::testing::nan_with_payload;
+using ::corun::testing::to_bits;
 
 // PyTorch's max_pool2d on the CPU (aten/src/ATen/native/cpu/MaxPoolKernel.cpp), plane by plane: Y and dX.
 void oracle(const NanCase& q, const Shape& ys, const std::vector<float>& x, const std::vector<float>& dy,
@@ -101,9 +92,9 @@ void run(Kernel kernel, OpCall call, int64_t block, std::vector<std::vector<floa
 void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   int reported = 0;
   for (size_t e = 0; e < want.size() && reported < 3; ++e)
-    if (bits_of(got[e]) != bits_of(want[e])) {
-      ADD_FAILURE() << what << " element " << e << ": got " << got[e] << " (0x" << std::hex << bits_of(got[e])
-                    << "), want " << want[e] << " (0x" << bits_of(want[e]) << std::dec << ")";
+    if (to_bits(got[e]) != to_bits(want[e])) {
+      ADD_FAILURE() << what << " element " << e << ": got " << got[e] << " (0x" << std::hex << to_bits(got[e])
+                    << "), want " << want[e] << " (0x" << to_bits(want[e]) << std::dec << ")";
       ++reported;
     }
 }

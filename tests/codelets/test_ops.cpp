@@ -11,6 +11,7 @@
 #include "codelets/matmul/sgemm_backend.hpp"
 #include "codelets/op.hpp"
 #include "codelets/pool/pool.hpp"
+#include "tests/common/float_bits.hpp"
 #include "op_cases.hpp"
 
 #include <gtest/gtest.h>
@@ -45,17 +46,8 @@ constexpr uint32_t kGuardBits = 0x7fa0dead;  // NaN payloads no kernel computes
 constexpr uint32_t kSentinelBits = 0x7fc0beef;
 const int kWidths[] = {1, 2, 3, 4, 8, 16};  // 3 and 16 add uneven splits and members with nothing to do
 
-float from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint32_t to_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
+using ::corun::testing::from_bits;
+using ::corun::testing::to_bits;
 
 /// One buffer with guard bands: [guard | data | guard].
 struct GuardedBuffer {
