@@ -79,7 +79,8 @@ bench_in_list() {
 # The common start of an LSTM benchmark script, after its options are parsed. Uses $build and $out (may be
 # empty) and $1 = the results name ("lstm-cpf"); sets corun, out, artifacts, work (a temporary directory
 # removed at exit), cores, and a private STARPU_HOME so models calibrate from the same state on every
-# machine; clears every policy variable so each configuration sets its own.
+# machine; clears every policy variable so each configuration sets its own. $2 = shared keeps the caller's
+# STARPU_HOME and variables instead (bench/lstm_policies.sh --preset policies: what it always measured).
 bench_lstm_prepare() {
   build=$(bench_build_dir "$build")
   corun="$build/cli/corun"
@@ -89,9 +90,11 @@ bench_lstm_prepare() {
   mkdir -p "$(dirname "$out")"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  export STARPU_HOME="$work/starpu-home"
-  unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORUN_FIXED_WIDTH CORUN_DETERMINISTIC \
-    CORUN_SCHEDULE CORUN_VERBOSE CORUN_WIDTH_INTERVAL
+  if [[ ${2:-} != shared ]]; then
+    export STARPU_HOME="$work/starpu-home"
+    unset XDG_CACHE_HOME STARPU_SCHED CORUN_SCHED CORUN_PROFILE CORUN_EXECUTORS CORUN_FIXED_WIDTH CORUN_DETERMINISTIC \
+      CORUN_SCHEDULE CORUN_VERBOSE CORUN_WIDTH_INTERVAL
+  fi
   cores=$(env CORUN_QUIET=1 "$corun" info | awk '/^workers/ { print $2 }')
 }
 
