@@ -2,8 +2,7 @@
 // runs the executable in a temp dir, the tiny training arguments, and readers of the results table.
 #pragma once
 
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,24 +10,15 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace corun::testing {
 
 using Result = CommandResult;
 
-// One fixture type for every file of the executable (gtest requires it for the suite `Cli`).
-class Cli : public TempDirTest {
+// One fixture type for every file of the executable (gtest requires it for the suite `Cli`). Its env keeps the
+// caller's CORUN_QUIET: tests that check the configuration line and the progress output set it themselves.
+class Cli : public CorunProcessTest {
  protected:
-  Cli() : TempDirTest("cli") {}
-
-  // Runs corun with `args` in the temp dir. `env` are extra NAME=value settings; CORUN_SCHED and STARPU_SCHED
-  // from the caller's environment are removed so each test controls the policy.
-  Result run(const std::string& args, const std::string& env = "") {
-    return run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED " + env + " " + shell_quote(CORUN_EXE) + " " + args);
-  }
+  Cli() : CorunProcessTest("cli", corun_test_env({}, "")) {}
 };
 
 inline const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1";

@@ -2,8 +2,7 @@
 // for every optimizer and schedule (the moments, velocities and hyper-parameter tensor are in the
 // checkpoint), resuming with another optimizer is a clear error, Adam trains (the loss falls), replicas run
 // every optimizer, and bad optimizer flags are usage errors said before anything runs.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,11 +20,9 @@
 namespace {
 
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4";
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 ";
 
 std::vector<double> losses_of(const std::string& json_text) {
   std::vector<double> out;
@@ -40,12 +37,9 @@ std::string loss_text(const std::string& json_text) {
   return at == std::string::npos ? "" : json_text.substr(at + 8, json_text.find(']', at) - at - 8);
 }
 
-class OptimizerRuns : public corun::testing::TempDirTest {
+class OptimizerRuns : public corun::testing::CorunProcessTest {
  protected:
-  OptimizerRuns() : TempDirTest("optim") {}
-  Result run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args);
-  }
+  OptimizerRuns() : CorunProcessTest("optim") {}
 };
 
 struct Flags {
@@ -61,12 +55,12 @@ class EveryOptimizer : public OptimizerRuns, public ::testing::WithParamInterfac
 // --iters: a cosine schedule spans them) continues from iteration 4 with the checkpoint's state.
 TEST_P(EveryOptimizer, ResumedRunEqualsAnUninterruptedOneBitwise) {
   const std::string model = kTiny + " " + GetParam().flags + " --iters 6";
-  const Result ref = run("train " + model + " --json ref.json --save ref-params");
+  const Result ref = corun("train " + model + " --json ref.json --save ref-params");
   ASSERT_EQ(ref.code, 0) << ref;
-  const Result first = run("train " + model + " --checkpoint ck --checkpoint-every 2");
+  const Result first = corun("train " + model + " --checkpoint ck --checkpoint-every 2");
   ASSERT_EQ(first.code, 0) << first;
   std::filesystem::remove_all(path("ck/ckpt-000000006"));
-  const Result r = run("train " + model + " --checkpoint ck --resume --json part.json --save params");
+  const Result r = corun("train " + model + " --checkpoint ck --resume --json part.json --save params");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.err, "corun: resuming from ck/ckpt-000000004");
   const std::string want = loss_text(read_file(path("ref.json")));
@@ -86,21 +80,21 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(OptimizerRuns, ResumeWithAnotherOptimizerIsAClearError) {
-  ASSERT_EQ(run("train " + kTiny + " --optimizer adam --iters 2 --checkpoint ck").code, 0);
-  const Result r = run("train " + kTiny + " --iters 4 --checkpoint ck --resume");
+  ASSERT_EQ(corun("train " + kTiny + " --optimizer adam --iters 2 --checkpoint ck").code, 0);
+  const Result r = corun("train " + kTiny + " --iters 4 --checkpoint ck --resume");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "ck/ckpt-000000002 was written by the adam optimizer, this run uses sgd");
-  const Result w = run("train " + kTiny + " --optimizer adam --beta1 0.8 --iters 4 --checkpoint ck --resume");
+  const Result w = corun("train " + kTiny + " --optimizer adam --beta1 0.8 --iters 4 --checkpoint ck --resume");
   EXPECT_EQ(w.code, 1) << w;
   EXPECT_HAS(w.err, "was written with beta1 = 0.899999976, this run has beta1 = 0.800000012");
-  ASSERT_EQ(run("train " + kTiny + " --optimizer adam --lr-schedule cosine --iters 2 --checkpoint ck2").code, 0);
-  const Result c = run("train " + kTiny + " --optimizer adam --lr-schedule cosine --iters 4 --checkpoint ck2 --resume");
+  ASSERT_EQ(corun("train " + kTiny + " --optimizer adam --lr-schedule cosine --iters 2 --checkpoint ck2").code, 0);
+  const Result c = corun("train " + kTiny + " --optimizer adam --lr-schedule cosine --iters 4 --checkpoint ck2 --resume");
   EXPECT_EQ(c.code, 1) << c;
   EXPECT_HAS(c.err, "lr_schedule = cosine:0 over 2 iterations, this run has lr_schedule = cosine:0 over 4 iterations");
 }
 
 TEST_F(OptimizerRuns, AdamLossFalls) {
-  const Result r = run("train " + kTiny + " --optimizer adam --lr 0.05 --iters 40 --json a.json");
+  const Result r = corun("train " + kTiny + " --optimizer adam --lr 0.05 --iters 40 --json a.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "optimizer=adam");
   const std::vector<double> l = losses_of(read_file(path("a.json")));
@@ -113,9 +107,9 @@ TEST_F(OptimizerRuns, AdamLossFalls) {
 TEST_F(OptimizerRuns, ReplicasRunEveryOptimizer) {
   for (const char* flags : {"--optimizer adamw --weight-decay 0.01", "--momentum 0.9 --nesterov"}) {
     SCOPED_TRACE(flags);
-    const Result r = run("train " + kTiny + " " + flags + " --lr 0.05 --iters 6 --json r.json", "CORUN_REPLICAS=2");
+    const Result r = corun("train " + kTiny + " " + flags + " --lr 0.05 --iters 6 --json r.json", "CORUN_REPLICAS=2");
     ASSERT_EQ(r.code, 0) << r;
-    const Result one = run("train " + kTiny + " " + flags + " --lr 0.05 --iters 6 --json one.json");
+    const Result one = corun("train " + kTiny + " " + flags + " --lr 0.05 --iters 6 --json one.json");
     ASSERT_EQ(one.code, 0) << one;
     // The root's update on the mean of two half-batch gradients: the one solver's step up to rounding.
     const std::vector<double> a = losses_of(read_file(path("r.json"))), b = losses_of(read_file(path("one.json")));
@@ -138,11 +132,11 @@ TEST_F(OptimizerRuns, BadFlagsAreUsageErrors) {
                         Case{"--lr-schedule step:0:0.5", "--lr-schedule 'step:0:0.5': N must be a whole number >= 1"},
                         Case{"--lr-schedule linear", "--lr-schedule 'linear': unknown schedule"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run("train " + kTiny + " " + c.args + " --iters 1");
+    const Result r = corun("train " + kTiny + " " + c.args + " --iters 1");
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, c.message);
   }
-  const Result help = run("train --help");
+  const Result help = corun("train --help");
   for (const char* f : {"--optimizer", "--weight-decay", "--beta1", "--beta2", "--eps", "--lr-schedule", "--nesterov"})
     EXPECT_HAS(help.out, f);
 }

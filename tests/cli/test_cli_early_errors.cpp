@@ -49,7 +49,7 @@ class EarlyErrors : public Cli {
   // Runs corun and returns the result with the wall time in `seconds`.
   Result timed(const std::string& args, const std::string& env, double* seconds) {
     const auto t0 = std::chrono::steady_clock::now();
-    Result r = run(args, "STARPU_HOME=" + shell_quote(dir_) + " " + env);
+    Result r = corun(args, "STARPU_HOME=" + shell_quote(dir_) + " " + env);
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
@@ -71,7 +71,7 @@ TEST_F(EarlyErrors, UsageErrorShowsTheFlagLineAndEndsWithTheReason) {
                         Case{"serve-bench --cell rnn", "serve-bench", "  --cell V", "--cell must be lstm or gru"},
                         Case{"info --bogus", "info", "usage: corun info", "unknown argument '--bogus'"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run(c.args);
+    const Result r = corun(c.args);
     EXPECT_EQ(r.code, 2) << r;
     const std::string last = last_line(r.err);
     EXPECT_EQ(last.rfind(std::string("corun ") + c.command + ": ", 0), 0u) << r;
@@ -80,10 +80,10 @@ TEST_F(EarlyErrors, UsageErrorShowsTheFlagLineAndEndsWithTheReason) {
     EXPECT_EQ(r.err.rfind(c.flag_line, 0), 0u) << "the first line is not the flag's own line\n" << r;
     EXPECT_EQ(lines(r.err), 3u) << "the whole usage block is for --help, not for an error\n" << r;
   }
-  const Result none = run("");  // no command: the command list is the relevant usage, the reason last
+  const Result none = corun("");  // no command: the command list is the relevant usage, the reason last
   EXPECT_EQ(none.code, 2) << none;
   EXPECT_EQ(last_line(none.err), "corun: no command given") << none;
-  const Result unknown = run("frobnicate");
+  const Result unknown = corun("frobnicate");
   EXPECT_EQ(last_line(unknown.err), "corun: unknown command 'frobnicate'") << unknown;
 }
 
@@ -128,11 +128,11 @@ TEST_F(EarlyErrors, StarpuVariablesAreCheckedByCorun) {
     EXPECT_FALSE(contains(r.err, "parallel-op pass")) << r;
     for (const char* crash : {"Assertion", "abort", "Abort", "backtrace"}) EXPECT_FALSE(contains(r.err, crash)) << r;
     EXPECT_LT(s, 1.0) << r;
-    const Result info = run("info", c.env);  // corun info reports the same, before its report
+    const Result info = corun("info", c.env);  // corun info reports the same, before its report
     EXPECT_EQ(info.code, 1) << info;
     EXPECT_TRUE(contains(last_line(info.err), c.says)) << info;
   }
-  const Result ok = run("train " + kTiny, "CORUN_QUIET=1 STARPU_NCPU=1 STARPU_WORKERS_CPUID='0 1-'");
+  const Result ok = corun("train " + kTiny, "CORUN_QUIET=1 STARPU_NCPU=1 STARPU_WORKERS_CPUID='0 1-'");
   EXPECT_EQ(ok.code, 0) << "valid values pass\n" << ok;
 }
 
@@ -142,7 +142,7 @@ TEST_F(EarlyErrors, EmptyStarpuVariablesCountAsUnset) {
   for (const char* env : {"STARPU_WORKERS_CPUID=", "STARPU_WORKERS_COREID=", "STARPU_NCPU=", "STARPU_RESERVE_NCPU=",
                           "XDG_CACHE_HOME="}) {
     SCOPED_TRACE(env);
-    const Result r = run("train " + kTiny, std::string("CORUN_QUIET=1 ") + env);
+    const Result r = corun("train " + kTiny, std::string("CORUN_QUIET=1 ") + env);
     EXPECT_EQ(r.code, 0) << r;
     for (const char* crash : {"Assertion", "abort", "Abort", "backtrace", "starpu_init failed"})
       EXPECT_FALSE(contains(r.err, crash)) << r;
@@ -195,11 +195,11 @@ TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
     EXPECT_LT(s, 1.0) << r;
   }
   // A directory to be made (with parents) under a writable one is fine: the check does not create it.
-  const Result ok = run("train " + kTiny + " --save new/params --json r.json", "CORUN_QUIET=1");
+  const Result ok = corun("train " + kTiny + " --save new/params --json r.json", "CORUN_QUIET=1");
   EXPECT_EQ(ok.code, 0) << ok;
   EXPECT_TRUE(fs::exists(path("new/params")));
   // plot-trace and profile check their output before reading the trace or calibrating anything.
-  const Result plot = run("plot-trace missing.json -o no/x.png");
+  const Result plot = corun("plot-trace missing.json -o no/x.png");
   EXPECT_EQ(plot.code, 1) << plot;
   EXPECT_TRUE(contains(last_line(plot.err), "-o 'no/x.png'")) << plot;
   double s = 0;

@@ -38,13 +38,13 @@ std::string line_starting(const std::string& text, const std::string& prefix) {
 TEST_F(Cli, FreshModelsAreOneCalibrationLine) {
   // A fresh STARPU_HOME: the bus and every op model are calibrated. StarPU's own paragraphs are silenced.
   const std::string home = "STARPU_HOME=" + shell_quote(path("fresh")) + " CORUN_SCHED=cpf";
-  const Result r = run("train " + kTiny + " --iters 2", home);
+  const Result r = corun("train " + kTiny + " --iters 2", home);
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(count(r.err, "corun train: calibrating: "), 1u) << r;
   EXPECT_HAS(r.err, "the first iterations are slower");
   EXPECT_EQ(count(r.err, "[starpu]"), 0u) << "StarPU's calibration messages are not folded\n" << r;
   // STARPU_SILENT=0 brings StarPU's messages back (what was silenced was StarPU's, not an error).
-  const Result loud = run("train " + kTiny + " --iters 2",
+  const Result loud = corun("train " + kTiny + " --iters 2",
                           "STARPU_HOME=" + shell_quote(path("fresh2")) + " CORUN_SCHED=cpf STARPU_SILENT=0");
   ASSERT_EQ(loud.code, 0) << loud;
   EXPECT_HAS(loud.err, "[starpu]");
@@ -53,8 +53,8 @@ TEST_F(Cli, FreshModelsAreOneCalibrationLine) {
 TEST_F(Cli, LowerBoundNamesWhatItIsComparedWith) {
   const std::string env = "STARPU_HOME=" + shell_quote(path("home")) + " CORUN_SCHED=cpf CORUN_QUIET=1";
   // Enough iterations for every op's model (10 samples each), then a traced run on the same models.
-  ASSERT_EQ(run("train " + kTiny + " --iters 25", env).code, 0);
-  const Result r = run("train " + kTiny + " --iters 3 --trace t.json", env);
+  ASSERT_EQ(corun("train " + kTiny + " --iters 25", env).code, 0);
+  const Result r = corun("train " + kTiny + " --iters 3 --trace t.json", env);
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_FALSE(contains(r.out, "lower bound: n/a")) << r;
   const std::string bound = line_starting(r.out, "last iteration: ");
@@ -70,7 +70,7 @@ TEST_F(Cli, LowerBoundNamesWhatItIsComparedWith) {
   } else {
     EXPECT_HAS(why, "StarPU history models for machine");
   }
-  const Result untraced = run("train " + kTiny + " --iters 3", env);  // no task times: the wall time, named so
+  const Result untraced = corun("train " + kTiny + " --iters 3", env);  // no task times: the wall time, named so
   ASSERT_EQ(untraced.code, 0) << untraced;
   const std::string wall = line_starting(untraced.out, "last iteration: ");
   if (!wall.empty()) {
@@ -80,13 +80,13 @@ TEST_F(Cli, LowerBoundNamesWhatItIsComparedWith) {
 
 TEST_F(Cli, SharedCoresAreOneWarning) {
   // Another corun on the same cores (a long training run, stopped afterwards).
-  const std::string exe = shell_quote(CORUN_EXE);
-  const std::string base = "env -u CORUN_SCHED -u STARPU_SCHED STARPU_HOME=" + shell_quote(path("home")) + " ";
+  const std::string home = "STARPU_HOME=" + shell_quote(path("home")) + " ";
   auto beside_busy = [&](const std::string& env, const std::string& args) {
     return corun::testing::run_command(  // one subshell: run_command redirects the whole of it
-        dir_, "(" + base + exe + " train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 100000000 "
-                                 ">/dev/null 2>&1 & busy=$!; sleep 1; " +
-                  base + env + " " + exe + " " + args + "; rc=$?; kill $busy; wait $busy; exit $rc)");
+        dir_, "(" +
+                  corun_command("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 100000000", home) +
+                  " >/dev/null 2>&1 & busy=$!; sleep 1; " + corun_command(args, home + env) +
+                  "; rc=$?; kill $busy; wait $busy; exit $rc)");
   };
   const Result r = beside_busy("", "train " + kTiny + " --iters 2");
   ASSERT_EQ(r.code, 0) << r;

@@ -34,7 +34,7 @@ using corun::testing::table_row;
 
 TEST_F(Cli, TinyTrainingRunWithOutputs) {
   const std::string json = path("run.json"), save = path("params"), grads = path("grads");
-  const Result r = run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3 --json " +
+  const Result r = corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 3 --json " +
                            shell_quote(json) + " --save " + shell_quote(save) + " --dump-grads " + shell_quote(grads),
                        "CORUN_QUIET=1");
   ASSERT_EQ(r.code, 0) << r;
@@ -125,7 +125,7 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
   // --load of the saved parameters: a run starting from them works (and starts from a lower loss than the
   // fresh initialisation did on the same first batch, since they were trained on it).
   const Result l =
-      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(save),
+      corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(save),
           "CORUN_QUIET=1");
   ASSERT_EQ(l.code, 0) << l;
   const auto lheader = table_row(l.out, "iterations");
@@ -147,7 +147,7 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
     out << "garbage, not an npy file";
   }
   const Result c =
-      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+      corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
           "CORUN_QUIET=1");
   EXPECT_EQ(c.code, 1) << c;
   EXPECT_HAS(c.err, bad + "/b0.npy");
@@ -157,7 +157,7 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
   const std::vector<float> zeros(20, 0.0f);
   corun::save_npy(bad + "/b0.npy", corun::Shape{20}, zeros.data());
   const Result s =
-      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+      corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
           "CORUN_QUIET=1");
   EXPECT_EQ(s.code, 1) << s;
   EXPECT_HAS(s.err, "'b0'");
@@ -168,7 +168,7 @@ TEST_F(Cli, TinyTrainingRunWithOutputs) {
   fs::remove(bad + "/w_out.npy");
   corun::save_npy(bad + "/b0.npy", corun::Shape{32}, std::vector<float>(32, 0.0f).data());
   const Result m =
-      run("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
+      corun("train --model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --iters 1 --load " + shell_quote(bad),
           "CORUN_QUIET=1");
   EXPECT_EQ(m.code, 1) << m;
   EXPECT_HAS(m.err, bad + "/w_out.npy");
@@ -182,7 +182,7 @@ TEST_F(Cli, CellAndElementwiseFusionChangeTasksNotLoss) {
     double loss = 0.0;
   };
   auto train = [&](const std::string& extra) {
-    const Result r = run("train --model lstm --layers 2 --seq 4 --hidden 8 --batch 4 --iters 2 " + extra, "CORUN_QUIET=1");
+    const Result r = corun("train --model lstm --layers 2 --seq 4 --hidden 8 --batch 4 --iters 2 " + extra, "CORUN_QUIET=1");
     EXPECT_EQ(r.code, 0) << r;
     const auto header = table_row(r.out, "iterations");
     const auto row = table_data_row(r.out);
@@ -205,7 +205,7 @@ TEST_F(Cli, CellAndElementwiseFusionChangeTasksNotLoss) {
 }
 
 TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {
-  const Result r = run("train " + kTiny, "CORUN_SCHED=eager");
+  const Result r = corun("train " + kTiny, "CORUN_SCHED=eager");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.err, "policy=eager");
   EXPECT_HAS(r.err, "from CORUN_SCHED");
@@ -216,7 +216,7 @@ TEST_F(Cli, ConfigLinePrintedUnlessQuiet) {
 }
 
 TEST_F(Cli, StarpuSchedAloneIsUsed) {
-  const Result r = run("train " + kTiny + " --json " + shell_quote(path("r.json")), "STARPU_SCHED=eager CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny + " --json " + shell_quote(path("r.json")), "STARPU_SCHED=eager CORUN_QUIET=1");
   ASSERT_EQ(r.code, 0) << r;
   const json::Value j = json::parse_file(path("r.json"));
   EXPECT_EQ(j.at("engine").at("policy"), "eager");
@@ -226,21 +226,21 @@ TEST_F(Cli, StarpuSchedAloneIsUsed) {
 TEST_F(Cli, UnwritableOutputIsRuntimeError) {
   // A --save target that is a regular file cannot become a directory: exit 1 with the path.
   { std::ofstream(path("file")) << "x"; }
-  const Result r = run("train " + kTiny + " --save " + shell_quote(path("file") + "/sub"), "CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny + " --save " + shell_quote(path("file") + "/sub"), "CORUN_QUIET=1");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, path("file"));
 }
 // Issue 52 item 7: a result file says how its loss was reached: the optimizer, its settings and the
 // learning-rate schedule, the model's default included.
 TEST_F(Cli, JsonRecordsTheOptimizerAndTheSchedule) {
-  Result r = run("train " + kTiny + " --json " + shell_quote(path("sgd.json")), "CORUN_QUIET=1");
+  Result r = corun("train " + kTiny + " --json " + shell_quote(path("sgd.json")), "CORUN_QUIET=1");
   ASSERT_EQ(r.code, 0) << r;
   const json::Value sgd = json::parse_file(path("sgd.json")).at("config").at("optimizer");
   EXPECT_EQ(sgd.at("name"), "sgd") << sgd.dump();
   EXPECT_EQ(sgd.at("momentum"), 0.0) << sgd.dump();
   EXPECT_EQ(sgd.at("lr_schedule"), "constant") << sgd.dump();
   EXPECT_EQ(sgd.at("model_default"), true) << sgd.dump();
-  r = run("train " + kTiny + " --optimizer adamw --weight-decay 0.01 --lr-schedule cosine --warmup 2 --json " +
+  r = corun("train " + kTiny + " --optimizer adamw --weight-decay 0.01 --lr-schedule cosine --warmup 2 --json " +
               shell_quote(path("adamw.json")),
           "CORUN_QUIET=1");
   ASSERT_EQ(r.code, 0) << r;

@@ -15,14 +15,14 @@ using corun::testing::Result;
 // ------------------------------------------------------------------------------------------ usage: exit 2
 
 TEST_F(Cli, NoCommandIsUsageError) {
-  const Result r = run("");
+  const Result r = corun("");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "usage: corun <command>");
 }
 
 TEST_F(Cli, TopLevelHelp) {
   for (const char* h : {"--help", "-h"}) {
-    const Result r = run(h);
+    const Result r = corun(h);
     EXPECT_EQ(r.code, 0) << r;
     EXPECT_HAS(r.out, "usage: corun <command>");
     EXPECT_HAS(r.out, "train");
@@ -31,30 +31,30 @@ TEST_F(Cli, TopLevelHelp) {
 }
 
 TEST_F(Cli, UnknownCommand) {
-  const Result r = run("frobnicate --model lstm");
+  const Result r = corun("frobnicate --model lstm");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "unknown command 'frobnicate'");
   EXPECT_HAS(r.err, "usage: corun <command>");
 }
 
 TEST_F(Cli, UnknownFlag) {
-  const Result r = run("train --model lstm --bogus 3");
+  const Result r = corun("train --model lstm --bogus 3");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "unknown argument '--bogus'");
   EXPECT_HAS(r.err, "usage: corun train");  // no flag of its own: the synopsis line, not the flag list
   EXPECT_FALSE(contains(r.err, "--iters")) << r;
   // Positional junk is not silently ignored either.
-  const Result r2 = run("train --model lstm extra");
+  const Result r2 = corun("train --model lstm extra");
   EXPECT_EQ(r2.code, 2) << r2;
   EXPECT_HAS(r2.err, "'extra'");
 }
 
 TEST_F(Cli, MissingValue) {
-  const Result r = run("train --model lstm --iters");
+  const Result r = corun("train --model lstm --iters");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_HAS(r.err, "--iters needs a value");
   EXPECT_HAS(r.err, "  --iters V");  // the flag's own usage line
-  const Result r2 = run("train --model");
+  const Result r2 = corun("train --model");
   EXPECT_EQ(r2.code, 2) << r2;
   EXPECT_HAS(r2.err, "--model needs a value");
 }
@@ -63,7 +63,7 @@ TEST_F(Cli, NonPositiveOrMalformedSizes) {
   for (const char* bad : {"--hidden 0", "--iters -1", "--batch abc", "--seq 1.5", "--layers 3x",
                           "--iters=", "--hidden 99999999999999999999", "--lr 0", "--lr -0.1", "--lr nan"}) {
     SCOPED_TRACE(bad);
-    const Result r = run(std::string("train --model lstm ") + bad);
+    const Result r = corun(std::string("train --model lstm ") + bad);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, "needs a positive");
     EXPECT_HAS(r.err, "see `corun train --help`");
@@ -83,21 +83,21 @@ TEST_F(Cli, OtherUsageErrors) {
         Case{"train --model lstm --help=yes", "--help takes no value"},
         Case{"info --bogus", "unknown argument '--bogus'"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run(c.args);
+    const Result r = corun(c.args);
     EXPECT_EQ(r.code, 2) << r;
     EXPECT_HAS(r.err, c.message);
   }
 }
 
 TEST_F(Cli, TrainHelp) {
-  const Result r = run("train --help");
+  const Result r = corun("train --help");
   EXPECT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "usage: corun train");
   for (const char* flag : {"--model", "--size", "--layers", "--batch", "--seq", "--hidden", "--iters", "--lr", "--seed",
                            "--json", "--save", "--load", "--dump-grads", "--cell", "--fuse-elementwise"})
     EXPECT_HAS(r.out, flag);
   EXPECT_TRUE(r.err.empty()) << r;
-  const Result ri = run("info --help");
+  const Result ri = corun("info --help");
   EXPECT_EQ(ri.code, 0) << ri;
   EXPECT_HAS(ri.out, "usage: corun info");
 }
@@ -105,7 +105,7 @@ TEST_F(Cli, TrainHelp) {
 // ------------------------------------------------------------------------- configuration errors: exit 1
 
 TEST_F(Cli, UnknownPolicy) {
-  const Result r = run("train " + kTiny, "CORUN_SCHED=nosuch CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny, "CORUN_SCHED=nosuch CORUN_QUIET=1");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "CORUN_SCHED='nosuch'");
   for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.err, name);
@@ -113,14 +113,14 @@ TEST_F(Cli, UnknownPolicy) {
 }
 
 TEST_F(Cli, UnknownPolicyFromStarpuSched) {
-  const Result r = run("train " + kTiny, "STARPU_SCHED=nosuch CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny, "STARPU_SCHED=nosuch CORUN_QUIET=1");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "STARPU_SCHED='nosuch'");
   EXPECT_HAS(r.err, "lws");
 }
 
 TEST_F(Cli, PolicyHelp) {
-  const Result r = run("train " + kTiny, "CORUN_SCHED=help");
+  const Result r = corun("train " + kTiny, "CORUN_SCHED=help");
   EXPECT_EQ(r.code, 0) << r;
   for (const char* name : {"eager", "lws", "dmdas", "pheft"}) EXPECT_HAS(r.out, std::string("  ") + name + "\t");
   EXPECT_HAS(r.out, "default: lws");
@@ -128,18 +128,18 @@ TEST_F(Cli, PolicyHelp) {
 }
 
 TEST_F(Cli, ConflictingPolicies) {
-  const Result r = run("train " + kTiny, "CORUN_SCHED=eager STARPU_SCHED=lws CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny, "CORUN_SCHED=eager STARPU_SCHED=lws CORUN_QUIET=1");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "CORUN_SCHED=eager");
   EXPECT_HAS(r.err, "STARPU_SCHED=lws");
 }
 
 TEST_F(Cli, MalformedEnvironment) {
-  const Result r = run("train " + kTiny, "CORUN_KERNELS=turbo CORUN_QUIET=1");
+  const Result r = corun("train " + kTiny, "CORUN_KERNELS=turbo CORUN_QUIET=1");
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_HAS(r.err, "CORUN_KERNELS='turbo'");
   EXPECT_HAS(r.err, "fast, ref");
-  const Result q = run("train " + kTiny, "CORUN_QUIET=yes");
+  const Result q = corun("train " + kTiny, "CORUN_QUIET=yes");
   EXPECT_EQ(q.code, 1) << q;
   EXPECT_HAS(q.err, "CORUN_QUIET='yes'");
 }

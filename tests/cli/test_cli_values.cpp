@@ -4,8 +4,7 @@
 // the rounding of one multiply-add) with G the dumped gradient; a run loaded from the same files reports the
 // same loss bitwise; and G matches central finite differences of the reported loss, computed by runs from
 // perturbed parameter files (an outside recomputation of the gradient through the whole CLI).
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <corun/npy.hpp>
 
@@ -25,7 +24,6 @@
 namespace {
 
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 const std::string kTiny = "--model lstm --layers 1 --seq 3 --hidden 8 --batch 4 --lr 0.5 --iters 1";
@@ -38,19 +36,16 @@ double first_loss(const std::string& json_text) {
   return at == std::string::npos ? std::nan("") : std::strtod(json_text.c_str() + at + 8, nullptr);
 }
 
-class CliValues : public corun::testing::TempDirTest {
+class CliValues : public corun::testing::CorunProcessTest {
  protected:
-  CliValues() : TempDirTest("values") {}
-  Result run(const std::string& args) {
-    return corun::testing::run_command(
-        dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) + " train " + args);
-  }
+  CliValues() : CorunProcessTest("values") {}
+  Result train(const std::string& args) { return corun("train " + args); }
   corun::NpyArray load(const std::string& name) { return corun::load_npy(path(name)); }
 };
 
 TEST_F(CliValues, SaveLoadAndDumpGradsHoldTheValuesOfOneSgdStep) {
-  ASSERT_EQ(run(kTiny + " --save start").code, 0);  // some trained parameters W
-  const Result step = run(kTiny + " --load start --save after --dump-grads grads --json step.json");
+  ASSERT_EQ(train(kTiny + " --save start").code, 0);  // some trained parameters W
+  const Result step = train(kTiny + " --load start --save after --dump-grads grads --json step.json");
   ASSERT_EQ(step.code, 0) << step;
   for (const char* p : kParams) {
     SCOPED_TRACE(p);
@@ -70,17 +65,17 @@ TEST_F(CliValues, SaveLoadAndDumpGradsHoldTheValuesOfOneSgdStep) {
     EXPECT_TRUE(moved) << "the step changed nothing: the gradient is all zero";
   }
   // --load is what the run started from: the same files give the same loss, bitwise.
-  const Result again = run(kTiny + " --load start --json again.json");
+  const Result again = train(kTiny + " --load start --json again.json");
   ASSERT_EQ(again.code, 0) << again;
   EXPECT_EQ(first_loss(read_file(path("again.json"))), first_loss(read_file(path("step.json"))));
-  const Result fresh = run(kTiny + " --json fresh.json");  // from the initial parameters instead
+  const Result fresh = train(kTiny + " --json fresh.json");  // from the initial parameters instead
   ASSERT_EQ(fresh.code, 0) << fresh;
   EXPECT_NE(first_loss(read_file(path("fresh.json"))), first_loss(read_file(path("step.json"))));
 }
 
 TEST_F(CliValues, DumpedGradientsMatchFiniteDifferencesOfTheLoss) {
-  ASSERT_EQ(run(kTiny + " --save start").code, 0);
-  const Result base = run(kTiny + " --load start --dump-grads grads");
+  ASSERT_EQ(train(kTiny + " --save start").code, 0);
+  const Result base = train(kTiny + " --load start --dump-grads grads");
   ASSERT_EQ(base.code, 0) << base;
   // The three largest gradient entries of w_out and of w0 (large entries: the difference stands far above
   // the float rounding of the loss).
@@ -103,7 +98,7 @@ TEST_F(CliValues, DumpedGradientsMatchFiniteDifferencesOfTheLoss) {
           if (std::string(q) == p) a.data[e] += side == 0 ? eps : -eps;
           corun::save_npy(path(dir + "/" + q + ".npy"), a.shape, a.data.data());
         }
-        const Result r = run(kTiny + " --load " + dir + " --json " + dir + ".json");
+        const Result r = train(kTiny + " --load " + dir + " --json " + dir + ".json");
         ASSERT_EQ(r.code, 0) << r;
         loss[side] = first_loss(read_file(path(dir + ".json")));
       }

@@ -3,8 +3,7 @@
 // too slow for CI), PathNet and GoogLeNet-style networks at tiny sizes (replicas, grouping), a resumed
 // momentum run equal bitwise to an uninterrupted one (the velocities are in the checkpoint), and the
 // model flags' usage errors.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,10 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS -u CORUN_PARALLEL_OPS_MIN CORUN_QUIET=1 ";
 const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
 const std::string kTinyPathNet = "--model pathnet --image 16 --batch 8";
 const std::string kTinyGoogLeNet = "--model googlenet --image 32 --batch 4";
@@ -57,19 +54,17 @@ double field(const std::string& json, const std::string& key) {
   return at == std::string::npos ? NAN : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
-class CnnModels : public corun::testing::TempDirTest {
+class CnnModels : public corun::testing::CorunProcessTest {
  protected:
-  CnnModels() : TempDirTest("cnn") {}
-  Result run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args);
-  }
+  // CORUN_PARALLEL_OPS(_MIN) unset: the tests set the op-parallel pass themselves where they compare it.
+  CnnModels()
+      : CorunProcessTest("cnn", corun::testing::corun_test_env({"CORUN_PARALLEL_OPS", "CORUN_PARALLEL_OPS_MIN"})) {}
   Result run_replicated(int replicas, const std::string& args) {
-    return corun::testing::run_command(
-        dir_, kEnv + "CORUN_REPLICAS=" + std::to_string(replicas) + " " + shell_quote(CORUN_EXE) + " " + args);
+    return corun(args, "CORUN_REPLICAS=" + std::to_string(replicas));
   }
   // Runs training and returns the losses from --json (failing the test when the run fails).
   std::vector<double> losses(const std::string& args, const std::string& json = "r.json") {
-    const Result r = run("train " + args + " --json " + json);
+    const Result r = corun("train " + args + " --json " + json);
     EXPECT_EQ(r.code, 0) << r;
     return numbers(array_text(read_file(path(json)), "loss"));
   }
@@ -77,7 +72,7 @@ class CnnModels : public corun::testing::TempDirTest {
 
 TEST_F(CnnModels, CifarQuickLearnsFashionMnist) {
   if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " missing (Debian package dataset-fashion-mnist)";
-  const Result r = run("train --model cifar-quick --iters 60 --eval-images 1000 --json r.json");
+  const Result r = corun("train --model cifar-quick --iters 60 --eval-images 1000 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "test accuracy: ");
   const std::string json = read_file(path("r.json"));
@@ -92,11 +87,11 @@ TEST_F(CnnModels, CifarQuickLearnsFashionMnist) {
 // --eval-images 0: no evaluation (and no test_accuracy in --json); a negative count is a usage error.
 TEST_F(CnnModels, EvalImagesZeroSkipsTheEvaluation) {
   if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " missing (Debian package dataset-fashion-mnist)";
-  const Result r = run("train --model cifar-quick --batch 8 --iters 2 --eval-images 0 --json r.json");
+  const Result r = corun("train --model cifar-quick --batch 8 --iters 2 --eval-images 0 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(r.out.find("test accuracy"), std::string::npos) << r;
   EXPECT_EQ(read_file(path("r.json")).find("test_accuracy"), std::string::npos);
-  const Result bad = run("train --model cifar-quick --iters 2 --eval-images -1");
+  const Result bad = corun("train --model cifar-quick --iters 2 --eval-images -1");
   EXPECT_EQ(bad.code, 2) << bad;
   EXPECT_HAS(bad.err, "--eval-images needs an integer from 0 to");
 }
@@ -107,10 +102,10 @@ TEST_F(CnnModels, EvalImagesZeroSkipsTheEvaluation) {
 // SGD with momentum keeps a velocity per parameter: a run resumed from a checkpoint takes bitwise the same
 // steps only if the checkpoint restores it.
 TEST_F(CnnModels, MomentumResumeIsBitwise) {
-  const Result ref = run("train " + kTinyPathNet + " --iters 6 --json ref.json --save ref-params");
+  const Result ref = corun("train " + kTinyPathNet + " --iters 6 --json ref.json --save ref-params");
   ASSERT_EQ(ref.code, 0) << ref;
   for (const char* iters : {"3", "6"}) {
-    const Result r = run("train " + kTinyPathNet + " --iters " + iters +
+    const Result r = corun("train " + kTinyPathNet + " --iters " + iters +
                          " --checkpoint ck --resume --json part.json --save params");
     ASSERT_EQ(r.code, 0) << r;
   }
@@ -127,11 +122,11 @@ TEST_F(CnnModels, MomentumResumeIsBitwise) {
 // the per-width models predict a gain for: PassGain.* and TrainDefaultGroupsNothingWithoutModels): PathNet's six modules
 // per layer become one task per op kind, 182 -> 65 tasks, and the run is bitwise the ungrouped one.
 TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
-  const Result on = run("train " + kTinyPathNet + " --iters 3 --json on.json", "CORUN_PARALLEL_OPS=on");
+  const Result on = corun("train " + kTinyPathNet + " --iters 3 --json on.json", "CORUN_PARALLEL_OPS=on");
   ASSERT_EQ(on.code, 0) << on;
   EXPECT_HAS(on.err, "parallel-op pass on: 41 group(s), 182 -> 65 tasks per iteration");
   EXPECT_HAS(on.out, "tasks/iter before the passes: 182");
-  const Result off = run("train " + kTinyPathNet + " --iters 3 --json off.json", "CORUN_PARALLEL_OPS=off");
+  const Result off = corun("train " + kTinyPathNet + " --iters 3 --json off.json", "CORUN_PARALLEL_OPS=off");
   ASSERT_EQ(off.code, 0) << off;
   EXPECT_HAS(off.err, "parallel-op pass off: 0 group(s), 182 -> 182 tasks per iteration");
   const std::string on_json = read_file(path("on.json")), off_json = read_file(path("off.json"));
@@ -146,7 +141,7 @@ TEST_F(CnnModels, PathNetGroupedTrainsBitwiseAsUngrouped) {
 // says so for every group the pass found.
 TEST_F(CnnModels, TrainDefaultGroupsNothingWithoutModels) {
   fs::create_directories(path("starpu-home"));
-  const Result r = run("train " + kTinyPathNet + " --iters 1",
+  const Result r = corun("train " + kTinyPathNet + " --iters 1",
                        "STARPU_HOME=" + path("starpu-home") + " XDG_CACHE_HOME=" + path("starpu-home") +
                            " CORUN_VERBOSE=passes");
   ASSERT_EQ(r.code, 0) << r;
@@ -161,7 +156,7 @@ TEST_F(CnnModels, TrainDefaultGroupsNothingWithoutModels) {
 TEST_F(CnnModels, TwoReplicasTrainLikeOneSolver) {
   const bool mnist = fs::exists(kFashionMnist);
   const std::string model = mnist ? "--model cifar-quick --batch 8 --iters 6 --eval-images 200" : kTinyPathNet + " --iters 6";
-  const Result one = run("train " + model + " --json one.json");
+  const Result one = corun("train " + model + " --json one.json");
   ASSERT_EQ(one.code, 0) << one;
   const Result two = run_replicated(2, "train " + model + " --json two.json");
   ASSERT_EQ(two.code, 0) << two;
@@ -209,7 +204,7 @@ TEST_F(CnnModels, UsageAndDataErrors) {
                         Case{"--model cifar-quick --data nowhere", 1, "does not exist"},
                         Case{"--model pathnet --image 4", 1, "does not fit the input"}}) {
     SCOPED_TRACE(c.args);
-    const Result r = run("train " + c.args + " --iters 1");
+    const Result r = corun("train " + c.args + " --iters 1");
     EXPECT_EQ(r.code, c.code) << r;
     EXPECT_HAS(r.err, c.message);
   }

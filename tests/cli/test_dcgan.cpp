@@ -1,8 +1,7 @@
 // `corun train --model dcgan` end to end (docs/models.md#dcgan): a few tiny iterations train both networks
 // with finite losses, the same numbers under every policy, an 8x8 PNG grid with a valid signature and IHDR,
 // --save/--load of both networks, and bad outputs refused before the first iteration.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,11 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::read_file;
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS CORUN_QUIET=1 ";
 // Tiny: 8 filters, batch 8 (a fraction of a second per iteration on 2 cores).
 const std::string kTiny = "train --model dcgan --filters 8 --batch 8";
 
@@ -45,20 +42,18 @@ uint32_t be32(const std::string& s, size_t at) {
   return v;
 }
 
-class Dcgan : public corun::testing::TempDirTest {
+class Dcgan : public corun::testing::CorunProcessTest {
  protected:
-  Dcgan() : TempDirTest("dcgan") {}
+  // CORUN_PARALLEL_OPS unset: the default is what these runs check.
+  Dcgan() : CorunProcessTest("dcgan", corun::testing::corun_test_env({"CORUN_PARALLEL_OPS"})) {}
   void SetUp() override {
-    TempDirTest::SetUp();
+    CorunProcessTest::SetUp();
     if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " missing (Debian package dataset-fashion-mnist)";
-  }
-  Result run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, kEnv + env + " " + shell_quote(CORUN_EXE) + " " + args);
   }
 };
 
 TEST_F(Dcgan, TrainsBothNetworksAndWritesTheSampleGrid) {
-  const Result r = run(kTiny + " --iters 3 --samples s.png --json r.json --save params");
+  const Result r = corun(kTiny + " --iters 3 --samples s.png --json r.json --save params");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_NE(r.out.find("| iteration | ms | loss D | loss G |"), std::string::npos) << r;
   EXPECT_NE(r.out.find("| 3 |"), std::string::npos) << "a row per iteration: " << r;
@@ -89,7 +84,7 @@ TEST_F(Dcgan, TrainsBothNetworksAndWritesTheSampleGrid) {
   for (const auto& e : fs::directory_iterator(path("params")))
     EXPECT_NE(e.path().filename().string().rfind("aux.", 0), 0u) << e.path();
   // --load continues from them: a loaded D already tells real from fake better than a fresh one.
-  const Result again = run(kTiny + " --iters 1 --load params --json again.json");
+  const Result again = corun(kTiny + " --iters 1 --load params --json again.json");
   ASSERT_EQ(again.code, 0) << again;
   const std::vector<double> d2 = json_array(read_file(path("again.json")), "loss_d");
   ASSERT_EQ(d2.size(), 1u);
@@ -100,7 +95,7 @@ TEST_F(Dcgan, TrainsBothNetworksAndWritesTheSampleGrid) {
 TEST_F(Dcgan, EveryPolicyComputesTheSameLosses) {
   std::vector<std::string> losses;
   for (const char* policy : {"lws", "corun", "cpf"}) {
-    const Result r = run(kTiny + " --iters 2 --json " + policy + ".json", std::string("CORUN_SCHED=") + policy);
+    const Result r = corun(kTiny + " --iters 2 --json " + policy + ".json", std::string("CORUN_SCHED=") + policy);
     ASSERT_EQ(r.code, 0) << r;
     const std::string json = read_file(path(std::string(policy) + ".json"));
     losses.push_back(json.substr(json.find("\"loss_d\"")));
@@ -111,14 +106,14 @@ TEST_F(Dcgan, EveryPolicyComputesTheSameLosses) {
 }
 
 TEST_F(Dcgan, BadOutputsFailBeforeTheFirstIteration) {
-  const Result missing = run(kTiny + " --iters 100000 --samples no/such/dir/s.png");
+  const Result missing = corun(kTiny + " --iters 100000 --samples no/such/dir/s.png");
   EXPECT_EQ(missing.code, 1) << missing;
   EXPECT_NE(missing.err.find("--samples"), std::string::npos) << missing;
   EXPECT_EQ(missing.out.find("| 1 |"), std::string::npos) << "an iteration ran: " << missing;
-  const Result not_png = run(kTiny + " --iters 1 --samples s.jpg");
+  const Result not_png = corun(kTiny + " --iters 1 --samples s.jpg");
   EXPECT_EQ(not_png.code, 2) << not_png;
   EXPECT_NE(not_png.err.find(".png"), std::string::npos) << not_png;
-  const Result other = run(kTiny + " --iters 1 --checkpoint ck");
+  const Result other = corun(kTiny + " --iters 1 --checkpoint ck");
   EXPECT_EQ(other.code, 2) << other;
   EXPECT_NE(other.err.find("does not apply to --model dcgan"), std::string::npos) << other;
   EXPECT_FALSE(fs::exists(path("ck")));

@@ -25,9 +25,17 @@
 
 namespace corun::testing {
 
-/// What a test's corun starts from unless its fixture says otherwise: no policy inherited from the shell or
-/// from scripts/test.sh, and no progress chatter.
-inline const std::string kCorunTestEnv = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 ";
+/// The start of a test's corun command lines: `env` with no policy inherited from the shell or from
+/// scripts/test.sh (CORUN_SCHED, STARPU_SCHED), the test's own `unset` variables removed too (those its
+/// expectations depend on), then `set` (VAR=value ...; by default no progress chatter).
+inline std::string corun_test_env(const std::vector<std::string>& unset = {}, const std::string& set = "CORUN_QUIET=1") {
+  std::string r = "env -u CORUN_SCHED -u STARPU_SCHED ";
+  for (const std::string& v : unset) r += "-u " + v + " ";
+  return set.empty() ? r : r + set + " ";
+}
+
+/// What a test's corun starts from unless its fixture says otherwise.
+inline const std::string kCorunTestEnv = corun_test_env();
 
 class CorunProcessTest : public TempDirTest {
  protected:
@@ -52,6 +60,10 @@ class CorunProcessTest : public TempDirTest {
                             const std::string& shell = "") const {
     return shell + env_ + env + " " + wrapper + " " + shell_quote(CORUN_EXE) + " " + args;
   }
+
+  /// The fixture's environment ("env -u VAR ... VAR=value "), for command lines that run corun under another
+  /// program given a single command word (script -c) or beside another corun.
+  const std::string& corun_env() const { return env_; }
 
   /// Runs `corun ARGS` in the test's directory and waits for it (see corun_command()).
   CommandResult corun(const std::string& args, const std::string& env = "", const std::string& wrapper = "",

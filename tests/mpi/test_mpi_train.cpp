@@ -31,8 +31,6 @@ using Result = corun::testing::CommandResult;
 
 const std::string kLstm = "--model lstm --layers 1 --seq 4 --hidden 16 --batch 8 --iters 4";
 const std::string kCifar = "--model cifar-quick --batch 16 --iters 3 --eval-images 100";
-// One worker per process: 2-4 ranks share the CI machine's cores (their drivers spin while idle).
-const std::string kEnv = "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_NUMA -u CORUN_REPLICAS CORUN_QUIET=1 STARPU_SILENT=1 ";
 
 std::vector<double> numbers(const std::string& text) {
   std::vector<double> out;
@@ -49,8 +47,12 @@ double relative(double a, double b) { return std::abs(a - b) / std::max({std::ab
 
 class MpiTrain : public corun::testing::CorunProcessTest {
  protected:
-  MpiTrain() : CorunProcessTest("mpi", kEnv) {}
+  // No NUMA split or replicas from the caller: every rank is one replica; StarPU's banner silenced per rank.
+  MpiTrain()
+      : CorunProcessTest("mpi", corun::testing::corun_test_env({"CORUN_NUMA", "CORUN_REPLICAS"},
+                                                               "CORUN_QUIET=1 STARPU_SILENT=1")) {}
 
+  // One worker per process (STARPU_NCPU=1): 2-4 ranks share the CI machine's cores (their drivers spin while idle).
   static std::string mpirun(int ranks) {
     return std::string(CORUN_MPIRUN) + " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
            " -x CORUN_QUIET -x STARPU_SILENT -x STARPU_NCPU ";
@@ -165,7 +167,7 @@ TEST_F(MpiTrain, BatchTheRanksCannotShareIsAnError) {
 TEST_F(MpiTrain, RanksWithDifferentArgumentsAreRefusedAtStart) {
   const std::string train = shell_quote(CORUN_EXE) + " train " + kLstm;  // twice: one MPMD job of two programs
   const Result r = corun::testing::run_command(
-      dir_, kEnv + "STARPU_NCPU=1 " + std::string(CORUN_MPIRUN) +
+      dir_, corun_env() + "STARPU_NCPU=1 " + std::string(CORUN_MPIRUN) +
                 " --oversubscribe --allow-run-as-root -x CORUN_QUIET -x STARPU_SILENT -x STARPU_NCPU -np 1 " + train +
                 " --lr 0.5 : -np 1 " + train + " --lr 0.25");
   EXPECT_NE(r.code, 0) << r;
