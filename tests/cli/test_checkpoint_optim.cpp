@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Flags{"adam_cosine_warmup", "--optimizer adam --lr 0.01 --lr-schedule cosine:0.001 --warmup 2"},
                       Flags{"adamw", "--optimizer adamw --lr 0.01 --weight-decay 0.1 --beta2 0.99"},
                       Flags{"nesterov_step", "--momentum 0.9 --nesterov --weight-decay 0.001 --lr-schedule step:2:0.5"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& p) { return std::string(p.param.name); });
 
 TEST_F(OptimizerRuns, ResumeWithAnotherOptimizerIsAClearError) {
   ASSERT_EQ(corun("train " + kTiny + " --optimizer adam --iters 2 --checkpoint ck").code, 0);
