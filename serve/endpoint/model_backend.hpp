@@ -32,6 +32,10 @@ struct ModelMetadata {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   int max_batch = 1;  ///< the most rows one request (and one merged batch) may have
+  /// false: the model has no batch axis common to its inputs and outputs (a sequence-first file with fixed
+  /// shapes): a request carries exactly the signature's shapes (no -1) and runs alone. max_batch is then 1, and
+  /// the metadata says max_batch_size 0, as Triton does for such a model.
+  bool batched = true;
 };
 
 /// A tensor of one request: rows x the signature's other dimensions, f32, row-major.

@@ -25,13 +25,14 @@ TensorSpec spec_of(const std::string& name, const Shape& shape, bool dynamic_row
 
 // The signature of a model built at `rows` rows. Every input and output must be batch-major: requests are
 // stacked along the first dimension and cut out of it.
+// `rows` 0: the model is served unbatched (its shapes exactly, no check).
 ModelMetadata metadata_of(const ServedGraph& m, const std::string& name, int rows, bool dynamic_rows) {
   ModelMetadata meta;
   meta.name = name;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const Shape& shape = m.inputs[i].shape();
     TensorSpec s = spec_of(m.inputs[i].name(), shape, dynamic_rows);
-    CORUN_CHECK(shape.rank >= 1 && shape[0] == rows, Status::invalid_argument,
+    CORUN_CHECK(rows == 0 || (shape.rank >= 1 && shape[0] == rows), Status::invalid_argument,
                 "model '" << name << "': input '" << s.name << "' " << shape.str() << " has no batch axis first ("
                           << rows << " rows): corun serve batches requests along it");
     if (m.index_limits[i] != 0) {
@@ -42,7 +43,7 @@ ModelMetadata metadata_of(const ServedGraph& m, const std::string& name, int row
   }
   for (size_t k = 0; k < m.outputs.size(); ++k) {
     const Shape& shape = m.outputs[k].shape();
-    CORUN_CHECK(shape.rank >= 1 && shape[0] == rows, Status::invalid_argument,
+    CORUN_CHECK(rows == 0 || (shape.rank >= 1 && shape[0] == rows), Status::invalid_argument,
                 "model '" << name << "': output '" << m.output_names[k] << "' " << shape.str()
                           << " does not have the batch (" << rows << " rows) as its first dimension, so a "
                              "request's rows cannot be cut out of it: corun serve serves models whose outputs "
@@ -50,6 +51,12 @@ ModelMetadata metadata_of(const ServedGraph& m, const std::string& name, int row
     meta.outputs.push_back(spec_of(m.output_names[k], shape, dynamic_rows));
   }
   return meta;
+}
+
+// Whether every input and output has `rows` as its first dimension.
+bool batch_major(const ServedGraph& m, int rows) {
+  auto leads = [rows](const Tensor& t) { return t.shape().rank >= 1 && t.shape()[0] == rows; };
+  return std::all_of(m.inputs.begin(), m.inputs.end(), leads) && std::all_of(m.outputs.begin(), m.outputs.end(), leads);
 }
 
 ServedGraph served(OnnxModel m) {
@@ -98,6 +105,14 @@ ModelSource ModelSource::from_onnx(const std::string& path, const std::string& n
     first = served(import_onnx_model(path, one));  // a real error of the file is thrown here
   }
   const bool fixed = src.fixed_batch > 0;
+  if (fixed && !batch_major(first, src.fixed_batch)) {  // fixed shapes, no common batch axis: unbatched
+    src.metadata = metadata_of(first, name, 0, false);
+    src.metadata.batched = false;
+    src.metadata.max_batch = 1;
+    src.buckets = {1};
+    src.build = [path, import](int) { return served(import_onnx_model(path, import)); };
+    return src;
+  }
   src.metadata = metadata_of(first, name, fixed ? src.fixed_batch : 1, !fixed);
   src.metadata.max_batch = fixed ? std::min(src.fixed_batch, options.max_batch) : options.max_batch;
   src.buckets = fixed ? std::vector<int>{src.fixed_batch} : buckets_up_to(options.max_batch);
@@ -135,14 +150,13 @@ void ModelInstance::warm_up(Engine& engine) {
 
 std::vector<std::vector<RequestTensor>> ModelInstance::run(Engine& engine, const Batch& batch) {
   for (size_t i = 0; i < model_.inputs.size(); ++i) {
-    const size_t row = static_cast<size_t>(row_numel(model_.inputs[i].shape()));
     size_t at = 0;
     for (const PendingRequest& r : batch.requests) {
       const std::vector<float>& data = r.inputs[i].data;
       std::memcpy(staging_[i].data() + at, data.data(), data.size() * sizeof(float));
       at += data.size();
     }
-    std::fill(staging_[i].begin() + static_cast<std::ptrdiff_t>(at), staging_[i].begin() + static_cast<std::ptrdiff_t>(rows_ * row), 0.0f);
+    std::fill(staging_[i].begin() + static_cast<std::ptrdiff_t>(at), staging_[i].end(), 0.0f);  // the padding rows
     engine.write(*model_.graph, model_.inputs[i], staging_[i]);
   }
   RunTicket ticket = engine.submit(*model_.graph, {.priority = batch.priority});
@@ -153,12 +167,13 @@ std::vector<std::vector<RequestTensor>> ModelInstance::run(Engine& engine, const
     const Shape& shape = model_.outputs[k].shape();
     const size_t row = static_cast<size_t>(row_numel(shape));
     size_t at = 0;
+    const bool batched = source_.metadata.batched;
     for (size_t r = 0; r < batch.requests.size(); ++r) {
       RequestTensor t;
       t.name = source_.metadata.outputs[k].name;
       t.shape = source_.metadata.outputs[k].shape;
-      t.shape[0] = batch.requests[r].rows;
-      const size_t n = static_cast<size_t>(batch.requests[r].rows) * row;
+      if (batched) t.shape[0] = batch.requests[r].rows;
+      const size_t n = batched ? static_cast<size_t>(batch.requests[r].rows) * row : y.size();
       t.data.assign(y.begin() + static_cast<std::ptrdiff_t>(at), y.begin() + static_cast<std::ptrdiff_t>(at + n));
       at += n;
       out[r].push_back(std::move(t));

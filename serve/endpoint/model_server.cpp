@@ -58,7 +58,10 @@ class ModelServerImpl final : public ModelServer {
 
   std::future<InferResult> infer(std::vector<RequestTensor> inputs, bool priority) override {
     PendingRequest request;
-    request.rows = inputs.empty() || inputs[0].shape.empty() ? 0 : static_cast<int>(inputs[0].shape[0]);
+    // An unbatched model's request is one run whatever its first dimensions.
+    request.rows = !source_.metadata.batched ? 1
+                   : inputs.empty() || inputs[0].shape.empty() ? 0
+                                                               : static_cast<int>(inputs[0].shape[0]);
     CORUN_CHECK(request.rows >= 1 && request.rows <= source_.metadata.max_batch, Status::invalid_argument,
                 "a request of " << request.rows << " rows: model '" << source_.metadata.name << "' takes 1 to "
                                 << source_.metadata.max_batch << " rows per request");

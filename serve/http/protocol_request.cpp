@@ -169,6 +169,7 @@ std::vector<RequestTensor> read_inputs(const json::Value& inputs, const ModelMet
     if (seen[k]) throw ProtocolError(where + ".name: input '" + spec->name + "' is given twice");
     seen[k] = true;
     out[k] = read_input(inputs[i], *spec, model, body_bytes, tail, where);
+    if (!model.batched) continue;  // its inputs share no batch axis: each has its own exact shape
     if (rows == 0) rows = out[k].shape[0];
     if (out[k].shape[0] != rows)
       throw ProtocolError(where + ".shape: " + shape_text(out[k].shape) + " has " + std::to_string(out[k].shape[0]) +

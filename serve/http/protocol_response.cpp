@@ -108,7 +108,7 @@ json::Value model_metadata_json(const ModelMetadata& model) {
   for (const TensorSpec& s : model.inputs) inputs.push_back(tensor_spec_json(s));
   for (const TensorSpec& s : model.outputs) outputs.push_back(tensor_spec_json(s));
   return {{"name", model.name},  {"versions", model.versions}, {"platform", model.platform},
-          {"inputs", inputs},    {"outputs", outputs},         {"max_batch_size", model.max_batch}};
+          {"inputs", inputs},    {"outputs", outputs},         {"max_batch_size", model.batched ? model.max_batch : 0}};
 }
 
 json::Value server_metadata_json() {

@@ -223,6 +223,37 @@ TEST_F(ModelServerTest, AGraphBuilderServesLikeTheFile) {
   }
 }
 
+// A sequence-first file with fixed shapes (x [5, 2] and z [3, 2] share no first dimension): served unbatched,
+// each request its exact shapes, outputs whole: y [5, 2] = x + 1, w [3, 2] = z * 2.
+TEST_F(ModelServerTest, AModelWithoutABatchAxisIsServedUnbatched) {
+  testing::OnnxModelBuilder m;
+  m.input("x", {5, 2});
+  m.input("z", {3, 2});
+  m.output("y", {5, 2});
+  m.output("w", {3, 2});
+  m.init("one", {1}, {1.0f});
+  m.init("two", {1}, {2.0f});
+  m.node("Add", {"x", "one"}, {"y"});
+  m.node("Mul", {"z", "two"}, {"w"});
+  const std::string path = (dir_ / "seq_first.onnx").string();
+  m.save(path);
+  Engine engine(test::test_config());
+  auto server = ModelServer::from_onnx(engine, path, "seq", {});
+  const ModelMetadata& meta = server->metadata();
+  EXPECT_FALSE(meta.batched);
+  EXPECT_EQ(meta.max_batch, 1);
+  EXPECT_EQ(meta.inputs.at(0).shape, (std::vector<int64_t>{5, 2}));
+  std::vector<float> x(10), z(6);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(i) - 3.0f;
+  const InferResult r = server->infer({RequestTensor{"x", {5, 2}, x}, RequestTensor{"z", {3, 2}, z}}, false).get();
+  ASSERT_EQ(r.outputs.size(), 2u);
+  EXPECT_EQ(r.outputs[0].shape, (std::vector<int64_t>{5, 2}));
+  EXPECT_EQ(r.outputs[1].shape, (std::vector<int64_t>{3, 2}));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(r.outputs[0].data[i], x[i] + 1.0f);
+  for (size_t i = 0; i < z.size(); ++i) EXPECT_EQ(r.outputs[1].data[i], z[i] * 2.0f);
+}
+
 TEST_F(ModelServerTest, AFileCorunCannotImportFailsAtStart) {
   Engine engine(test::test_config());
   const std::string bad = (dir_ / "bad.onnx").string();

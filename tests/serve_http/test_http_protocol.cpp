@@ -206,3 +206,20 @@ TEST(HttpProtocol, DescribesTheModel) {
   EXPECT_EQ(m["inputs"][1]["datatype"], "INT64");
   EXPECT_EQ(error_body("a \"b\""), R"({"error":"a \"b\""})");
 }
+
+// A model without a common batch axis (a sequence-first file with fixed shapes): each input has its exact
+// shape, the inputs' first dimensions differ, and the metadata says max_batch_size 0 as Triton does.
+TEST(HttpProtocol, AnUnbatchedModelTakesItsExactShapes) {
+  ModelMetadata seq;
+  seq.name = "seq";
+  seq.inputs = {{"a", "FP32", {5, 1}, 0}, {"b", "FP32", {7, 1}, 0}};
+  seq.outputs = {{"y", "FP32", {1, 2}, 0}};
+  seq.batched = false;
+  const std::string a = R"({"name":"a","datatype":"FP32","shape":[5,1],"data":[1,2,3,4,5]})";
+  const std::string b = R"({"name":"b","datatype":"FP32","shape":[7,1],"data":[1,2,3,4,5,6,7]})";
+  const InferRequest r = parse_infer_request(R"({"inputs":[)" + a + "," + b + "]}", std::nullopt, seq);
+  EXPECT_EQ(r.inputs[1].shape, (std::vector<int64_t>{7, 1}));
+  const std::string short_a = R"({"name":"a","datatype":"FP32","shape":[4,1],"data":[1,2,3,4]})";
+  EXPECT_THROW(parse_infer_request(R"({"inputs":[)" + short_a + "," + b + "]}", std::nullopt, seq), ProtocolError);
+  EXPECT_NE(corun::json::dump(model_metadata_json(seq)).find("\"max_batch_size\":0"), std::string::npos);
+}
