@@ -59,7 +59,8 @@ void check_result(const ModelMetadata& model, const InferRequest& request, const
     const RequestTensor& t = result.outputs[k];
     uint64_t count = 1;
     for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
-    CORUN_CHECK(!t.shape.empty() && t.shape[0] == rows && count == t.data.size(), Status::runtime_error,
+    const bool rows_match = !model.batched ? t.shape == model.outputs[k].shape : !t.shape.empty() && t.shape[0] == rows;
+    CORUN_CHECK(rows_match && count == t.data.size(), Status::runtime_error,
                 "model '" << model.name << "' output '" << model.outputs[k].name << "' came back as "
                           << shape_text(t.shape) << " with " << t.data.size() << " values for a request of "
                           << rows << " rows");

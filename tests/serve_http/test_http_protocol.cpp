@@ -222,4 +222,8 @@ TEST(HttpProtocol, AnUnbatchedModelTakesItsExactShapes) {
   const std::string short_a = R"({"name":"a","datatype":"FP32","shape":[4,1],"data":[1,2,3,4]})";
   EXPECT_THROW(parse_infer_request(R"({"inputs":[)" + short_a + "," + b + "]}", std::nullopt, seq), ProtocolError);
   EXPECT_NE(corun::json::dump(model_metadata_json(seq)).find("\"max_batch_size\":0"), std::string::npos);
+  // Its output has the model's shape, whatever the first input's first dimension.
+  InferResult result;
+  result.outputs = {RequestTensor{"y", {1, 2}, {0.5f, 1.5f}}};
+  EXPECT_NE(format_infer_response(seq, r, result).body.find("[0.5,1.5]"), std::string::npos);
 }
