@@ -1,5 +1,5 @@
 // corun — command-line front end: `corun train`, `corun info`, `corun profile`, `corun plot-trace`,
-// `corun serve-bench`.
+// `corun serve-bench`, `corun serve`.
 // Exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 `train` stopped by SIGTERM/SIGUSR1/
 // SIGINT after an iteration (a second signal: 128 + its number).
 #include "cli/blas_pool.hpp"
@@ -24,6 +24,7 @@ const char* kUsage =
     "  info        topology, CPU allocation (mask, cgroup), workers and the binding actually applied, warnings\n"
     "  profile     search executor layouts, calibrate per-width models, write a profile (corun profile --help)\n"
     "  plot-trace  draw an execution trace as a Gantt chart, PNG or SVG (corun plot-trace --help)\n"
+    "  serve       serve ONNX models over HTTP, KServe v2 / Triton protocol (corun serve --help)\n"
     "  serve-bench RNN serving latency: planned LSTM/GRU inference or a BLAS baseline (corun serve-bench --help)\n"
     "  simulate    run train or infer in simulated time on a described machine (corun simulate --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "info")) return corun::cli::info(argc, argv);
     if (!std::strcmp(argv[1], "profile")) return corun::cli::profile(argc, argv);
     if (!std::strcmp(argv[1], "plot-trace")) return corun::cli::plot_trace(argc, argv);
+    if (!std::strcmp(argv[1], "serve")) return corun::cli::serve(argc, argv);
     if (!std::strcmp(argv[1], "serve-bench")) return corun::cli::serve_bench(argc, argv);
     if (!std::strcmp(argv[1], "simulate")) return corun::cli::simulate(argc, argv);
   } catch (const corun::Error& e) {

@@ -9,6 +9,11 @@ pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
 # nlohmann-json (header-only): base/json.hpp reads and writes every JSON file with it. 3.11: base/json_errors.cpp
 # reads its error messages. Not a dependency of the installed package: no installed header includes it.
 find_package(nlohmann_json 3.11 REQUIRED)
+# cpp-httplib (Debian's libcpp-httplib-dev 0.11, a compiled library): the HTTP server of `corun serve`
+# (serve/http/) and the client of its tests. Its pkg-config flags (CPPHTTPLIB_OPENSSL_SUPPORT, ...) must reach
+# every file that includes httplib.h, so that the header declares what the compiled library holds: link
+# PkgConfig::CPP_HTTPLIB (GLOBAL: the tests link it too).
+pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 # zlib: only the CLI's Fashion-MNIST reader (cli/fashion_mnist.cpp) links it, not the installed libraries.
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 

@@ -30,10 +30,16 @@ int threads() {
 }
 
 std::string core_warning(const std::string& core, bool avx2_fma, bool avx512) {
-  if (!avx2_fma || !codelets::openblas_core_lacks_avx2(core)) return "";
-  return "OpenBLAS runs its " + core + " kernels (no AVX2) on a CPU with AVX2" + (avx512 ? " and AVX-512" : "") +
-         ": it did not recognise this CPU, and every GEMM runs several times slower than it could; set "
-         "OPENBLAS_CORETYPE=" + (avx512 ? "SkylakeX" : "Haswell");
+  if (avx2_fma && codelets::openblas_core_lacks_avx2(core))
+    return "OpenBLAS runs its " + core + " kernels (no AVX2) on a CPU with AVX2" + (avx512 ? " and AVX-512" : "") +
+           ": it did not recognise this CPU, and every GEMM runs several times slower than it could; set "
+           "OPENBLAS_CORETYPE=" + (avx512 ? "SkylakeX" : "Haswell");
+  // A newer CPU than the library (a Zen 4 or 5 ran as Haswell with 0.3.21): the products oneDNN takes
+  // (sgemm_backend.cpp: A*B and A^T*B on AVX-512) do not care, but A*B^T and the serving kernels run AVX2.
+  if (avx512 && !codelets::openblas_core_has_avx512(core))
+    return "OpenBLAS runs its " + core + " kernels (AVX2) on a CPU with AVX-512: the products it computes (A*B^T, "
+           "the serving kernels) may run faster with OPENBLAS_CORETYPE=SkylakeX (compare with bench/gemm_kernels.sh)";
+  return "";
 }
 
 std::string core_warning() {

@@ -17,7 +17,8 @@ int threads();
 /// "" or a warning that OpenBLAS runs pre-AVX2 kernels (`core`: its core name) on a CPU with AVX2 and FMA
 /// (`avx2_fma`), naming the OPENBLAS_CORETYPE to set (SkylakeX with `avx512`, else Haswell). OpenBLAS
 /// 0.3.21 falls back to such a core on CPUs it does not know: a KVM guest of an Intel Xeon of family 6, model
-/// 207 ran as Prescott (SSE3), every GEMM several times slower than it could be.
+/// 207 ran as Prescott (SSE3), every GEMM several times slower than it could be. Also a note when a CPU with
+/// AVX-512 runs a core without it (a Zen 5 ran as Haswell), naming OPENBLAS_CORETYPE=SkylakeX.
 std::string core_warning(const std::string& core, bool avx2_fma, bool avx512);
 /// core_warning() for this process's OpenBLAS and CPU.
 std::string core_warning();

@@ -37,10 +37,12 @@ esac
 # python3-torchvision: scripts/export-onnx.py and the onnx tests' models (skipped without torch).
 # openmpi-bin + libopenmpi-dev: mpirun and MPI for `mpirun -np N corun train` over StarPU-MPI (the MPI
 # component, CMake option CORUN_MPI; docs/batch-jobs.md#several-nodes) and the tests of label mpi.
+# libcpp-httplib-dev: the HTTP server of `corun serve` (serve/http/); curl, python3-requests and wrk: the clients of
+# its tests (label serve-http) and of bench/serve_load.sh.
 packages=(build-essential cmake pkg-config git libstarpu-dev libopenblas-dev libhwloc-dev libnuma-dev
           libgtest-dev nlohmann-json3-dev python3 python3-numpy librsvg2-bin zlib1g-dev dataset-fashion-mnist libdnnl-dev
           openmpi-bin libopenmpi-dev libonnx-dev libprotobuf-dev python3-onnx python3-torch python3-torchvision libxsmm-dev
-          ccache)
+          ccache libcpp-httplib-dev curl python3-requests wrk)
 # libsimgrid-dev: SimGrid 3.32, which the simgrid flavour's StarPU is built against and links at run time.
 if [[ "$flavour" == simgrid ]]; then packages+=(libsimgrid-dev); fi
 missing=()

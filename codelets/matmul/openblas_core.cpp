@@ -16,6 +16,13 @@ bool openblas_core_lacks_avx2(const std::string& core) {
   return false;
 }
 
+bool openblas_core_has_avx512(const std::string& core) {
+  static const char* const kAvx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
+  for (const char* c : kAvx512)
+    if (strcasecmp(core.c_str(), c) == 0) return true;
+  return false;
+}
+
 CpuVectorIsa cpu_vector_isa() {
   __builtin_cpu_init();
   CpuVectorIsa isa;

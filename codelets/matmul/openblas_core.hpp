@@ -14,6 +14,8 @@ std::string openblas_core_name();
 
 /// Whether `core` (openblas_get_corename's spelling) is one of OpenBLAS's families without AVX2 kernels.
 bool openblas_core_lacks_avx2(const std::string& core);
+/// Whether OpenBLAS's core `core` has AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids).
+bool openblas_core_has_avx512(const std::string& core);
 
 struct CpuVectorIsa {
   bool avx2_fma = false;

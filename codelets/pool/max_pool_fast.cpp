@@ -16,12 +16,15 @@ namespace corun::codelets {
 
 namespace {
 
-// Max pooling compares taps with max_pool_takes (`v > best`, pool.hpp), the first tap taken as it is, in
-// row-major window order: the reference's rule (a leading NaN stays, a later one is skipped; of equal maxima, -0
-// and +0 included, the first wins). Written as a select rather than a branch: on random
-// data the branch of the old kernel mispredicted about every other tap (15 ms for CIFAR-quick's first pool at batch
-// 128, one thread, against its 2.4 ms convolution); the select compiles to a max or blend, and a block of adjacent
-// outputs to vectors.
+// Max pooling compares taps with max_pool_takes (greater or NaN, pool.hpp), the first tap taken as it is, in
+// row-major window order: the reference's rule (a window's last NaN wins; of equal maxima, -0 and +0 included,
+// the first wins). Written as a select rather than a branch: on random data the branch of the old kernel
+// mispredicted about every other tap (15 ms for CIFAR-quick's first pool at batch 128, one thread, against its
+// 2.4 ms convolution); the select compiles to a max or blend, and a block of adjacent outputs to vectors. The max
+// only without the NaN test, so a plane (or group of planes) runs first without it (kNan false), summing its
+// taps on the way, and again with it only when a sum is NaN (a tap may be NaN): the same bits either way
+// (pool.hpp, max_pool_takes). Summing the taps as they are loaded, not checking the plane before: a second pass
+// over a 32x32 plane made PathNet's 2x2 pools 1.3-1.5x slower.
 
 // Adjacent outputs of one row handled together as one vector (GCC's vector extension: one AVX-512
 // register, two AVX2 or four SSE registers), their taps loaded at the window stride.
@@ -80,9 +83,9 @@ int64_t argmax_clamped(const PoolGeometry& g, const float* plane, int64_t h0, in
 // shorter than a block (CIFAR-quick's 13 outputs) still runs as one block whose extra lanes read the next
 // row's floats and are dropped; a block whose reads would leave X (the first or last rows of X) goes one by one through
 // argmax_clamped.
-template <int64_t SW, class Out>
+template <int64_t SW, bool kNan, class Out>
 void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vector<int32_t>& inside_columns,
-             const float* plane, int64_t h0, int64_t h1, const float* x, const float* end, Out* out) {
+             const float* plane, int64_t h0, int64_t h1, const float* x, const float* end, Out* out, Ints& nan) {
   constexpr bool kArgmax = std::is_same_v<Out, int64_t>;
   const int64_t sw = SW > 0 ? SW : g.sw;
   const int64_t nrows = h1 - h0;
@@ -103,7 +106,7 @@ void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vect
       }
       continue;
     }
-    Floats best, v;
+    Floats best, v, sum{};  // sum: of the block's taps, NaN when one may be NaN (without kNan)
     Ints at{};  // each output's tap offset from its window's first tap (kArgmax)
     Ints have = Ints{} - 1;
     if (ow >= cols.lo && ow + n <= cols.hi) {
@@ -111,8 +114,9 @@ void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vect
       for (int64_t r = 0; r < nrows; ++r)
         for (int64_t s = 0; s < g.kw; ++s) {
           load_strided<SW>(base + r * g.w + s, sw, v);
+          if constexpr (!kNan) sum += v;
           Ints greater;
-          max_pool_takes(v, best, greater);
+          max_pool_takes<kNan>(v, best, greater);
           best = greater ? v : best;
           if constexpr (kArgmax) at = greater ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
         }
@@ -122,17 +126,19 @@ void max_row(const PoolGeometry& g, const InteriorColumns& cols, const std::vect
       for (int64_t r = 0; r < nrows; ++r)
         for (int64_t s = 0; s < g.kw; ++s) {
           load_strided<SW>(base + r * g.w + s, sw, v);
+          if constexpr (!kNan) sum += v;
           Ints inside;
           std::memcpy(&inside, &inside_columns[static_cast<size_t>((ow / kPoolBlock * g.kw + s) * kPoolBlock)],
                       sizeof inside);
           Ints take;
-          max_pool_takes(v, best, take);
+          max_pool_takes<kNan>(v, best, take);
           take = inside & (~have | take);
           best = take ? v : best;
           if constexpr (kArgmax) at = take ? Ints{} + static_cast<int32_t>(r * g.w + s) : at;
           have |= inside;
         }
     }
+    if constexpr (!kNan) nan |= sum != sum;
     if constexpr (kArgmax) {
       for (int64_t j = 0; j < n; ++j) out[ow + j] = have[j] ? (base - plane) + j * sw + at[j] : -1;
     } else {
@@ -251,8 +257,10 @@ struct PlaneBlocks {
 
 // Block b of the planes at `base`: each lane's maximum, the offset from `base` of its first maximum, and
 // whether its window holds any input. SW > 0: each tap one load_strided<SW> from base + shift.
-template <int64_t SW>
-void max_plane_block(const PlaneBlocks& t, int64_t b, const float* base, Floats& best, Ints& at, Ints& have) {
+template <int64_t SW, bool kNan>
+void max_plane_block(const PlaneBlocks& t, int64_t b, const float* base, Floats& best, Ints& at, Ints& have,
+                     Ints& nan) {
+  Floats sum{};  // of the block's taps, NaN when one may be NaN (without kNan)
   best = Floats{};
   at = Ints{};
   have = Ints{};
@@ -266,17 +274,32 @@ void max_plane_block(const PlaneBlocks& t, int64_t b, const float* base, Floats&
       load_strided<SW>(base + t.shift[static_cast<size_t>(b * t.taps + tap)], SW, v);
     else
       for (int64_t j = 0; j < kPoolBlock; ++j) v[j] = base[offset[j]];
+    if constexpr (!kNan) sum += v;
     Ints take;
-    max_pool_takes(v, best, take);
+    max_pool_takes<kNan>(v, best, take);
     take = valid & (~have | take);
     best = take ? v : best;
     at = take ? offset : at;
     have |= valid;
   }
+  if constexpr (!kNan) nan |= sum != sum;
+}
+
+// Block b of the planes at `base` (max_plane_block): strided loads when `strided` and the table allows them.
+template <bool kNan>
+void max_plane_block_of(const PlaneBlocks& t, int64_t b, const float* base, bool strided, Floats& best, Ints& at,
+                        Ints& have, Ints& nan) {
+  if (strided && t.lane_stride == 1)
+    max_plane_block<1, kNan>(t, b, base, best, at, have, nan);
+  else if (strided && t.lane_stride == 2)
+    max_plane_block<2, kNan>(t, b, base, best, at, have, nan);
+  else
+    max_plane_block<0, kNan>(t, b, base, best, at, have, nan);
 }
 
 // Every block of the planes [first, last) of X: block(first plane, live planes, b, the block's lane results).
-// A block loads strided where its table allows and the loads stay inside X [x, x_end).
+// A block loads strided where its table allows and the loads stay inside X [x, x_end). A group of planes runs
+// without the NaN test, and again, every block, with it when a tap may be NaN (`block` then sees each b twice).
 template <class Block>
 void for_each_plane_block(const PoolGeometry& g, const PlaneBlocks& table, int64_t first, int64_t last, const float* x,
                           const float* x_end, Block&& block) {
@@ -288,15 +311,18 @@ void for_each_plane_block(const PoolGeometry& g, const PlaneBlocks& table, int64
     const PlaneBlocks& t = live < table.planes_per_block ? tail : table;
     const float* base = x + p * hw;
     const bool strided = t.min_shift >= x - base && t.max_shift <= x_end - base;
+    Ints nan{};
     for (int64_t b = 0; b < t.blocks_per_plane; ++b) {
       Floats best;
       Ints at, have;
-      if (strided && t.lane_stride == 1)
-        max_plane_block<1>(t, b, base, best, at, have);
-      else if (strided && t.lane_stride == 2)
-        max_plane_block<2>(t, b, base, best, at, have);
-      else
-        max_plane_block<0>(t, b, base, best, at, have);
+      max_plane_block_of<false>(t, b, base, strided, best, at, have, nan);
+      block(p, live, b, best, at, have);
+    }
+    if (!max_pool_any_lane(nan)) continue;
+    for (int64_t b = 0; b < t.blocks_per_plane; ++b) {
+      Floats best;
+      Ints at, have;
+      max_plane_block_of<true>(t, b, base, strided, best, at, have, nan);
       block(p, live, b, best, at, have);
     }
   }
@@ -326,12 +352,18 @@ CORUN_SIMD_CLONES void max_pool_fast(const OpCall& call, float* const* buf, int 
     for (int64_t p = planes.begin; p < planes.end; ++p) {
       const float* plane = buf[0] + p * g.h * g.w;
       float* out = buf[1] + p * g.oh * g.ow;
-      for_each_row(
-          g,
-          [&](int64_t oh, int64_t h0, int64_t h1) {
-            max_row<decltype(sw)::value>(g, cols, masks, plane, h0, h1, buf[0], end, out + oh * g.ow);
-          },
-          [&](int64_t oh) { std::fill_n(out + oh * g.ow, g.ow, 0.0f); }, [](int64_t) {});
+      auto rows = [&](auto nan_test) {  // the plane's outputs; false when a tap may be NaN (without the test)
+        Ints nan{};
+        for_each_row(
+            g,
+            [&](int64_t oh, int64_t h0, int64_t h1) {
+              max_row<decltype(sw)::value, decltype(nan_test)::value>(g, cols, masks, plane, h0, h1, buf[0], end,
+                                                                      out + oh * g.ow, nan);
+            },
+            [&](int64_t oh) { std::fill_n(out + oh * g.ow, g.ow, 0.0f); }, [](int64_t) {});
+        return !max_pool_any_lane(nan);
+      };
+      if (!rows(std::false_type{})) rows(std::true_type{});
     }
   });
 }
@@ -362,19 +394,26 @@ CORUN_SIMD_CLONES void max_pool_grad_fast(const OpCall& call, float* const* buf,
       const float* plane = buf[0] + p * g.h * g.w;
       const float* dy = buf[1] + p * g.oh * g.ow;
       float* dx = buf[2] + p * g.h * g.w;
-      std::fill_n(dx, g.h * g.w, 0.0f);
       // Each row's argmaxes first (vectorised), then its gradients scattered in output order: the order of
-      // the sums into dX that overlapping windows share, the same at every width.
-      for_each_row(
-          g,
-          [&](int64_t, int64_t h0, int64_t h1) {
-            max_row<decltype(sw)::value>(g, cols, masks, plane, h0, h1, buf[0], end, arg.data());
-          },
-          [&](int64_t) { std::fill(arg.begin(), arg.end(), -1); },
-          [&](int64_t oh) {
-            for (int64_t ow = 0; ow < g.ow; ++ow)
-              if (arg[ow] >= 0) dx[arg[ow]] += dy[oh * g.ow + ow];
-          });
+      // the sums into dX that overlapping windows share, the same at every width. False when a tap may be
+      // NaN (without the test): the plane is then done again with it.
+      auto rows = [&](auto nan_test) {
+        std::fill_n(dx, g.h * g.w, 0.0f);
+        Ints nan{};
+        for_each_row(
+            g,
+            [&](int64_t, int64_t h0, int64_t h1) {
+              max_row<decltype(sw)::value, decltype(nan_test)::value>(g, cols, masks, plane, h0, h1, buf[0], end,
+                                                                      arg.data(), nan);
+            },
+            [&](int64_t) { std::fill(arg.begin(), arg.end(), -1); },
+            [&](int64_t oh) {
+              for (int64_t ow = 0; ow < g.ow; ++ow)
+                if (arg[ow] >= 0) dx[arg[ow]] += dy[oh * g.ow + ow];
+            });
+        return !max_pool_any_lane(nan);
+      };
+      if (!rows(std::false_type{})) rows(std::true_type{});
     }
   });
 }

@@ -16,8 +16,8 @@
 // and its top padding: the ONNX and PyTorch rule).
 //
 // Max pooling ignores padded positions; a window's gradient goes to its first maximum in row-major window
-// order (ties to the first max), recomputed from X, so the backward is deterministic (max_pool_takes: a NaN
-// after a window's first tap is skipped, see there). Average pooling
+// order (ties to the first max), recomputed from X, so the backward is deterministic; a window holding NaN
+// gives NaN and its gradient goes to its last NaN (max_pool_takes, PyTorch's rule). Average pooling
 // divides by the number of window positions inside the image, or with count_include_pad by the positions
 // inside the padded image [-pt, H + pb) x [-pl, W + pr) (PyTorch's rule for a ceil-mode window that runs
 // past the padding). Every kernel splits whole (n, c) planes between members: a plane's gradient
@@ -28,6 +28,7 @@
 #include "codelets/op.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace corun::codelets {
 
@@ -42,19 +43,32 @@ void max_pool_grad_blocked(const OpCall& call, float* const* buf, int rank, int 
 void pool_via_plain(Kernel kernel, const OpCall& call, float* const* buf, int rank, int width);
 
 /// The max pools' rule, one for every kernel (scalar and vector, plain and blocked): tap v replaces the
-/// window's running maximum `best` when it is greater. A NaN in the window's first tap stays; a later NaN is
-/// skipped, so a window holding NaN may give a finite output where PyTorch gives NaN (`val > maxval ||
-/// isnan(val)`). Both ways of adding the NaN test to the vector select, `(v > best) | (v != v)` and
-/// `~(v <= best) & (best == best)`, made GCC give up the max it compiles `v > best ? v : best` to: max_pool
-/// went from 4.5 to 37 ms and max_pool_grad from 10.5 to 43 ms per PathNet small step (2-core Xeon, lws),
-/// and the step from 32 to 65 ms. NaN propagation through max pooling waits for a kernel that keeps that
-/// speed (issue 52 item 1).
-inline bool max_pool_takes(float v, float best) { return v > best; }
+/// window's running maximum `best` when it is greater or NaN, PyTorch's `val > maxval || isnan(val)`. So a
+/// NaN anywhere in a window makes its output NaN (the window's last NaN, payload included) and its gradient
+/// goes to that NaN, as in PyTorch; `v > best` alone skipped a NaN after the window's first tap.
+inline bool max_pool_takes(float v, float best) { return v > best || v != v; }
 /// The same on GCC vectors: `take` gets the lane mask (an out-parameter, as a vector returned by value warns
-/// of an ABI that depends on the ISA flags, -Wpsabi).
-template <class Floats, class Ints>
+/// of an ABI that depends on the ISA flags, -Wpsabi). With kMayHoldNan false, `v > best` alone: the same
+/// choice on taps without NaN, and a select GCC compiles to a max, while with the NaN test, as
+/// `(v > best) | (v != v)` or as `~(v <= best) & (best == best)`, it gave the max up (max_pool 4.5 -> 37 ms,
+/// max_pool_grad 10.5 -> 43 ms per PathNet small step, 2-core Xeon; commit 50cac92). So the vector kernels take
+/// a plane without the test, summing its taps as they load them (one vector add a tap), and take it again with
+/// the test only when a sum is NaN: a NaN tap makes it NaN; infinities of both signs too, a false alarm that
+/// costs time only, as both rules give the same bits on taps without NaN.
+template <bool kMayHoldNan, class Floats, class Ints>
 inline void max_pool_takes(const Floats& v, const Floats& best, Ints& take) {
-  take = v > best;
+  if constexpr (kMayHoldNan)
+    take = (v > best) | (v != v);
+  else
+    take = v > best;
+}
+
+/// Whether any lane of a vector mask is set (a plane's `sum != sum` lanes, above).
+template <class Ints>
+inline bool max_pool_any_lane(const Ints& mask) {
+  int32_t any = 0;
+  for (size_t j = 0; j < sizeof mask / sizeof mask[0]; ++j) any |= mask[j];
+  return any != 0;
 }
 
 inline constexpr int kPoolBlockAttr = 11;

@@ -15,8 +15,8 @@ bool tap(const PoolGeometry& g, int64_t oh, int64_t ow, int64_t r, int64_t s, in
   return ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
 }
 
-// Index in the plane of the first maximum of window (oh, ow) (by max_pool_takes, as every kernel), -1
-// if the window is all padding.
+// Index in the plane of the first maximum of window (oh, ow) (by max_pool_takes, as every kernel: its last NaN
+// if it holds one), -1 if the window is all padding.
 int64_t argmax(const PoolGeometry& g, const float* plane, int64_t oh, int64_t ow) {
   int64_t best = -1;
   float best_v = -std::numeric_limits<float>::infinity();

@@ -52,7 +52,7 @@ struct InferResult {
 
 /// The queue is full (or the server is draining): the protocol layer answers 503 with Retry-After.
 struct Overloaded : std::runtime_error {
-  Overloaded(const std::string& what, int seconds) : std::runtime_error(what), retry_after_s(seconds) {}
+  Overloaded(const std::string& what, int retry_after) : std::runtime_error(what), retry_after_s(retry_after) {}
   int retry_after_s = 1;
 };
 

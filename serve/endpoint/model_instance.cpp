@@ -4,6 +4,7 @@
 
 #include <corun/engine.hpp>
 #include <corun/error.hpp>
+#include <corun/onnx.hpp>
 
 #include "base/check.hpp"
 
@@ -22,16 +23,17 @@ TensorSpec spec_of(const std::string& name, const Shape& shape, bool dynamic_row
   return s;
 }
 
-// The signature of a model imported at `rows` rows. Every output must be batch-major: a request's rows are
-// cut out of it.
-ModelMetadata metadata_of(const OnnxModel& m, const std::string& name, int rows, bool dynamic_rows) {
+// The signature of a model built at `rows` rows. Every input and output must be batch-major: requests are
+// stacked along the first dimension and cut out of it.
+ModelMetadata metadata_of(const ServedGraph& m, const std::string& name, int rows, bool dynamic_rows) {
   ModelMetadata meta;
   meta.name = name;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
-    TensorSpec s = spec_of(m.inputs[i].name(), m.inputs[i].shape(), dynamic_rows);
-    CORUN_CHECK(m.inputs[i].shape().rank >= 1 && m.inputs[i].shape()[0] == rows, Status::invalid_argument,
-                "model '" << name << "': input '" << s.name << "' " << m.inputs[i].shape().str()
-                          << " has no batch axis first (" << rows << " rows): corun serve batches requests along it");
+    const Shape& shape = m.inputs[i].shape();
+    TensorSpec s = spec_of(m.inputs[i].name(), shape, dynamic_rows);
+    CORUN_CHECK(shape.rank >= 1 && shape[0] == rows, Status::invalid_argument,
+                "model '" << name << "': input '" << s.name << "' " << shape.str() << " has no batch axis first ("
+                          << rows << " rows): corun serve batches requests along it");
     if (m.index_limits[i] != 0) {
       s.datatype = "INT64";
       s.index_limit = m.index_limits[i];
@@ -50,6 +52,25 @@ ModelMetadata metadata_of(const OnnxModel& m, const std::string& name, int rows,
   return meta;
 }
 
+ServedGraph served(OnnxModel m) {
+  auto owner = std::make_shared<OnnxModel>(std::move(m));
+  ServedGraph g;
+  g.graph = &owner->graph;
+  g.inputs = owner->inputs;
+  g.index_limits = owner->index_limits;
+  g.outputs = owner->outputs;
+  g.output_names = owner->output_names;
+  g.owner = std::move(owner);
+  return g;
+}
+
+std::vector<int> buckets_up_to(int max_batch) {
+  std::vector<int> buckets;
+  for (int b = 1; b < max_batch; b *= 2) buckets.push_back(b);
+  buckets.push_back(max_batch);
+  return buckets;
+}
+
 int64_t row_numel(const Shape& shape) { return shape.rank <= 1 ? 1 : shape.numel() / shape[0]; }
 
 }  // namespace
@@ -60,52 +81,54 @@ int ModelSource::bucket_for(int rows) const {
   return buckets.back();
 }
 
-OnnxModel ModelSource::import_at(int rows) const {
-  OnnxImportOptions o = import;
-  o.batch = fixed_batch > 0 ? 0 : rows;
-  return import_onnx_model(path, o);
-}
-
 // A file that fixes its batch imports with batch 0; one with a symbolic batch needs a batch size, and its
 // batch-0 error is then not the user's problem.
 ModelSource ModelSource::from_onnx(const std::string& path, const std::string& name, const ServerOptions& options) {
+  OnnxImportOptions import;
+  import.allow_non_finite = options.allow_non_finite;
   ModelSource src;
-  src.path = path;
-  src.import.allow_non_finite = options.allow_non_finite;
-  OnnxModel first;
+  ServedGraph first;
   try {
-    first = import_onnx_model(path, src.import);
-    src.fixed_batch = first.inputs.empty() || first.inputs[0].shape().rank == 0
-                          ? 1
-                          : static_cast<int>(first.inputs[0].shape()[0]);
+    first = served(import_onnx_model(path, import));
+    const Shape& in = first.inputs.empty() ? Shape{} : first.inputs[0].shape();
+    src.fixed_batch = in.rank == 0 ? 1 : static_cast<int>(in[0]);
   } catch (const Error&) {
-    OnnxImportOptions one = src.import;
+    OnnxImportOptions one = import;
     one.batch = 1;
-    first = import_onnx_model(path, one);  // a real error of the file is thrown here
+    first = served(import_onnx_model(path, one));  // a real error of the file is thrown here
   }
-  const int rows = src.fixed_batch > 0 ? src.fixed_batch : 1;
-  src.metadata = metadata_of(first, name, rows, src.fixed_batch == 0);
-  src.metadata.max_batch = src.fixed_batch > 0 ? std::min(src.fixed_batch, options.max_batch) : options.max_batch;
-  if (src.fixed_batch > 0) {
-    src.buckets = {src.fixed_batch};
-  } else {
-    for (int b = 1; b < options.max_batch; b *= 2) src.buckets.push_back(b);
-    src.buckets.push_back(options.max_batch);
-  }
+  const bool fixed = src.fixed_batch > 0;
+  src.metadata = metadata_of(first, name, fixed ? src.fixed_batch : 1, !fixed);
+  src.metadata.max_batch = fixed ? std::min(src.fixed_batch, options.max_batch) : options.max_batch;
+  src.buckets = fixed ? std::vector<int>{src.fixed_batch} : buckets_up_to(options.max_batch);
+  src.build = [path, import, fixed](int rows) {
+    OnnxImportOptions o = import;
+    o.batch = fixed ? 0 : rows;
+    return served(import_onnx_model(path, o));
+  };
+  return src;
+}
+
+ModelSource ModelSource::from_builder(const std::string& name, GraphBuilder build, const ServerOptions& options) {
+  ModelSource src;
+  src.metadata = metadata_of(build(1), name, 1, true);
+  src.metadata.max_batch = options.max_batch;
+  src.buckets = buckets_up_to(options.max_batch);
+  src.build = std::move(build);
   return src;
 }
 
 ModelInstance::ModelInstance(const ModelSource& source, int rows)
-    : source_(source), model_(source.import_at(rows)), rows_(rows) {
+    : source_(source), model_(source.build(rows)), rows_(rows) {
   for (const Tensor& t : model_.inputs) staging_.emplace_back(static_cast<size_t>(t.shape().numel()), 0.0f);
 }
 
 void ModelInstance::warm_up(Engine& engine) {
   for (size_t i = 0; i < model_.inputs.size(); ++i) {
     std::fill(staging_[i].begin(), staging_[i].end(), 0.0f);
-    engine.write(model_.graph, model_.inputs[i], staging_[i]);
+    engine.write(*model_.graph, model_.inputs[i], staging_[i]);
   }
-  RunTicket t = engine.submit(model_.graph);
+  RunTicket t = engine.submit(*model_.graph);
   engine.wait(t);
   warm_ = true;
 }
@@ -120,13 +143,13 @@ std::vector<std::vector<RequestTensor>> ModelInstance::run(Engine& engine, const
       at += data.size();
     }
     std::fill(staging_[i].begin() + static_cast<std::ptrdiff_t>(at), staging_[i].begin() + static_cast<std::ptrdiff_t>(rows_ * row), 0.0f);
-    engine.write(model_.graph, model_.inputs[i], staging_[i]);
+    engine.write(*model_.graph, model_.inputs[i], staging_[i]);
   }
-  RunTicket ticket = engine.submit(model_.graph, {.priority = batch.priority});
+  RunTicket ticket = engine.submit(*model_.graph, {.priority = batch.priority});
   engine.wait(ticket);
   std::vector<std::vector<RequestTensor>> out(batch.requests.size());
   for (size_t k = 0; k < model_.outputs.size(); ++k) {
-    const std::vector<float> y = engine.read(model_.graph, model_.outputs[k]);
+    const std::vector<float> y = engine.read(*model_.graph, model_.outputs[k]);
     const Shape& shape = model_.outputs[k].shape();
     const size_t row = static_cast<size_t>(row_numel(shape));
     size_t at = 0;
@@ -144,6 +167,6 @@ std::vector<std::vector<RequestTensor>> ModelInstance::run(Engine& engine, const
   return out;
 }
 
-void ModelInstance::release(Engine& engine) { engine.release(model_.graph); }
+void ModelInstance::release(Engine& engine) { engine.release(*model_.graph); }
 
 }  // namespace corun::serve

@@ -1,4 +1,4 @@
-// serve/endpoint/model_instance.hpp — a served ONNX model: its file and signature (ModelSource) and the graph
+// serve/endpoint/model_instance.hpp — a served model: its graph builder and signature (ModelSource) and the graph
 // instances runners run batches on (ModelInstance, one per runner and bucket).
 //
 // Batches are padded to buckets of 1, 2, 4, ... rows up to max_batch (the last bucket is max_batch itself), so
@@ -9,36 +9,28 @@
 #pragma once
 
 #include "serve/endpoint/model_backend.hpp"
+#include "serve/endpoint/model_server.hpp"
 #include "serve/endpoint/request_queue.hpp"
-
-#include <corun/onnx.hpp>
 
 #include <string>
 #include <vector>
 
-namespace corun {
-class Engine;
-}
-
 namespace corun::serve {
 
-struct ServerOptions;
-
 struct ModelSource {
-  std::string path;
-  OnnxImportOptions import;   ///< allow_non_finite; batch set per bucket
+  GraphBuilder build;         ///< the model's graph at a bucket's rows
   ModelMetadata metadata;
-  int fixed_batch = 0;        ///< the file fixes the batch size: its only bucket (0: the batch axis is dynamic)
+  int fixed_batch = 0;        ///< the model fixes the batch size: its only bucket (0: the batch axis is dynamic)
   std::vector<int> buckets;   ///< ascending; the last one is metadata.max_batch
 
   /// The smallest bucket that holds `rows` (1 <= rows <= max_batch).
   int bucket_for(int rows) const;
-  /// The model imported at a bucket's batch size.
-  OnnxModel import_at(int rows) const;
 
   /// Imports the file once to learn its signature. Throws corun::Error for a file corun cannot import, or
-  /// outputs whose first dimension is not the batch.
+  /// inputs and outputs whose first dimension is not the batch.
   static ModelSource from_onnx(const std::string& path, const std::string& name, const ServerOptions& options);
+  /// A model whose batch is dynamic, built by `build` (one graph to learn the signature now).
+  static ModelSource from_builder(const std::string& name, GraphBuilder build, const ServerOptions& options);
 };
 
 class ModelInstance {
@@ -59,7 +51,7 @@ class ModelInstance {
 
  private:
   const ModelSource& source_;
-  OnnxModel model_;
+  ServedGraph model_;
   int rows_ = 0;
   std::vector<std::vector<float>> staging_;  // per input: the bucket's rows, written once per batch
   bool warm_ = false;

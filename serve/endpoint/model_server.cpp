@@ -35,9 +35,9 @@ size_t histogram_bin(int rows) {
   return bin;
 }
 
-class OnnxModelServer final : public ModelServer {
+class ModelServerImpl final : public ModelServer {
  public:
-  OnnxModelServer(Engine& engine, ModelSource source, const ServerOptions& options)
+  ModelServerImpl(Engine& engine, ModelSource source, const ServerOptions& options)
       : engine_(engine),
         source_(std::move(source)),
         queue_(limits(source_, options), [] { return g_batches_running.load() > 0; }) {
@@ -51,7 +51,7 @@ class OnnxModelServer final : public ModelServer {
     ready_ = true;
   }
 
-  ~OnnxModelServer() override { drain(); }
+  ~ModelServerImpl() override { drain(); }
 
   const ModelMetadata& metadata() const override { return source_.metadata; }
   bool ready() const override { return ready_.load(); }
@@ -181,15 +181,30 @@ class OnnxModelServer final : public ModelServer {
 
 }  // namespace
 
-std::unique_ptr<ModelServer> ModelServer::from_onnx(Engine& engine, const std::string& onnx_path,
-                                                    const std::string& name, const ServerOptions& options) {
+namespace {
+void check_options(const ServerOptions& options) {
   CORUN_CHECK(options.max_batch >= 1, Status::invalid_argument,
               "--max-batch " << options.max_batch << ": a batch holds at least one row");
   CORUN_CHECK(options.max_queue >= 1, Status::invalid_argument,
               "--max-queue " << options.max_queue << ": at least one request must be able to wait");
   CORUN_CHECK(options.max_queue_delay_us >= 0, Status::invalid_argument,
               "--max-queue-delay-us " << options.max_queue_delay_us << " is negative");
-  return std::make_unique<OnnxModelServer>(engine, ModelSource::from_onnx(onnx_path, name, options), options);
+  CORUN_CHECK(options.max_in_flight >= 0, Status::invalid_argument,
+              "max_in_flight " << options.max_in_flight << " is negative (0: one runner per engine worker)");
+}
+}  // namespace
+
+std::unique_ptr<ModelServer> ModelServer::from_onnx(Engine& engine, const std::string& onnx_path,
+                                                    const std::string& name, const ServerOptions& options) {
+  check_options(options);
+  return std::make_unique<ModelServerImpl>(engine, ModelSource::from_onnx(onnx_path, name, options), options);
+}
+
+std::unique_ptr<ModelServer> ModelServer::from_graphs(Engine& engine, const std::string& name, GraphBuilder build,
+                                                      const ServerOptions& options) {
+  check_options(options);
+  return std::make_unique<ModelServerImpl>(engine, ModelSource::from_builder(name, std::move(build), options),
+                                           options);
 }
 
 ModelServer::~ModelServer() = default;

@@ -18,14 +18,33 @@
 
 #include "serve/endpoint/model_backend.hpp"
 
+#include <corun/graph.hpp>
+
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace corun {
 class Engine;
-}
+}  // namespace corun
 
 namespace corun::serve {
+
+/// A served model's graph at one batch size: what ModelInstance writes, runs and reads.
+struct ServedGraph {
+  std::shared_ptr<void> owner;  ///< keeps the graph (and whatever holds it) alive
+  Graph* graph = nullptr;
+  /// The inputs a request gives, in signature order; the graph's other inputs keep their values.
+  std::vector<Tensor> inputs;
+  /// Per input: 0 for FP32, else token ids held as exact integers in f32: the count of valid ids, or -1 when
+  /// no table bounds them (as OnnxModel::index_limits).
+  std::vector<int64_t> index_limits;
+  std::vector<Tensor> outputs;
+  std::vector<std::string> output_names;
+};
+/// Builds the model's graph for a batch of `rows` rows (the first dimension of every input and output).
+using GraphBuilder = std::function<ServedGraph(int rows)>;
 
 struct ServerOptions {
   int max_batch = 8;              ///< --max-batch: rows of one merged batch (and of one request)
@@ -41,6 +60,9 @@ class ModelServer : public ModelBackend {
   /// fails here) and starts the runners. Throws corun::Error for a model corun cannot import or a bad option.
   static std::unique_ptr<ModelServer> from_onnx(Engine& engine, const std::string& onnx_path, const std::string& name,
                                                 const ServerOptions& options);
+  /// A model given as a graph builder (corun serve --model: the built-in models), batch dynamic.
+  static std::unique_ptr<ModelServer> from_graphs(Engine& engine, const std::string& name, GraphBuilder build,
+                                                  const ServerOptions& options);
   ~ModelServer() override;
 
   /// Refuses new requests (Overloaded, "draining") and returns once every queued and running one finished.

@@ -55,11 +55,11 @@ std::vector<std::vector<float>> outputs_alone(Engine& e, std::vector<Mlp>& mlps)
 class AsyncRuns : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AsyncRuns, GraphsInFlightTogetherGiveTheBitsOfEachAlone) {
+  std::vector<Mlp> mlps;  // before the engine: it lets go of them when it dies
+  for (int i = 0; i < kGraphs; ++i) mlps.push_back(make_mlp(100 + static_cast<uint64_t>(i), 8 + 8 * i));
   Config config = test::test_config(GetParam());
   config.ncpus = test::policy_workers(GetParam());
   Engine e(config);
-  std::vector<Mlp> mlps;
-  for (int i = 0; i < kGraphs; ++i) mlps.push_back(make_mlp(100 + static_cast<uint64_t>(i), 8 + 8 * i));
   const auto alone = outputs_alone(e, mlps);
 
   // One thread per graph, each submitting and waiting kRounds times: up to kGraphs runs in flight.
@@ -85,11 +85,11 @@ TEST_P(AsyncRuns, GraphsInFlightTogetherGiveTheBitsOfEachAlone) {
 }
 
 TEST_P(AsyncRuns, SeveralTicketsOfOneThreadWaitInAnyOrder) {
+  std::vector<Mlp> mlps;
+  for (int i = 0; i < kGraphs; ++i) mlps.push_back(make_mlp(200 + static_cast<uint64_t>(i), 16));
   Config config = test::test_config(GetParam());
   config.ncpus = test::policy_workers(GetParam());
   Engine e(config);
-  std::vector<Mlp> mlps;
-  for (int i = 0; i < kGraphs; ++i) mlps.push_back(make_mlp(200 + static_cast<uint64_t>(i), 16));
   const auto alone = outputs_alone(e, mlps);
   std::vector<RunTicket> tickets;
   for (Mlp& m : mlps) tickets.push_back(e.submit(m.g));
@@ -108,8 +108,8 @@ std::vector<std::string> async_policies() {
 INSTANTIATE_TEST_SUITE_P(Policies, AsyncRuns, ::testing::ValuesIn(async_policies()), test::policy_test_name);
 
 TEST(AsyncRunErrors, ASecondSubmitOfAGraphInFlightSaysToWaitFirst) {
-  Engine e(test::test_config("lws"));
   Mlp m = make_mlp(7, 64);
+  Engine e(test::test_config("lws"));
   e.run(m.g);  // bound and planned
   RunTicket first = e.submit(m.g);
   bool refused = false;
@@ -129,8 +129,8 @@ TEST(AsyncRunErrors, ASecondSubmitOfAGraphInFlightSaysToWaitFirst) {
 }
 
 TEST(AsyncRunErrors, ATicketWaitedTwiceIsAnError) {
-  Engine e(test::test_config("lws"));
   Mlp m = make_mlp(8, 8);
+  Engine e(test::test_config("lws"));
   RunTicket t = e.submit(m.g);
   e.wait(t);
   EXPECT_FALSE(t.valid());
@@ -138,8 +138,8 @@ TEST(AsyncRunErrors, ATicketWaitedTwiceIsAnError) {
 }
 
 TEST(AsyncRunErrors, ADroppedTicketWaitsForItsRun) {
-  Engine e(test::test_config("lws"));
   Mlp m = make_mlp(9, 32);
+  Engine e(test::test_config("lws"));
   e.run(m.g);
   const std::vector<float> alone = e.read(m.g, m.y);
   { RunTicket dropped = e.submit(m.g); }  // its destructor waits: the graph is free again

@@ -1,6 +1,7 @@
 // Engine configuration errors and the rules of binding a graph: every mistake is a corun::Error with the
 // right status and a message that says how to fix it.
 #include "engine_test_util.hpp"
+#include "engine/blas.hpp"
 
 #include <corun/engine.hpp>
 #include <corun/graph.hpp>
@@ -255,5 +256,23 @@ TEST_F(EngineErrors, ValuesAddedAfterFirstRunAreRegistered) {
   e.release(t.g);
 }
 
+}  // namespace
+}  // namespace corun
+
+// corun info and the start line say when OpenBLAS runs kernels older than the CPU (issue 48 item 5).
+namespace corun {
+namespace {
+TEST(BlasCoreWarning, NamesTheCoreTypeToSetForAnUnknownCpu) {
+  const std::string prescott = blas::core_warning("Prescott", /*avx2_fma=*/true, /*avx512=*/true);
+  EXPECT_TRUE(test::contains(prescott, "runs its Prescott kernels (no AVX2)"));
+  EXPECT_TRUE(test::contains(prescott, "OPENBLAS_CORETYPE=SkylakeX"));
+  EXPECT_TRUE(test::contains(blas::core_warning("Core2", true, false), "OPENBLAS_CORETYPE=Haswell"));
+  const std::string zen = blas::core_warning("Haswell", true, true);  // a Zen 5 under OpenBLAS 0.3.21
+  EXPECT_TRUE(test::contains(zen, "runs its Haswell kernels (AVX2) on a CPU with AVX-512"));
+  EXPECT_TRUE(test::contains(zen, "OPENBLAS_CORETYPE=SkylakeX"));
+  EXPECT_EQ(blas::core_warning("SkylakeX", true, true), "");
+  EXPECT_EQ(blas::core_warning("Zen", true, false), "");       // an AVX2 CPU on its AVX2 kernels
+  EXPECT_EQ(blas::core_warning("Prescott", false, false), "");  // an old CPU on its own kernels
+}
 }  // namespace
 }  // namespace corun

@@ -37,8 +37,12 @@ TEST(UsefulWidth, NoPolicyGivesAnOpMoreCoresThanItHasWorkItems) {
     eng.set_tracing(true);
     eng.run(g);
     for (const TraceTask& t : eng.trace()) {
-      if (t.node == "conv") EXPECT_EQ(t.width, 1) << "the batch-1 im2col convolution got a team";
-      if (t.node == "mm") EXPECT_EQ(t.width, 2) << "the product (2 tiles) should take the width asked for";
+      if (t.node == "conv") {
+        EXPECT_EQ(t.width, 1) << "the batch-1 im2col convolution got a team";
+      }
+      if (t.node == "mm") {
+        EXPECT_EQ(t.width, 2) << "the product (2 tiles) should take the width asked for";
+      }
     }
     eng.release(g);
   }

@@ -25,7 +25,8 @@ ALLOWED = {
     "engine": ["graphs", "codelets", "sched", "numa", "trace", "base"],
     "serve/kernels": ["base"],
     "serve/runtime": ["serve/kernels", "engine", "graphs", "codelets", "sched", "numa", "trace", "base"],
-    "cli": ["onnx", "serve/runtime", "serve/kernels", "engine", "graphs", "codelets", "sched", "numa", "trace", "base"],
+    "serve/http": ["serve/endpoint", "base"],
+    "cli": ["onnx", "serve/http", "serve/endpoint", "serve/runtime", "serve/kernels", "engine", "graphs", "codelets", "sched", "numa", "trace", "base"],
 }
 # The public headers are the API of the whole library: they include only one another.
 PUBLIC = "include/corun"

@@ -190,6 +190,39 @@ TEST_F(ModelServerTest, ARequestOfTooManyRowsAndAFullQueueAreRefusedAndDrainFini
   EXPECT_EQ(server->counters().requests_rejected, static_cast<uint64_t>(refused) + 1);
 }
 
+// corun serve --model: a model given as a graph builder (here the same MLP in corun's graph API).
+TEST_F(ModelServerTest, AGraphBuilderServesLikeTheFile) {
+  Engine engine(test::test_config());
+  GraphBuilder build = [this](int rows) {
+    auto g = std::make_shared<Graph>();
+    const Tensor x = g->input("x", {rows, 16});
+    const Tensor w = g->param("W", {16, 8});
+    const Tensor b = g->param("B", {8});
+    std::copy(file_.w.begin(), file_.w.end(), g->data(w));
+    std::copy(file_.bias.begin(), file_.bias.end(), g->data(b));
+    const Tensor y = g->relu(g->add(g->matmul(x, w), b), "y");
+    g->keep(y);
+    ServedGraph s;
+    s.graph = g.get();
+    s.inputs = {x};
+    s.index_limits = {0};
+    s.outputs = {y};
+    s.output_names = {"y"};
+    s.owner = g;
+    return s;
+  };
+  ServerOptions options;
+  options.max_batch = 3;
+  auto server = ModelServer::from_graphs(engine, "mlp", build, options);
+  EXPECT_EQ(server->metadata().outputs.at(0).shape, (std::vector<int64_t>{-1, 8}));
+  std::mt19937_64 rng(21);
+  for (int rows = 1; rows <= 3; ++rows) {
+    const std::vector<float> x = test::uniform(rng, rows * 16);
+    const InferResult r = server->infer(inputs_of(x, rows), false).get();
+    EXPECT_LT(test::relative_error(r.outputs.at(0).data, reference(file_, x, rows)), 1e-5) << rows;
+  }
+}
+
 TEST_F(ModelServerTest, AFileCorunCannotImportFailsAtStart) {
   Engine engine(test::test_config());
   const std::string bad = (dir_ / "bad.onnx").string();
