@@ -301,6 +301,7 @@ def run_load(a, targets, body, headers, use_binary):
         "statuses": tally.statuses, "status_503": tally.statuses.get("503", 0),
         "errors": tally.errors, "sent": tally.sent, "not_sent": tally.not_sent, "hung_threads": hung,
         "client_cpu_s": round((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system), 3),
+        "elapsed_s": round(time.perf_counter() - start, 3),
     }
 
 

@@ -14,7 +14,7 @@
 # at low load. Each round runs every configuration of every model once, in turn (a noisy period hits them
 # all); the tables give medians over rounds. Before its measured levels, each server session gets a
 # --prewarm of load at the highest level (unmeasured: corun imports a batch bucket the first time a runner
-# needs it). One answer of every configuration is compared with `corun infer`'s output on the same input.
+# needs it, and a request that comes first waits for that import: seconds on a busy machine). One answer of every configuration is compared with `corun infer`'s output on the same input.
 #
 #   bench/serve_load.sh [--rounds R] [--models "resnet18 mobilenet_v2 text_similarity"]
 #                       [--concurrency "1 2 4 8"] [--duration S] [--warmup S] [--prewarm S]
@@ -36,7 +36,7 @@ models="resnet18 mobilenet_v2 text_similarity"
 levels="1 2 4 8"
 duration=1.5
 warmup=0.3
-prewarm=1
+prewarm=2
 fixed_widths=
 torch_widths=
 corun_policies=default
@@ -60,7 +60,7 @@ while (($#)); do
     --corun-policies) corun_policies=$2; shift 2 ;;
     --image-size) image_size=$2; shift 2 ;;
     --infer-iters) infer_iters=$2; shift 2 ;;
-    --quick) rounds=1; levels="1 4"; duration=1; warmup=0.3; prewarm=0.5; infer_iters=10; shift ;;
+    --quick) rounds=1; levels="1 4"; duration=1; warmup=0.3; prewarm=1; infer_iters=10; shift ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --note) note=$2; shift 2 ;;

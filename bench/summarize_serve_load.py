@@ -89,12 +89,12 @@ class Model:
 
     @staticmethod
     def medians(runs):
-        med = lambda key: statistics.median([r[key] for r in runs if r[key] is not None]) \
-            if any(r[key] is not None for r in runs) else None
+        med = lambda key: statistics.median([r[key] for r in runs if r.get(key) is not None]) \
+            if any(r.get(key) is not None for r in runs) else None
         non200 = sum(sum(v for k, v in r["statuses"].items() if k != "200") + sum(r["errors"].values())
                      + r.get("hung_threads", 0) for r in runs)
         return {"rps": med("throughput_rps"), "p50": med("p50_ms"), "p99": med("p99_ms"), "non200": non200,
-                "cpu": med("client_cpu_s"), "window": med("window_s")}
+                "cpu": med("client_cpu_s"), "elapsed": med("elapsed_s")}
 
     def peak(self, config, levels):
         """(highest median req/s over the levels, its level), or (None, None)."""
@@ -154,7 +154,7 @@ def model_table(m, levels):
                 continue
             row += [fmt(cell["rps"]), f"{fmt(cell['p50'])} / {fmt(cell['p99'])}"]
             non200 += cell["non200"]
-            cpu.append(cell["cpu"] / cell["window"] if cell["cpu"] is not None and cell["window"] else 0.0)
+            cpu.append(cell["cpu"] / cell["elapsed"] if cell["cpu"] is not None and cell["elapsed"] else 0.0)
         diff = m.diff.get(cfg)
         row += [non200, m.servers.get(cfg, "-"), fmt(statistics.median(m.startup[cfg])) if m.startup[cfg] else "-",
                 f"{max(cpu):.2f}/s" if cpu else "-", f"{diff:.2g}" if diff is not None else "-"]
@@ -182,7 +182,7 @@ def main():
     parts = [header(a), summary(models, levels)]
     parts += [model_table(m, levels) for m in models]
     parts.append("non-200: 503s, other statuses, connection errors and hung clients over every level and round; "
-                 "client CPU s: the load generator's CPU seconds per second of window, the highest over the levels "
+                 "client CPU s: the load generator's CPU seconds per second of its run, the highest over the levels "
                  "(1.00/s = one core); max abs diff: one answer of the configuration against `corun infer`'s "
                  "outputs on the same input (round 1).\n")
     print("\n".join(parts))
