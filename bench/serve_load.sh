@@ -18,11 +18,12 @@
 #
 #   bench/serve_load.sh [--rounds R] [--models "resnet18 mobilenet_v2 text_similarity"]
 #                       [--concurrency "1 2 4 8"] [--duration S] [--warmup S] [--prewarm S]
-#                       [--fixed-widths "1 2"] [--torch-widths "1 2"] [--corun-policies "default"]
+#                       [--fixed-widths "1 2"] [--torch-widths "1 2"] [--adaptive "default"]
 #                       [--image-size N] [--infer-iters N] [--quick] [--build DIR] [--out FILE] [--note TEXT]
 #                       [--work DIR]
 #
-# --corun-policies: one adaptive row per entry, CORUN_SCHED=P ("default": the variable unset). --quick (under 3
+# --adaptive: one corun adaptive row per entry POLICY[:B], CORUN_SCHED=POLICY ("default": the variable unset) and
+# --max-batch B (default: corun serve's); "default:1" co-runs requests without merging them. --quick (under 3
 # minutes on 2 cores): one round, 1 and 4 clients, 1 s windows. Every server runs in its own process group and
 # is stopped (SIGTERM, then SIGKILL after 10 s) when its session ends and, whatever happens, when this script
 # exits. Not a test; run it on a quiet machine: flock -x /tmp/corun-quiet.lock bench/serve_load.sh
@@ -39,14 +40,14 @@ warmup=0.3
 prewarm=2
 fixed_widths=
 torch_widths=
-corun_policies=default
+adaptive=default
 image_size=64
 infer_iters=30
 build=
 out=
 note=
 work=
-usage="usage: $0 [--rounds R] [--models \"M ...\"] [--concurrency \"C ...\"] [--duration S] [--warmup S] [--prewarm S] [--fixed-widths \"W ...\"] [--torch-widths \"W ...\"] [--corun-policies \"P ...\"] [--image-size N] [--infer-iters N] [--quick] [--build DIR] [--out FILE] [--note TEXT] [--work DIR]"
+usage="usage: $0 [--rounds R] [--models \"M ...\"] [--concurrency \"C ...\"] [--duration S] [--warmup S] [--prewarm S] [--fixed-widths \"W ...\"] [--torch-widths \"W ...\"] [--adaptive \"P[:B] ...\"] [--image-size N] [--infer-iters N] [--quick] [--build DIR] [--out FILE] [--note TEXT] [--work DIR]"
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -57,7 +58,7 @@ while (($#)); do
     --prewarm) prewarm=$2; shift 2 ;;
     --fixed-widths) fixed_widths=$2; shift 2 ;;
     --torch-widths) torch_widths=$2; shift 2 ;;
-    --corun-policies) corun_policies=$2; shift 2 ;;
+    --adaptive) adaptive=$2; shift 2 ;;
     --image-size) image_size=$2; shift 2 ;;
     --infer-iters) infer_iters=$2; shift 2 ;;
     --quick) rounds=1; levels="1 4"; duration=1; warmup=0.3; prewarm=1; infer_iters=10; shift ;;
@@ -97,8 +98,8 @@ done
 for w in $fixed_widths $torch_widths; do
   ((ncpu % w == 0)) || { echo "error: width $w does not divide the $ncpu CPUs of this process (${cpus[*]})" >&2; exit 2; }
 done
-for p in $corun_policies; do
-  [[ "$p" =~ ^[a-z]+$ ]] || { echo "error: --corun-policies: '$p' is not a policy name" >&2; exit 2; }
+for p in $adaptive; do
+  [[ "$p" =~ ^[a-z]+(:[1-9][0-9]*)?$ ]] || { echo "error: --adaptive: '$p' is not POLICY or POLICY:MAXBATCH" >&2; exit 2; }
 done
 served_models="resnet18 mobilenet_v2 text_similarity"
 for m in $models; do
@@ -188,11 +189,14 @@ cpu_groups() {
   done
 }
 
-# Configurations: "label|kind|width|policy". kind corun-adaptive, corun-fixed or torch.
+# Configurations: "label|kind|width|policy[:max batch]". kind corun-adaptive, corun-fixed or torch.
 configs=()
-for p in $corun_policies; do
+for p in $adaptive; do
   label="corun adaptive"
-  [[ "$p" == default ]] || label+=" ($p)"
+  extra=()
+  [[ "${p%%:*}" == default ]] || extra+=("${p%%:*}")
+  [[ "$p" == *:* ]] && extra+=("max batch ${p##*:}")
+  ((${#extra[@]})) && label+=" ($(IFS=,; echo "${extra[*]}" | sed 's/,/, /g'))"
   configs+=("$label|corun-adaptive|$ncpu|$p")
 done
 for w in $fixed_widths; do
@@ -230,12 +234,13 @@ run_infer() {
 
 # The servers of one configuration for model $1; prints their URLs, one per line.
 start_config() {
-  local m=$1 kind=$2 w=$3 policy=$4 g k=0 env_args=(env CORUN_QUIET=1)
+  local m=$1 kind=$2 w=$3 policy=${4%%:*} batch=() g k=0 env_args=(env CORUN_QUIET=1)
+  [[ "$4" == *:* ]] && batch=(--max-batch "${4##*:}")
   [[ "$policy" == default || "$policy" == - ]] || env_args+=(CORUN_SCHED="$policy")
   case "$kind" in
     corun-adaptive)
       start_server "$work/server.0.log" "$(IFS=,; echo "${cpus[*]}")" "${env_args[@]}" "$corun" serve \
-        --onnx "$m=$work/$m/$m.onnx" --port 0 ;;
+        --onnx "$m=$work/$m/$m.onnx" --port 0 "${batch[@]}" ;;
     corun-fixed)
       for g in $(cpu_groups "$w"); do
         start_server "$work/server.$((k++)).log" "$g" "${env_args[@]}" "$corun" serve --onnx "$m=$work/$m/$m.onnx" \
@@ -296,7 +301,7 @@ for ((r = 1; r <= rounds; ++r)); do
   done
 done
 
-cmd="bench/serve_load.sh --rounds $rounds --models \"$models\" --concurrency \"$levels\" --duration $duration --warmup $warmup --prewarm $prewarm --fixed-widths \"$(echo $fixed_widths)\" --torch-widths \"$(echo $torch_widths)\" --corun-policies \"$corun_policies\" --image-size $image_size --infer-iters $infer_iters"
+cmd="bench/serve_load.sh --rounds $rounds --models \"$models\" --concurrency \"$levels\" --duration $duration --warmup $warmup --prewarm $prewarm --fixed-widths \"$(echo $fixed_widths)\" --torch-widths \"$(echo $torch_widths)\" --adaptive \"$adaptive\" --image-size $image_size --infer-iters $infer_iters"
 notes=("$(bench_load_note "$start_load" "$(bench_load)")"
   "$(bench_cpu_lines | head -n 1 | sed 's/^- //')" "$(bench_cpu_lines | tail -n 1 | sed 's/^- //')"
   "PyTorch $("$py" -c 'import torch; print(torch.__version__)') ($py), torch.set_num_threads = the width, no tcmalloc"
