@@ -21,9 +21,9 @@ last byte read. 503s (overload, Retry-After), other statuses and connection erro
 that gets a 503 waits Retry-After (capped at 50 ms) before its next request, so that it does not spin.
 
 Inputs are .npy files (float32 -> FP32, int64/int32 -> INT64/INT32), shape [1, ...] or any batch the server
-takes. The body is built once: JSON "data", or with --binary (auto: an input over 64 KiB) the binary-data
+takes. The body is built once: JSON "data", or with --binary (auto: inputs over 16 KiB) the binary-data
 extension (raw little-endian bytes after the JSON, Inference-Header-Content-Length), which spares both the
-client and the server the text of 150 000 floats. Responses are JSON, read whole but parsed only by --probe.
+client and the server the text of 12 288 (64 px) to 150 528 (224 px) floats. Responses are JSON, read whole but parsed only by --probe.
 
 Why Python threads and http.client rather than wrk (Debian's, also installed): wrk stops on time only (no
 request bound), folds every non-2xx into one count (503s are what overload looks like here), and spreading the
@@ -46,7 +46,7 @@ import urllib.parse
 import numpy as np
 
 DATATYPES = {np.dtype(np.float32): "FP32", np.dtype(np.int64): "INT64", np.dtype(np.int32): "INT32"}
-BINARY_AUTO_BYTES = 64 << 10
+BINARY_AUTO_BYTES = 16 << 10
 RETRY_AFTER_CAP_S = 0.05
 
 

@@ -305,7 +305,7 @@ cmd="bench/serve_load.sh --rounds $rounds --models \"$models\" --concurrency \"$
 notes=("$(bench_load_note "$start_load" "$(bench_load)")"
   "$(bench_cpu_lines | head -n 1 | sed 's/^- //')" "$(bench_cpu_lines | tail -n 1 | sed 's/^- //')"
   "PyTorch $("$py" -c 'import torch; print(torch.__version__)') ($py), torch.set_num_threads = the width, no tcmalloc"
-  "image models at $image_size px, random weights (export-onnx.py's seed), 1000 classes; text_similarity batch-first (serve_torch.py)"
+  "image models at $image_size px, random weights (export-onnx.py's seed), 1000 classes; text_similarity served batch-first, inputs [B, 7] and [B, 5] transposed inside (serve_torch.py): corun serve refuses export-onnx.py's sequence-first file (\"input 'target_ids' [5, 1] has no batch axis first\")"
   "each level: ${warmup} s of load unmeasured, then ${duration} s measured; a ${prewarm} s prewarm at the highest level per server session")
 [[ -n "$note" ]] && notes+=("$note")
 note_args=()
