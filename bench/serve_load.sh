@@ -12,9 +12,9 @@
 #     weights) in cores/W processes of W threads each, pinned the same way, for W in --torch-widths;
 # and `corun infer --onnx --iters` alone (batch 1, every core), the latency a served request should approach
 # at low load. Each round runs every configuration of every model once, in turn (a noisy period hits them
-# all); the tables give medians over rounds. Before its measured levels, each server session gets a
-# --prewarm of load at the highest level (unmeasured: corun imports a batch bucket the first time a runner
-# needs it, and a request that comes first waits for that import: seconds on a busy machine). One answer of every configuration is compared with `corun infer`'s output on the same input.
+# all); the tables give medians over rounds. Before its measured levels, each server session is prewarmed at
+# the highest level in bursts of --prewarm s until its rate settles (unmeasured: corun imports a batch bucket
+# the first time a runner needs it, and a request that comes first waits for that import). One answer of every configuration is compared with `corun infer`'s output on the same input.
 #
 #   bench/serve_load.sh [--rounds R] [--models "resnet18 mobilenet_v2 text_similarity"]
 #                       [--concurrency "1 2 4 8"] [--duration S] [--warmup S] [--prewarm S]
@@ -37,7 +37,7 @@ models="resnet18 mobilenet_v2 text_similarity"
 levels="1 2 4 8"
 duration=1.5
 warmup=0.3
-prewarm=2
+prewarm=1
 fixed_widths=
 torch_widths=
 adaptive=default
@@ -61,7 +61,7 @@ while (($#)); do
     --adaptive) adaptive=$2; shift 2 ;;
     --image-size) image_size=$2; shift 2 ;;
     --infer-iters) infer_iters=$2; shift 2 ;;
-    --quick) rounds=1; levels="1 4"; duration=1; warmup=0.3; prewarm=1; infer_iters=10; shift ;;
+    --quick) rounds=1; levels="1 4"; duration=1; warmup=0.3; prewarm=0.7; infer_iters=10; shift ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --note) note=$2; shift 2 ;;
@@ -254,6 +254,22 @@ start_config() {
   esac
 }
 
+# The prewarm of a session (url_args, in_args set): bursts of --prewarm s at the highest level until two in a
+# row give req/s within 15% of each other (at most 8 bursts). corun serve imports a bucket's graph the first
+# time a runner merges a batch of its size: ResNet-18's first 2 s at 4 clients ran at a tenth of the steady rate.
+prewarm_session() {
+  local m=$1 top k rps prev=0 line
+  top=$(tr ' ' '\n' <<<"$levels" | sort -n | tail -n 1)
+  for ((k = 1; k <= 8; ++k)); do
+    line=$("$py" "$here/serve_load.py" "${url_args[@]}" --model "$m" "${in_args[@]}" --concurrency "$top" \
+      --duration "$prewarm" --warmup 0) || true
+    rps=$("$py" -c 'import json, sys; print(json.loads(sys.argv[1])["throughput_rps"])' "$line" 2>/dev/null) || rps=0
+    awk -v a="$rps" -v b="$prev" 'BEGIN { exit !(a > 0 && b > 0 && a <= 1.15 * b && b <= 1.15 * a) }' && break
+    prev=$rps
+  done
+  echo "serve_load:   prewarm: $((k > 8 ? 8 : k)) burst(s), last $rps req/s" >&2
+}
+
 # One session: the configuration's servers up, one answer checked (round 1), the prewarm, each level measured.
 run_session() {
   local m=$1 r=$2 cfg=$3 label kind w policy urls=() url_args=() in_args=() spec c t0 meta reason
@@ -280,10 +296,7 @@ run_session() {
     "$py" "$here/serve_load.py" "${url_args[@]}" --model "$m" "${in_args[@]}" --probe "$work/probe.npz" \
       --reference "$work/$m/ref" --meta "{\"kind\": \"check\", \"model\": \"$m\", \"config\": \"$label\"}" >>"$results"
   fi
-  set -- $levels
-  local top=${*: -1}
-  "$py" "$here/serve_load.py" "${url_args[@]}" --model "$m" "${in_args[@]}" --concurrency "$top" --duration "$prewarm" \
-    --warmup 0 >/dev/null || true
+  prewarm_session "$m"
   for c in $levels; do
     "$py" "$here/serve_load.py" "${url_args[@]}" --model "$m" "${in_args[@]}" --concurrency "$c" --duration "$duration" \
       --warmup "$warmup" --meta "${meta%\}}, \"kind\": \"load\"}" >>"$results" || true
@@ -306,7 +319,7 @@ notes=("$(bench_load_note "$start_load" "$(bench_load)")"
   "$(bench_cpu_lines | head -n 1 | sed 's/^- //')" "$(bench_cpu_lines | tail -n 1 | sed 's/^- //')"
   "PyTorch $("$py" -c 'import torch; print(torch.__version__)') ($py), torch.set_num_threads = the width, no tcmalloc"
   "image models at $image_size px, random weights (export-onnx.py's seed), 1000 classes; text_similarity served batch-first, inputs [B, 7] and [B, 5] transposed inside (serve_torch.py): corun serve refuses export-onnx.py's sequence-first file (\"input 'target_ids' [5, 1] has no batch axis first\")"
-  "each level: ${warmup} s of load unmeasured, then ${duration} s measured; a ${prewarm} s prewarm at the highest level per server session")
+  "each level: ${warmup} s of load unmeasured, then ${duration} s measured; per server session first a prewarm at the highest level, bursts of ${prewarm} s until two give req/s within 15%")
 [[ -n "$note" ]] && notes+=("$note")
 note_args=()
 for n in "${notes[@]}"; do note_args+=(--note "$n"); done
