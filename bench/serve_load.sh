@@ -10,7 +10,8 @@
 #     (a), one request at a time on every core, the smaller widths its (b);
 #   - PyTorch (bench/serve_torch.py, the ThreadingHTTPServer a user would write around the same network and
 #     weights) in cores/W processes of W threads each, pinned the same way, for W in --torch-widths;
-# and `corun infer --onnx --iters` alone (batch 1, every core), the latency a served request should approach
+# and `corun infer --onnx --iters` alone (batch 1, every core; before and after each model's sessions of a
+# round), the latency a served request should approach
 # at low load. Each round runs every configuration of every model once, in turn (a noisy period hits them
 # all); the tables give medians over rounds. Before its measured levels, each server session is prewarmed at
 # the highest level in bursts of --prewarm s until its rate settles (unmeasured: corun imports a batch bucket
@@ -311,6 +312,7 @@ for ((r = 1; r <= rounds; ++r)); do
     echo "serve_load: round $r of $rounds, $m" >&2
     run_infer "$m" "$r"
     for cfg in "${configs[@]}"; do run_session "$m" "$r" "$cfg"; done
+    run_infer "$m" "$r"  # before and after the sessions: a noisy moment moves the reference less
   done
 done
 

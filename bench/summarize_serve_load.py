@@ -159,7 +159,7 @@ def model_table(m, levels):
         row += [non200, m.servers.get(cfg, "-"), fmt(statistics.median(m.startup[cfg])) if m.startup[cfg] else "-",
                 f"{max(cpu):.2f}/s" if cpu else "-", f"{diff:.2g}" if diff is not None else "-"]
         rows.append(row)
-    infer = f"`corun infer --batch 1` alone: {fmt(m.infer_ms)} ms (median)." if m.infer_ms else ""
+    infer = f"`corun infer --batch 1` alone: {fmt(m.infer_ms)} ms (median of its runs' medians)." if m.infer_ms else ""
     return f"## {m.name}\n\n{infer}\n\n" + markdown_table(head, rows)
 
 
