@@ -11,11 +11,12 @@
 #   - PyTorch (bench/serve_torch.py, the ThreadingHTTPServer a user would write around the same network and
 #     weights) in cores/W processes of W threads each, pinned the same way, for W in --torch-widths;
 # and `corun infer --onnx --iters` alone (batch 1, every core; before and after each model's sessions of a
-# round), the latency a served request should approach
-# at low load. Each round runs every configuration of every model once, in turn (a noisy period hits them
-# all); the tables give medians over rounds. Before its measured levels, each server session is prewarmed at
-# the highest level in bursts of --prewarm s until its rate settles (unmeasured: corun imports a batch bucket
-# the first time a runner needs it, and a request that comes first waits for that import). One answer of every configuration is compared with `corun infer`'s output on the same input.
+# round), the latency a served request should approach at low load. Each round runs every configuration of
+# every model once, in turn (a noisy period hits them all); the tables give medians over rounds. Before its
+# measured levels, each server session is prewarmed at the highest level in bursts of --prewarm s until its
+# rate settles (unmeasured: corun imports a batch bucket the first time a runner needs it, and a request that
+# comes first waits for that import). One answer of every configuration is compared with `corun infer`'s
+# output on the same input.
 #
 #   bench/serve_load.sh [--rounds R] [--models "resnet18 mobilenet_v2 text_similarity"]
 #                       [--concurrency "1 2 4 8"] [--duration S] [--warmup S] [--prewarm S]
