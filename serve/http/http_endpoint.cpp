@@ -88,6 +88,10 @@ void HttpEndpoint::Impl::configure() {
   server_.set_write_timeout(options_.write_timeout_s, 0);
   server_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
   server_.set_keep_alive_max_count(static_cast<size_t>(options_.keep_alive_max_requests));
+  // httplib writes a response's headers and body in separate sends: with Nagle's algorithm on (Debian's build
+  // keeps CPPHTTPLIB_TCP_NODELAY false) the body waits for the client's delayed ACK, 40 ms on Linux, which
+  // bench/serve_load.sh measured on every request of a 1 ms model.
+  server_.set_tcp_nodelay(true);
   // SO_REUSEADDR (a restart finds its port free while old connections linger), never httplib's default
   // SO_REUSEPORT, which would let a second server bind a port this one listens on instead of failing.
   server_.set_socket_options([this](socket_t fd) {
