@@ -66,4 +66,9 @@ int RequestQueue::waiting() const {
   return static_cast<int>(urgent_.size() + normal_.size());
 }
 
+bool RequestQueue::idle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !closed_ && urgent_.empty() && normal_.empty();
+}
+
 }  // namespace corun::serve

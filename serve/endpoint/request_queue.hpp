@@ -58,6 +58,8 @@ class RequestQueue {
   /// No more requests (push throws Overloaded "draining"); take() hands out what waits, then returns empty.
   void close();
   int waiting() const;
+  /// Nothing waits and the queue is open: a runner may spend the moment on preparation.
+  bool idle() const;
 
  private:
   bool fill(Batch& batch);  // moves waiting requests into `batch` while they fit; true when it is full
