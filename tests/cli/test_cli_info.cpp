@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -121,14 +122,18 @@ TEST_F(Cli, ProfileWritesAProfileThatTrainLoads) {
 // Issue 48 item 3: after `corun profile` (which calibrates every width the corun policy's climb may measure),
 // `corun train` under the corun policy runs no tuning run, with the same losses as a process that searched.
 TEST_F(Cli, AfterProfileTheCorunPolicySearchesNoWidth) {
-  const std::string home = "STARPU_HOME=" + shell_quote(dir_);
+  // One worker per core: oversubscribed (the suite's STARPU_NCPU=8 pass on 2 cores) the profile calibrates 8
+  // widths of time-sliced teams, which StarPU flushes, and took over 120 s.
+  const std::string home = "STARPU_HOME=" + shell_quote(dir_) +
+                           " STARPU_NCPU=" + std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   // 30 calibration steps, not the default 16: beside other tests on the cores, StarPU flushed the entry of a
   // 2 µs kernel whose samples were mostly off, and 16 steps left it uncalibrated (then its width is searched).
   const Result p = corun(std::string("profile ") + kTinyLstm + " --iters 1 --rounds 1 --calibration-iters 30 -o prof.txt", home);
   ASSERT_EQ(p.code, 0) << p;
   const std::string train = std::string("train ") + kTinyLstm + " --iters 3 --json ";
   fs::create_directories(path("fresh"));
-  const Result searched = corun(train + "searched.json", "STARPU_HOME=" + shell_quote(path("fresh")) + " CORUN_SCHED=corun");
+  const Result searched = corun(train + "searched.json", "STARPU_HOME=" + shell_quote(path("fresh")) + " CORUN_SCHED=corun" +
+                                                            home.substr(home.find(" STARPU_NCPU=")));
   ASSERT_EQ(searched.code, 0) << searched;
   const Result replayed = corun(train + "replayed.json", home + " CORUN_SCHED=corun");
   ASSERT_EQ(replayed.code, 0) << replayed;
