@@ -172,7 +172,16 @@ int calibrate_width_one(TrainSession& session, const Options& o, uint64_t& batch
 // calibrated, the corun policy takes its climbs from the models instead of running its tuning runs.
 void calibrate_team_widths(TrainSession& session, const Options& o, const std::vector<sched::ExecutorLayout>& layouts,
                            int cores, uint64_t& batch) {
-  std::vector<int> widths = sched::climb_widths(cores, engine::tuner_settings(o.engine, cores, false).width_interval);
+  // Oversubscribed (STARPU_NCPU above the allocation's cores: a correctness run) a team's times are time slices
+  // that no policy can use, and teams of odd widths crawl (8 workers on 2 cores: width 6 ran for minutes): only
+  // the layouts' own widths then.
+  const int allocated = machine::allocation(o.engine.cgroup_root).workers;
+  std::vector<int> widths;
+  if (cores <= allocated)
+    widths = sched::climb_widths(cores, engine::tuner_settings(o.engine, cores, false).width_interval);
+  else
+    std::fprintf(stderr, "corun profile: %d workers on %d cores: calibrating the layouts' widths only, not every "
+                 "width of the corun policy's climb\n", cores, allocated);
   for (const auto& l : layouts)
     for (int w : sched::team_widths_of(l.width)) widths.push_back(w);
   std::sort(widths.begin(), widths.end());
