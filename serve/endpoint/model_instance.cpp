@@ -105,22 +105,21 @@ ModelSource ModelSource::from_onnx(const std::string& path, const std::string& n
     first = served(import_onnx_model(path, one));  // a real error of the file is thrown here
   }
   const bool fixed = src.fixed_batch > 0;
+  src.build = [path, import, fixed](int rows) {  // a fixed file keeps its own shapes at every bucket
+    OnnxImportOptions o = import;
+    o.batch = fixed ? 0 : rows;
+    return served(import_onnx_model(path, o));
+  };
   if (fixed && !batch_major(first, src.fixed_batch)) {  // fixed shapes, no common batch axis: unbatched
     src.metadata = metadata_of(first, name, 0, false);
     src.metadata.batched = false;
     src.metadata.max_batch = 1;
     src.buckets = {1};
-    src.build = [path, import](int) { return served(import_onnx_model(path, import)); };
     return src;
   }
   src.metadata = metadata_of(first, name, fixed ? src.fixed_batch : 1, !fixed);
   src.metadata.max_batch = fixed ? std::min(src.fixed_batch, options.max_batch) : options.max_batch;
   src.buckets = fixed ? std::vector<int>{src.fixed_batch} : buckets_up_to(options.max_batch);
-  src.build = [path, import, fixed](int rows) {
-    OnnxImportOptions o = import;
-    o.batch = fixed ? 0 : rows;
-    return served(import_onnx_model(path, o));
-  };
   return src;
 }
 
