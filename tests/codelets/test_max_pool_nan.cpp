@@ -6,6 +6,7 @@
 #include "codelets/blocked_layout.hpp"
 #include "codelets/op.hpp"
 #include "codelets/pool/pool.hpp"
+#include "max_pool_calls.hpp"
 #include "tests/common/float_bits.hpp"
 
 #include <gtest/gtest.h>
@@ -28,13 +29,6 @@ struct NanCase {
   PoolParams p;
   double nan_share;  // of the elements of X's planes that hold NaN: every third plane holds none
 };
-
-int64_t extent(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil) {
-  const int64_t span = in + pb + pe - k;
-  int64_t out = (ceil ? span + s - 1 : span) / s + 1;
-  if (ceil && (out - 1) * s >= in + pb) --out;
-  return out;
-}
 
 using ::corun::testing::nan_with_payload;
 using ::corun::testing::to_bits;
@@ -102,8 +96,7 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
 void check(const NanCase& q) {
   const PoolParams& p = q.p;
   const Shape xs{q.n, q.c, q.h, q.w};
-  const Shape ys{q.n, q.c, extent(q.h, p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom, p.ceil_mode),
-                 extent(q.w, p.kernel_w, p.stride_w, p.pad_left, p.pad_right, p.ceil_mode)};
+  const Shape ys = testing::pooled_shape(xs, p);
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::uniform_int_distribution<int> level(-3, 3), grad(1, 8);
@@ -116,15 +109,7 @@ void check(const NanCase& q) {
   for (float& v : dy) v = static_cast<float>(grad(rng));
   std::vector<float> y_want, dx_want;
   oracle(q, ys, x, dy, y_want, dx_want);
-  OpCall fwd;
-  fwd.kind = OpKind::max_pool;
-  fwd.shapes = {xs, ys};
-  fwd.modes = {Access::read, Access::write};
-  fwd.i = p.attrs();
-  OpCall bwd = fwd;
-  bwd.kind = OpKind::max_pool_grad;
-  bwd.shapes = {xs, ys, xs};
-  bwd.modes = {Access::read, Access::read, Access::write};
+  const auto [fwd, bwd] = testing::max_pool_calls(xs, ys, p);
   for (int64_t block : {0, 8, 16}) {
     if (block > 0 && q.c % block != 0) continue;
     for (const auto& [name, fk, bk] : {std::tuple{"ref", op_info(OpKind::max_pool).ref, op_info(OpKind::max_pool_grad).ref},
@@ -174,7 +159,8 @@ TEST(MaxPoolNan, EachTapPositionOfAWindow) {
     SCOPED_TRACE("tap " + std::to_string(tap));
     const PoolParams& p = q.p;
     const Shape xs{q.n, q.c, q.h, q.w};
-    const Shape ys{q.n, q.c, extent(q.h, p.kernel_h, p.stride_h, 0, 0, false), extent(q.w, p.kernel_w, p.stride_w, 0, 0, false)};
+    const Shape ys{q.n, q.c, testing::pooled_extent(q.h, p.kernel_h, p.stride_h, 0, 0, false),
+                   testing::pooled_extent(q.w, p.kernel_w, p.stride_w, 0, 0, false)};
     std::vector<float> x(static_cast<size_t>(xs.numel())), dy(static_cast<size_t>(ys.numel()), 1.0f);
     for (size_t e = 0; e < x.size(); ++e) x[e] = static_cast<float>(e % 7) - 3.0f;
     const int64_t ih = 1 * p.stride_h + tap / p.kernel_w, iw = 5 * p.stride_w + tap % p.kernel_w;
@@ -182,11 +168,7 @@ TEST(MaxPoolNan, EachTapPositionOfAWindow) {
     std::vector<float> y_want, dx_want;
     oracle(q, ys, x, dy, y_want, dx_want);
     ASSERT_TRUE(std::isnan(y_want[static_cast<size_t>((1 * ys[2] + 1) * ys[3] + 5)]));
-    OpCall fwd;
-    fwd.kind = OpKind::max_pool;
-    fwd.shapes = {xs, ys};
-    fwd.modes = {Access::read, Access::write};
-    fwd.i = p.attrs();
+    const OpCall fwd = testing::max_pool_calls(xs, ys, p).first;
     for (int64_t block : {0, 16})
       for (Kernel k : {op_info(OpKind::max_pool).ref, op_info(OpKind::max_pool).fast}) {
         std::vector<std::vector<float>> f{x, std::vector<float>(y_want.size())};

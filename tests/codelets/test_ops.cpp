@@ -11,6 +11,7 @@
 #include "codelets/matmul/sgemm_backend.hpp"
 #include "codelets/op.hpp"
 #include "codelets/pool/pool.hpp"
+#include "max_pool_calls.hpp"
 #include "tests/common/float_bits.hpp"
 #include "op_cases.hpp"
 
@@ -567,15 +568,8 @@ TEST(MaxPoolFast, SameBitsAsTheReferenceOnBlocksTailsTiesAndNaN) {
   std::mt19937 rng(7);
   for (const Case& q : cases) {
     const PoolParams& p = q.p;
-    auto extent = [](int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil) {
-      const int64_t span = in + pb + pe - k;
-      int64_t out = (ceil ? span + s - 1 : span) / s + 1;
-      if (ceil && (out - 1) * s >= in + pb) --out;
-      return out;
-    };
     const Shape xs{q.n, q.c, q.h, q.w};
-    const Shape ys{q.n, q.c, extent(q.h, p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom, p.ceil_mode),
-                   extent(q.w, p.kernel_w, p.stride_w, p.pad_left, p.pad_right, p.ceil_mode)};
+    const Shape ys = testing::pooled_shape(xs, p);
     const std::string what = "case " + xs.str() + " -> " + ys.str();
     std::vector<float> x(static_cast<size_t>(xs.numel())), dy(static_cast<size_t>(ys.numel()));
     std::uniform_int_distribution<int> level(-3, 3), pick(0, 99), grad(1, 8);
@@ -584,15 +578,7 @@ TEST(MaxPoolFast, SameBitsAsTheReferenceOnBlocksTailsTiesAndNaN) {
       v = k < 2 ? std::nanf("") : k < 12 ? -0.0f : static_cast<float>(level(rng)) * 0.25f;
     }
     for (float& v : dy) v = static_cast<float>(grad(rng));
-    OpCall fwd;
-    fwd.kind = OpKind::max_pool;
-    fwd.shapes = {xs, ys};
-    fwd.modes = {Access::read, Access::write};
-    fwd.i = p.attrs();
-    OpCall bwd = fwd;
-    bwd.kind = OpKind::max_pool_grad;
-    bwd.shapes = {xs, ys, xs};
-    bwd.modes = {Access::read, Access::read, Access::write};
+    const auto [fwd, bwd] = testing::max_pool_calls(xs, ys, p);
     std::vector<float> y_ref(dy.size()), y_fast(dy.size()), dx_ref(x.size()), dx_fast(x.size());
     for (int width : {1, 3}) {
       for (int rank = 0; rank < width; ++rank) {
