@@ -30,7 +30,8 @@ const char* kUsage =
     "  serve-bench RNN serving latency: planned LSTM/GRU inference or a BLAS baseline (corun serve-bench --help)\n"
     "  simulate    run train or infer in simulated time on a described machine (corun simulate --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
-    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal\n";
+    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal,\n"
+    "  4 a simulated run refused ops without a model (SimGrid build; corun simulate then exits 1)\n";
 }
 
 int main(int argc, char** argv) {
