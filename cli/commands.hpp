@@ -14,4 +14,9 @@ int serve_bench(int argc, char** argv); ///< corun serve-bench --cell lstm --inp
 int serve(int argc, char** argv);       ///< corun serve --onnx [NAME=]FILE ... [--port N]: the KServe v2 HTTP endpoint
 int simulate(int argc, char** argv);    ///< corun simulate --machine FILE -- train ...
 
+/// The exit code of a simulated train|infer (the SimGrid build's corun) that refused its graph because ops have
+/// no model (engine::UnmodelledOpsError): `corun simulate` then removes the files it wrote and prints the
+/// command that calibrates them, and exits 1.
+inline constexpr int kUnmodelledExitCode = 4;
+
 }  // namespace corun::cli

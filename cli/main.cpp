@@ -1,9 +1,11 @@
 // corun — command-line front end: `corun train`, `corun info`, `corun profile`, `corun plot-trace`,
 // `corun serve-bench`, `corun serve`.
 // Exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 `train` stopped by SIGTERM/SIGUSR1/
-// SIGINT after an iteration (a second signal: 128 + its number).
+// SIGINT after an iteration (a second signal: 128 + its number), 4 a simulated run refused: ops without a model
+// (kUnmodelledExitCode; `corun simulate` turns it into 1).
 #include "cli/blas_pool.hpp"
 #include "cli/commands.hpp"
+#include "engine/simulated_models.hpp"
 
 #include <corun/error.hpp>
 // In a SimGrid build of StarPU, starpu.h renames main to starpu_main, which StarPU's own main runs as the
@@ -28,7 +30,8 @@ const char* kUsage =
     "  serve-bench RNN serving latency: planned LSTM/GRU inference or a BLAS baseline (corun serve-bench --help)\n"
     "  simulate    run train or infer in simulated time on a described machine (corun simulate --help)\n"
     "environment: CORUN_SCHED=<policy>|help, CORUN_KERNELS=fast|ref (see docs/env-vars.md)\n"
-    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal\n";
+    "exit codes: 0 success, 1 runtime or configuration error, 2 usage error, 3 train stopped by a signal,\n"
+    "  4 a simulated run refused ops without a model (SimGrid build; corun simulate then exits 1)\n";
 }
 
 int main(int argc, char** argv) {
@@ -47,6 +50,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "serve")) return corun::cli::serve(argc, argv);
     if (!std::strcmp(argv[1], "serve-bench")) return corun::cli::serve_bench(argc, argv);
     if (!std::strcmp(argv[1], "simulate")) return corun::cli::simulate(argc, argv);
+  } catch (const corun::engine::UnmodelledOpsError& e) {  // only in a simulated run (the SimGrid build)
+    std::fprintf(stderr, "%s\n", e.what());
+    return corun::cli::kUnmodelledExitCode;
   } catch (const corun::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -3,20 +3,26 @@
 //
 // This command runs in the native build. StarPU's SimGrid build loads the machine description before the
 // application's main starts, so the files have to exist first: it writes them (the platform of
-// machine.cores CPUs, and per-width models of every op from one of two sources), then executes the SimGrid
-// build of corun with STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME / STARPU_NCPU pointing at them.
+// machine.cores CPUs, and per-width models of every op from one of two sources), then runs the SimGrid
+// build of corun with STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME / STARPU_NCPU pointing at them, and waits for it:
+// when the simulated run refuses ops without a model (exit kUnmodelledExitCode), it removes what it wrote
+// and prints the native commands that calibrate them.
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/simulate/calibration_command.hpp"
 #include "cli/simulate/model_source.hpp"
 
 #include "base/check.hpp"
 
 #include <starpu.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <corun/machine.hpp>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +105,78 @@ void remove_written(const std::string& dir, bool created, const std::vector<fs::
     if (std::find(before.begin(), before.end(), p) == before.end()) fs::remove(p, ec);
 }
 
+// This executable, as the calibration command names it.
+std::string native_corun() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("corun") : self.string();
+}
+
+pid_t g_child = -1;
+void forward_signal(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+// Runs the SimGrid build's corun and returns its exit code (128 + N when signal N ended it). Waits instead
+// of replacing this process so that a refusal can remove the files written for it. SIGINT and SIGQUIT reach
+// the child from the terminal already (one process group), so they are ignored here rather than sent twice
+// (train's second SIGINT ends it at once); SIGTERM, SIGHUP and SIGUSR1, which a batch system sends to the
+// process it started, are passed on.
+int run_child(std::vector<char*>& argv) {
+  std::fflush(nullptr);
+  struct sigaction ignore {}, forward {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = forward_signal;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  g_child = fork();
+  CORUN_CHECK(g_child >= 0, Status::runtime_error, "cannot start '" << argv[0] << "': " << std::strerror(errno));
+  if (g_child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // corun simulate killed: its simulation ends too
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "corun: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  for (int sig : {SIGTERM, SIGHUP, SIGUSR1}) sigaction(sig, &forward, nullptr);
+  int status = 0;
+  while (waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// What `prepare` wrote: the directory, whether this run created it, and what was there before.
+struct Written {
+  std::string dir;
+  bool created = false;
+  std::vector<fs::path> before;
+};
+
+// Runs `command` (train|infer ...) on the SimGrid build in the machine `prepared` wrote. A refusal of ops without
+// a model (kUnmodelledExitCode; the simulated run named them) removes the files and prints how to calibrate.
+int run_simulated(const sim::SourceRequest& req, const sim::Prepared& prepared, std::string simgrid_corun,
+                  const std::vector<char*>& command, const Written& written) {
+  sim::CalibrationTarget calibrate;
+  calibrate.native_corun = native_corun();
+  calibrate.command.assign(command.begin(), command.end());
+  calibrate.measured_dir = req.measured_dir;
+  if (req.target_models.empty() && req.measured_key != machine::machine_key()) calibrate.measured_key = req.measured_key;
+  calibrate.target_models = req.target_models;
+  setenv("STARPU_PERF_MODEL_DIR", written.dir.c_str(), 1);
+  setenv("STARPU_HOSTNAME", prepared.key.c_str(), 1);
+  setenv("STARPU_NCPU", std::to_string(prepared.machine.cores).c_str(), 1);
+  std::vector<char*> child{simgrid_corun.data()};
+  child.insert(child.end(), command.begin(), command.end());
+  child.push_back(nullptr);
+  const int code = run_child(child);
+  if (code != kUnmodelledExitCode) return code;
+  remove_written(written.dir, written.created, written.before);
+  std::fprintf(stderr, "corun simulate: removed what it wrote in %s; %s", written.dir.c_str(),
+               sim::calibration_advice(calibrate).c_str());
+  return 1;
+}
+
 }  // namespace
 
 int simulate(int argc, char** argv) {
@@ -170,14 +248,8 @@ int simulate(int argc, char** argv) {
       prepared.key.c_str());
   std::fflush(stdout);
 
-  setenv("STARPU_PERF_MODEL_DIR", req.out_dir.c_str(), 1);
-  setenv("STARPU_HOSTNAME", prepared.key.c_str(), 1);
-  setenv("STARPU_NCPU", std::to_string(prepared.machine.cores).c_str(), 1);
-  std::vector<char*> child{simgrid_corun.data()};
-  for (int i = split + 1; i < argc; ++i) child.push_back(argv[i]);
-  child.push_back(nullptr);
-  execv(simgrid_corun.c_str(), child.data());
-  detail::fail(Status::runtime_error, "cannot run '" + simgrid_corun + "': " + std::strerror(errno));
+  return run_simulated(req, prepared, simgrid_corun, std::vector<char*>(argv + split + 1, argv + argc),
+                       Written{req.out_dir, created, before});
 }
 
 }  // namespace corun::cli

@@ -5,6 +5,7 @@
 // the same update.
 #include "engine/cross_ranks.hpp"
 #include "engine/engine_impl.hpp"
+#include "engine/simulated_models.hpp"
 
 #include "base/check.hpp"
 #include "codelets/adam/adam.hpp"
@@ -289,6 +290,10 @@ void Engine::Impl::ReplicaStep::submit(starpu_task* task, size_t r) {
 
 // Every replica's forward and backward tasks, planned as one solver's.
 void Engine::Impl::ReplicaStep::submit_graphs() {
+  // Simulated: an op without a model would abort inside StarPU at its first task; refuse before any replica's.
+  for (size_t r = 0; r < n && im.info.simulated; ++r)
+    if (bound[r]->runs == 0)
+      engine::refuse_unmodelled_ops(replicas[r]->impl().nodes, im.info.policy, im.policy.traits.teams, im.info.workers);
   for (size_t r = 0; r < n; ++r) {
     const auto& g = replicas[r]->impl();
     Impl::Bound& b = *bound[r];

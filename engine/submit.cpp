@@ -2,6 +2,7 @@
 // bound), the NUMA accounting of one solver, submission in node order and the wait for all.
 #include "engine/engine_impl.hpp"
 #include "engine/preflight.hpp"
+#include "engine/simulated_models.hpp"
 
 #include "base/check.hpp"
 #include "codelets/starpu/codelets.hpp"
@@ -105,6 +106,8 @@ RunStats Engine::run_on_root(Graph& graph) {
 // bound. Returns whether this run tunes (measures every task for the policy's search).
 bool Engine::Impl::make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats) {
   const auto& nodes = g.nodes;
+  // Simulated: an op without a model would abort inside StarPU at its first task; refuse it before any.
+  if (info.simulated && b.runs == 0) engine::refuse_unmodelled_ops(nodes, info.policy, policy.traits.teams, info.workers);
   if (policy.make_tuner != nullptr && (!b.tuner || b.plan.nodes != nodes.size()))
     b.tuner = policy.make_tuner(engine::tuner_nodes(g), engine::tuner_settings(config, info.workers, info.simulated, info.machine_key));
   // Create every task first: the models are queried through them, and the levels need the whole graph.

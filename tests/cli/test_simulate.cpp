@@ -128,4 +128,37 @@ TEST_F(Simulate, ARefusedInputLeavesNoFilesBehind) {
   EXPECT_EQ(kept, std::vector<std::string>{dir_ + "/kept/mine.txt"});
 }
 
+// Issue 52 item 5a: the simulated run refuses ops without a model (exit 4, engine/simulated_models.hpp; here a
+// stand-in that does so). corun simulate removes what it wrote, exits 1 and prints the native commands that
+// calibrate the same command into the directory it reads its measurements from, with 12 iterations.
+TEST_F(Simulate, ARefusedSimulatedRunLeavesNoFilesAndSaysHowToCalibrate) {
+  const std::string refusing = dir_ + "/refusing-corun";
+  corun::write_file_atomically(refusing, "#!/bin/sh\necho 'corun: simulated run refused: 1 op footprint(s)' >&2\n"
+                                         "mkdir -p \"$STARPU_PERF_MODEL_DIR/bus\" && touch \"$STARPU_PERF_MODEL_DIR/bus/x\"\n"
+                                         "exit 4\n");
+  fs::permissions(refusing, fs::perms::owner_all);
+  fs::create_directories(dir_ + "/measured/codelets/45");
+  corun::write_file_atomically(dir_ + "/measured/codelets/45/corun_matmul.k", kMeasured);
+  const Result r = run("--machine " + kMachine + " --corun " + refusing +
+                       " --measured-dir measured --measured-key k --dir out -- train --model lstm --iters 3 --seq 4");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("simulated run refused"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(dir_ + "/out")) << "the --dir it created was left behind";
+  const std::string calibrate = "STARPU_PERF_MODEL_DIR=measured STARPU_HOSTNAME=k STARPU_CALIBRATE=1 ";
+  const std::string command = " train --model lstm --seq 4 --iters 12\n";
+  EXPECT_NE(r.err.find(calibrate + "CORUN_SCHED=lws " + std::string(CORUN_EXE) + command), std::string::npos) << r;
+  EXPECT_NE(r.err.find(calibrate + "CORUN_SCHED=cpf CORUN_EXECUTORS=1x2 " + std::string(CORUN_EXE) + command),
+            std::string::npos)
+      << r;
+
+  // Any other exit of the simulated run is passed on, and its files stay (they are its results' inputs).
+  const std::string failing = dir_ + "/failing-corun";
+  corun::write_file_atomically(failing, "#!/bin/sh\nexit 3\n");
+  fs::permissions(failing, fs::perms::owner_all);
+  const Result other = run("--machine " + kMachine + " --corun " + failing +
+                           " --measured-dir measured --measured-key k --dir kept -- train --model lstm");
+  EXPECT_EQ(other.code, 3) << other;
+  EXPECT_TRUE(fs::exists(dir_ + "/kept/bus/corun-sim-16c-2numa-pessimistic.platform.v4.xml")) << other;
+}
+
 }  // namespace
