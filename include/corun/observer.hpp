@@ -25,8 +25,8 @@ namespace corun {
 struct ObservedTask {
   const char* name = "";  ///< the node's name; for run_replicated's own tasks what they do ("grad_sum", ...)
   int node = -1;          ///< the node's index in its graph's node order; -1 for run_replicated's own tasks
-  /// Which run the task belongs to: the engine numbers the runs its observers see from 1 (one Engine::run,
-  /// submit or run_replicated step each). Runs submitted together have their tasks interleaved.
+  /// Which run the task belongs to: the Engine numbers its runs from 1, observed or not (one Engine::run,
+  /// run_on_root, submit or run_replicated step each). Runs in flight together have their tasks interleaved.
   uint64_t run = 0;
   int width = 1;  ///< cores running it together (a team of StarPU's combined worker; 1: one worker)
 };
