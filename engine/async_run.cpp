@@ -147,7 +147,7 @@ RunTicket Engine::submit(Graph& graph, const SubmitOptions& options) {
   ++im.runs;
   ++b.runs;
   try {
-    im.submit_in_node_order(g.nodes, run->stats);
+    im.submit_in_node_order(g.nodes, b, im.observers.next_run(), run->stats);
   } catch (...) {  // it waited for every submitted task: none of this run's callbacks is left to end it
     std::lock_guard<std::mutex> flight(im.flight_mu);
     if (b.running) {

@@ -5,6 +5,7 @@
 //   binding.cpp         a graph's values as StarPU handles (bind, read, write, release)
 //   graph_passes.cpp    the plan step's graph passes (fusion, grouping) as Config asks
 //   submit.cpp          one graph's tasks: creation, plan, submission (run, run_on_root)
+//   task_observers.cpp  the observers of task start and end (add_observer; the trace recorder is one)
 //   replicated_run.cpp  the replicated SGD step: replicas, tree reduction, update, parameter copies
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "engine/pass_gain.hpp"
 #include "engine/planning.hpp"
 #include "engine/replicas.hpp"
+#include "engine/task_observers.hpp"
 #include "engine/trace_recorder.hpp"
 #include "graphs/graph_impl.hpp"
 #include "numa/replica_plan.hpp"
@@ -37,7 +39,8 @@ struct Engine::Impl {
   sched::ResolvedPolicy policy;  // the running policy: its traits and its engine-side phase (make_tuner)
   std::unique_ptr<engine::Planner> planner;  // set when one of our policies runs (or tracing is on)
   bool tracing = false;
-  engine::TraceRecorder recorder;
+  engine::TraceRecorder recorder;   // an observer while a run is recorded (traced or tuning)
+  engine::TaskObservers observers;  // the users' (add_observer) and, for a recorded run, the recorder
   std::vector<starpu_task*> tasks;  // scratch: the tasks of one run
   int runs = 0;
 
@@ -80,6 +83,7 @@ struct Engine::Impl {
     size_t stable_nodes = static_cast<size_t>(-1);
     bool running = false;      // a submit()ted run is in flight (guarded by flight_mu: its last task clears it)
     bool prioritised = false;  // the hints' levels carry kPriorityLevelUs (async_run.cpp)
+    std::vector<engine::TaskObservers::Record> observed;  // per node, while observers watch its run's tasks
   };
   // Keyed by the graph's storage, which a move of the Graph object keeps.
   std::unordered_map<detail::GraphImpl*, Bound> bound;
@@ -128,7 +132,8 @@ struct Engine::Impl {
   // A submitted run's priority (SubmitOptions::priority) on its hints and the scratch tasks.
   void set_priority(Bound& b, bool priority);
   void prepare_remote_reads(const detail::GraphImpl& g, Bound& b, const RemoteReads& reads, RunStats& stats);
-  void submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats);
+  // With observers attached, watches every task first (as run `run`, each node's record in b.observed).
+  void submit_in_node_order(const std::vector<detail::Node>& nodes, Bound& b, uint64_t run, RunStats& stats);
   void count_off_remote_reads(size_t nodes, const RemoteReads& reads, RunStats& stats) const;
 };
 

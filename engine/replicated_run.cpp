@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <unordered_map>
 
@@ -60,6 +61,8 @@ struct Engine::Impl::ReplicaStep {
   std::vector<Bound*> bound;
   RunStats stats;
   double t0 = 0.0;
+  uint64_t run = 0;  // ObservedTask::run of the step's tasks
+  std::deque<engine::TaskObservers::Record> own_observed;  // the step's own tasks while observed (stable addresses)
 
   ReplicaStep(Impl& impl, const std::vector<Graph*>& graphs) : im(impl), replicas(graphs), n(impl.places.size()) {}
 
@@ -71,7 +74,7 @@ struct Engine::Impl::ReplicaStep {
   bool make_sync_calls();
   void set_rates(float learning_rate, float momentum, size_t total);
   void allocate_mean_grads(bool sync_calls_kept, float momentum);
-  void submit(starpu_task* task, size_t r);
+  void submit(starpu_task* task, size_t r, int node = -1);
   void submit_graphs();
   void reduce(engine::CrossRanks* ranks, bool across_ranks);
   void update(float momentum);
@@ -272,11 +275,15 @@ void Engine::Impl::ReplicaStep::allocate_mean_grads(bool sync_calls_kept, float 
   }
 }
 
-// A task in replica r's scheduling context, counted where it runs (count_replica_task).
-void Engine::Impl::ReplicaStep::submit(starpu_task* task, size_t r) {
+// A task in replica r's scheduling context, counted where it runs (count_replica_task): replica r's node
+// `node`, or (-1) one of the step's own tasks. Observers see it with the step's run number.
+void Engine::Impl::ReplicaStep::submit(starpu_task* task, size_t r, int node) {
   task->sched_ctx = im.places[r].ctx;
   task->callback_func = count_replica_task;
   task->callback_arg = task;
+  if (!im.observers.empty())
+    im.observers.watch(task, node >= 0 ? bound[r]->observed[static_cast<size_t>(node)] : own_observed.emplace_back(),
+                       node, run);
   const std::string name = task->name ? task->name : "?";
   const int ret = starpu_task_submit(task);
   if (ret != 0) {
@@ -306,9 +313,10 @@ void Engine::Impl::ReplicaStep::submit_graphs() {
     }
     if (b.runs == 0 && !im.info.simulated && im.info.own_policy)  // cold: no model samples (engine/submit.cpp)
       for (size_t i = 0; i < g.nodes.size(); ++i) im.tasks[i]->cl = codelets::unmodelled_codelet(g.nodes[i].call.kind);
+    if (!im.observers.empty()) b.observed.resize(g.nodes.size());
     for (size_t i = 0; i < im.tasks.size(); ++i) {
       try {
-        submit(im.tasks[i], r);
+        submit(im.tasks[i], r, static_cast<int>(i));
       } catch (...) {  // the tasks not submitted yet are still ours to free
         for (size_t j = i + 1; j < im.tasks.size(); ++j) starpu_task_destroy(im.tasks[j]);
         throw;
@@ -412,6 +420,7 @@ RunStats Engine::run_replicated(const std::vector<Graph*>& replicas, float learn
   g_replica.outside = 0;
   // StarPU's clock: the OS's monotonic clock natively, simulated time under SimGrid (corun simulate).
   step.t0 = starpu_timing_now();
+  step.run = impl_->observers.next_run();
   step.submit_graphs();
   step.reduce(ranks, across_ranks);
   step.update(momentum);

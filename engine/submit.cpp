@@ -183,7 +183,13 @@ void Engine::Impl::count_off_remote_reads(size_t nodes, const RemoteReads& reads
 }
 
 // Submits the run's tasks in node order; on a refusal frees the ones not submitted and waits for the rest.
-void Engine::Impl::submit_in_node_order(const std::vector<detail::Node>& nodes, RunStats& stats) {
+// The observers' watch comes last: it keeps each task's own callback (set by the caller) to call after them.
+void Engine::Impl::submit_in_node_order(const std::vector<detail::Node>& nodes, Bound& b, uint64_t run,
+                                        RunStats& stats) {
+  if (!observers.empty()) {
+    b.observed.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) observers.watch(tasks[i], b.observed[i], static_cast<int>(i), run);
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const int ret = starpu_task_submit(tasks[i]);
     if (ret != 0) {
@@ -225,13 +231,16 @@ RunStats Engine::Impl::finish_alone(const detail::GraphImpl& g, Bound& b, RunSta
   prepare_remote_reads(g, b, reads, stats);
   // A tuning run measures every task (StarPU profiling must be on before submission).
   if (tuning && !tracing) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  if (tracing || tuning) recorder.begin_run(tasks);
-
-  submit_in_node_order(nodes, stats);
-  starpu_task_wait_for_all();
+  const uint64_t run = observers.next_run();
+  if (reads.recording) recorder.begin_run(nodes.size(), run);
+  {
+    const engine::ScopedObserver recording(observers, reads.recording ? &recorder : nullptr);
+    submit_in_node_order(nodes, b, run, stats);
+    starpu_task_wait_for_all();  // every callback has returned: the recorder may leave the list
+  }
   stats.wall_ms = (starpu_timing_now() - t0) / 1000.0;
   info.combined_workers = starpu_combined_worker_get_count();
-  if (tracing || tuning) recorder.end_run(g, b.plan, info.own_policy, runs);
+  if (reads.recording) recorder.end_run(g, b.plan, info.own_policy, runs);
   count_off_remote_reads(nodes.size(), reads, stats);
   if (tuning) {
     // A finished climb's curve fills predictions the models lack (width 2 of a signature StarPU has too few

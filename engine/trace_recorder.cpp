@@ -10,13 +10,14 @@
 
 namespace corun::engine {
 
-namespace {
 // Runs on the worker that ran rank 0, after the kernel; starpu_combined_worker_get_size() still gives
-// the team width there (starpu-1.3-notes.md (f)).
-void on_done(void* arg) {
-  auto* slot = static_cast<TraceRecorder::Slot*>(arg);
+// the team width there (starpu-1.3-notes.md (f)). The times and the worker are StarPU's profiling record:
+// the kernel's own start and end, not the observer calls'.
+void TraceRecorder::on_exit(int /*worker*/, const ObservedTask& observed) {
+  if (observed.run != run_ || observed.node < 0 || static_cast<size_t>(observed.node) >= slots_.size()) return;
   starpu_task* task = starpu_task_get_current();
   if (task == nullptr || task->profiling_info == nullptr) return;
+  Slot* slot = &slots_[static_cast<size_t>(observed.node)];
   starpu_profiling_task_info* info = task->profiling_info;
   slot->start_us = starpu_timing_timespec_to_us(&info->start_time);
   slot->end_us = starpu_timing_timespec_to_us(&info->end_time);
@@ -24,14 +25,10 @@ void on_done(void* arg) {
   slot->width = starpu_combined_worker_get_size();
   slot->combined = slot->width > 1 ? starpu_combined_worker_get_id() : -1;
 }
-}  // namespace
 
-void TraceRecorder::begin_run(const std::vector<starpu_task*>& tasks) {
-  slots_.assign(tasks.size(), Slot{});
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    tasks[i]->callback_func = on_done;
-    tasks[i]->callback_arg = &slots_[i];
-  }
+void TraceRecorder::begin_run(size_t tasks, uint64_t run) {
+  slots_.assign(tasks, Slot{});
+  run_ = run;
 }
 
 void TraceRecorder::end_run(const detail::GraphImpl& graph, const GraphPlan& plan, bool own_policy, int iteration) {

@@ -23,6 +23,7 @@ namespace corun::codelets {
 namespace {
 
 std::atomic<KernelChoice> g_choice{KernelChoice::fast};
+std::atomic<TaskEntryHook> g_entry_hook{nullptr};
 
 std::mutex g_error_mutex;
 std::string g_error;  // first error since the last take_kernel_error()
@@ -48,6 +49,8 @@ void trampoline(void* buffers[], void* cl_arg) {
   }
   for (int b = 0; b < n; ++b) ptrs[b] = reinterpret_cast<float*>(STARPU_VECTOR_GET_PTR(buffers[b]));
   const OpInfo& info = op_info(call->kind);
+  if (rank == 0)
+    if (TaskEntryHook hook = g_entry_hook.load(std::memory_order_acquire)) hook(starpu_task_get_current());
   try {
     (g_choice.load(std::memory_order_relaxed) == KernelChoice::ref ? info.ref : info.fast)(*call, ptrs, rank, width);
   } catch (const std::exception& e) {
@@ -143,6 +146,7 @@ starpu_codelet* unmodelled_codelet(OpKind kind) {
 }
 
 void set_kernel_choice(KernelChoice choice) { g_choice.store(choice); }
+void set_task_entry_hook(TaskEntryHook hook) { g_entry_hook.store(hook, std::memory_order_release); }
 KernelChoice kernel_choice() { return g_choice.load(); }
 
 uint32_t footprint(const OpCall& call) {

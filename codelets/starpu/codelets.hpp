@@ -11,6 +11,7 @@
 #include <string>
 
 struct starpu_codelet;
+struct starpu_task;
 
 namespace corun::codelets {
 
@@ -24,6 +25,12 @@ starpu_codelet* codelet(OpKind kind);
 /// cold width-2 samples made ResNet-18's width-2 convolutions look 2.5x slower than width 1 in every later
 /// process.
 starpu_codelet* unmodelled_codelet(OpKind kind);
+
+/// Called by rank 0 of every task of these codelets right before its kernel (a team's members have met by
+/// then): where the engine's task observers see a task start (engine/task_observers.hpp). nullptr, the default:
+/// the trampoline calls nothing. Set only while no task runs (the engine changes it with no run in flight).
+using TaskEntryHook = void (*)(starpu_task* task);
+void set_task_entry_hook(TaskEntryHook hook);
 
 /// Selects the kernel every codelet runs from now on (default: fast).
 void set_kernel_choice(KernelChoice choice);

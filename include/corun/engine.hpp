@@ -15,6 +15,7 @@
 #pragma once
 
 #include <corun/graph.hpp>
+#include <corun/observer.hpp>
 #include <corun/trace.hpp>
 
 #include <cmath>
@@ -344,6 +345,14 @@ class Engine {
   const EngineInfo& info() const;
   /// The configuration this engine was made with (the serving runtime reads its settings from it).
   const Config& config() const;
+
+  /// Attaches a task observer (corun/observer.hpp): its set_up(info().workers) now, then its on_entry and
+  /// on_exit for every task of the runs started from now on, until remove_observer. Waits for the runs in
+  /// flight first. Results do not change. Throws corun::Error for a null observer or one attached already.
+  void add_observer(std::shared_ptr<TaskObserver> observer);
+  /// Detaches `observer` once the runs in flight have ended: it gets no call after this returns. Throws
+  /// corun::Error when it is not attached.
+  void remove_observer(const std::shared_ptr<TaskObserver>& observer);
 
   /// Records a timeline of every following run (StarPU profiling is switched on: a few µs per task).
   void set_tracing(bool on);

@@ -25,7 +25,7 @@ void TeamPolicy::add_workers(const int* ids, unsigned n) {
   for (size_t c = 0; c < workers_.size(); ++c) worker_core_[static_cast<size_t>(workers_[c])] = static_cast<int>(c);
   expected_.assign(workers_.size(), nullptr);
   measure_teams_ = policy_options().cotenancy;
-  slots_ = std::make_unique<TeamSlot[]>(workers_.size());
+  if (measure_teams_) team_watch_.set_up(static_cast<int>(workers_.size()));
   create_teams();
   set_effective_layout(layout, workers_);
 }
@@ -77,19 +77,12 @@ void TeamPolicy::record(const Placement& p) const {
 void TeamPolicy::place(const Placement& p) {
   record(p);
   if (measure_teams_) {
-    for (int c = p.first_core; c < p.first_core + p.width; ++c)
-      slots_[static_cast<size_t>(c)].first = p.width > 1 ? p.first_core : -1;
-    TeamSlot& t = slots_[static_cast<size_t>(p.first_core)];
-    t.width = p.width;
-    t.placed = starpu_timing_now();
     const auto* h = static_cast<const TaskHint*>(p.task->sched_data);
-    t.cold = h != nullptr && h->cold;
     // A width-search run measures a width for the first time in this process: its kernels are cold at that
     // width (oneDNN makes its primitives per thread and slice on first use), so its time against the model
     // is no evidence of a busy core. Only its start skew counts (a prediction of 0 is "unknown").
-    t.predicted = h != nullptr && h->width_search ? 0.0 : p.predicted;
-    t.started.store(0, std::memory_order_relaxed);
-    t.finished.store(0, std::memory_order_relaxed);
+    team_watch_.placed(p.first_core, p.width, h != nullptr && h->width_search ? 0.0 : p.predicted,
+                       h != nullptr && h->cold);
   }
   const int team = p.width > 1 ? team_for(p.first_core, p.width) : -1;
   push_to_workers(p.task, team, &workers_[static_cast<size_t>(p.first_core)], p.width,
@@ -99,7 +92,7 @@ void TeamPolicy::place(const Placement& p) {
 starpu_task* TeamPolicy::hand_to_caller(const Placement& p) {
   if (p.width != 1) CORUN_ABORT("hand_to_caller: a team task (width " << p.width << ") must be placed");
   record(p);
-  if (measure_teams_) slots_[static_cast<size_t>(p.first_core)].first = -1;
+  if (measure_teams_) team_watch_.placed(p.first_core, 1, p.predicted, false);
   expected_[static_cast<size_t>(p.first_core)] = p.task;
   starpu_push_task_end(p.task);
   return p.task;
@@ -129,33 +122,8 @@ starpu_task* TeamPolicy::pop() {
 void TeamPolicy::pre_exec(starpu_task* task) {
   const int core = core_of(starpu_worker_get_id_check());
   if (core < 0 || expected_[static_cast<size_t>(core)] != task) return;
-  if (measure_teams_) measure_start(core);
+  if (measure_teams_) team_watch_.on_entry(core);
   started(core);
-}
-
-// The team starts when its last member starts: StarPU 1.3 calls pre_exec_hook on each member after the team
-// barrier, so every member's start is then the latest member's arrival (and were it called before the
-// barrier, the last call would still be that arrival). start - placed is what the team waited for it.
-void TeamPolicy::measure_start(int core) {
-  const int first = slots_[static_cast<size_t>(core)].first;
-  if (first < 0) return;
-  TeamSlot& t = slots_[static_cast<size_t>(first)];
-  if (t.started.fetch_add(1, std::memory_order_acq_rel) + 1 == t.width)
-    t.start.store(starpu_timing_now(), std::memory_order_release);
-}
-
-// The last member to finish reports the team (before its finished_locked() frees the block).
-void TeamPolicy::measure_end(int core) {
-  const int first = slots_[static_cast<size_t>(core)].first;
-  if (first < 0) return;
-  TeamSlot& t = slots_[static_cast<size_t>(first)];
-  if (t.finished.fetch_add(1, std::memory_order_acq_rel) + 1 != t.width || t.cold) return;
-  const double end = starpu_timing_now();
-  const double start = t.start.load(std::memory_order_acquire);
-  const TeamMeasure m{t.width, start - t.placed, end - start, std::isnan(t.predicted) ? 0.0 : t.predicted};
-  lock();
-  team_measured_locked(m);
-  unlock();
 }
 
 void TeamPolicy::post_exec(starpu_task* task) {
@@ -163,7 +131,12 @@ void TeamPolicy::post_exec(starpu_task* task) {
   // Only what this core was given counts (a task StarPU ran on a specific worker bypassed the policy).
   if (core < 0 || expected_[static_cast<size_t>(core)] != task) return;
   expected_[static_cast<size_t>(core)] = nullptr;
-  if (measure_teams_) measure_end(core);
+  TeamMeasure m;
+  if (measure_teams_ && team_watch_.on_exit(core, m)) {  // the last member of a team: before the block is freed
+    lock();
+    team_measured_locked(m);
+    unlock();
+  }
   if (finished_unlocked(core)) return;
   lock();
   finished_locked(core);

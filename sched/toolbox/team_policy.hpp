@@ -10,9 +10,10 @@
 //     of the team barrier and one alias per member (width > 1) to exact workers;
 //   * completions matched by pointer: per core, the task or alias it was given (`expected`), so a task
 //     StarPU ran on a specific worker (bypassing the policy) never frees a core;
-//   * measuring team tasks (issue 21 item 7, when PolicyOptions::cotenancy): how long each waited for its
-//     latest member and how long it ran against its prediction, handed to team_measured_locked() so that
-//     the policy's TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores.
+//   * measuring team tasks (issue 21 item 7, when PolicyOptions::cotenancy): its TeamWatch (team_watch.hpp)
+//     observes each task's start and end on its cores, and how long a team waited for its latest member and
+//     how long it ran against its prediction go to team_measured_locked(), so that the policy's
+//     TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores.
 // The subclass decides (which cores it uses, which teams exist, what the planner does on push, pop, start
 // and finish) and keeps its planner's state. See docs/adding-a-policy.md.
 //
@@ -22,6 +23,7 @@
 
 #include "sched/layout.hpp"
 #include "sched/planner/co_tenancy.hpp"
+#include "sched/toolbox/team_watch.hpp"
 
 #include <starpu.h>
 
@@ -138,22 +140,8 @@ class TeamPolicy {
   // run post_exec_hook after rank 0 freed the job. Written under the mutex before the task reaches the
   // core's queue and reset by that core only when it finishes, so the core reads it without the mutex.
   std::vector<starpu_task*> expected_;
-  // Team measurement, per core. `first`/`width`/`placed`/`predicted` are written under the mutex in place()
-  // before the push (so a member reads them after receiving its alias); the atomics are written by the
-  // members. A block gets its next task only after its last member's finished_locked(), which comes after
-  // the measurement, so a slot is never reset while a member still reads it.
-  struct TeamSlot {
-    int first = -1;  // first core of the team this core belongs to (-1: not in a team)
-    int width = 0;   // on the first core: team width
-    double placed = 0, predicted = 0;
-    bool cold = false;  // the task's hint says its graph's first run: not measured (TaskHint::cold)
-    std::atomic<int> started{0}, finished{0};
-    std::atomic<double> start{0};  // on the first core: when the last member started
-  };
-  void measure_start(int core);
-  void measure_end(int core);
   bool measure_teams_ = false;
-  std::unique_ptr<TeamSlot[]> slots_;
+  TeamWatch team_watch_;  // when measure_teams_
 };
 
 namespace detail {
