@@ -1,8 +1,7 @@
 // `corun infer` end to end: usage errors (exit 2), a bad CORUN_PARALLEL_OPS (exit 1), and wide&deep
 // batch-1 inference with the parallel-op pass on and off and inline (fewer tasks, the same logit); wide&deep and
 // the Phased LSTM train from `corun train` with the loss falling.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 #include "onnx/onnx_model_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -12,23 +11,16 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
-class Infer : public corun::testing::TempDirTest {
+// The parallel-op pass runs as each test sets it, never as the caller's environment says.
+class Infer : public corun::testing::CorunProcessTest {
  protected:
-  Infer() : TempDirTest("infer") {}
-  Result run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS "
-                                             "-u CORUN_PARALLEL_OPS_MIN CORUN_QUIET=1 " +
-                                                 env + " " + shell_quote(CORUN_EXE) + " infer " + args);
-  }
+  Infer()
+      : CorunProcessTest("infer", corun::testing::corun_test_env({"CORUN_PARALLEL_OPS", "CORUN_PARALLEL_OPS_MIN"})) {}
+  Result run(const std::string& args, const std::string& env = "") { return corun("infer " + args, env); }
 };
 
 // The cell of the results row under `column` (the table has one header row and one data row).
@@ -141,25 +133,21 @@ TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
   corun::testing::OnnxModelBuilder::attr(gemm, "transB", int64_t{1});
   b.output("y", {4, 2});
   b.save(path("nan.onnx"));
-  const std::string exe = shell_quote(CORUN_EXE);
-  const std::string env = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " ";
   for (const std::string& cmd : {std::string("infer --onnx nan.onnx --output out"),
                                  std::string("train --onnx nan.onnx --iters 1")}) {
     SCOPED_TRACE(cmd);
-    const Result refused = corun::testing::run_command(dir_, env + exe + " " + cmd);
+    const Result refused = corun(cmd);
     EXPECT_EQ(refused.code, 1) << refused;
     EXPECT_HAS(refused.err, "initializer 'w' in ONNX file 'nan.onnx' is not finite: element 4 is nan");
     EXPECT_HAS(refused.err, "--allow-non-finite");
   }
   // Allowed, both get past the import: infer stops at the missing input file it was given, train runs (its
   // loss is NaN, which --allow-non-finite also lets pass).
-  const Result infer = corun::testing::run_command(dir_, env + exe + " infer --onnx nan.onnx --output out "
-                                                              "--allow-non-finite --input x=absent.npy");
+  const Result infer = run("--onnx nan.onnx --output out --allow-non-finite --input x=absent.npy");
   EXPECT_EQ(infer.code, 1) << infer;
   EXPECT_HAS(infer.err, "absent.npy");
   EXPECT_EQ(infer.err.find("not finite"), std::string::npos) << infer;
-  const Result train = corun::testing::run_command(dir_, env + exe + " train --onnx nan.onnx --iters 1 "
-                                                              "--allow-non-finite");
+  const Result train = corun("train --onnx nan.onnx --iters 1 --allow-non-finite");
   EXPECT_EQ(train.code, 0) << train;
 }
 
@@ -167,9 +155,7 @@ TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
 
 // wide&deep also trains from `corun train` (batch 256 on its synthetic click task): the loss falls.
 TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
-  const Result r = corun::testing::run_command(
-      dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
-                " train --model wide-deep --iters 12 --json r.json");
+  const Result r = corun("train --model wide-deep --iters 12 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "wide&deep train: batch=256 tables=26x10000x16");
   const std::string json = corun::testing::read_file(path("r.json"));
@@ -179,8 +165,7 @@ TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
   };
   EXPECT_GT(number("first_loss"), 0.6) << json;  // about ln 2 at the start
   EXPECT_LT(number("final_loss"), 0.9 * number("first_loss")) << json;
-  const Result bad = corun::testing::run_command(
-      dir_, "env CORUN_QUIET=1 " + shell_quote(CORUN_EXE) + " train --model wide-deep --size large");
+  const Result bad = corun("train --model wide-deep --size large");
   EXPECT_EQ(bad.code, 2) << bad;
   EXPECT_HAS(bad.err, "--size applies to --model");
 }
@@ -189,9 +174,7 @@ TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
 // steps at its default learning rate (2.0), with the learned periods and shifts: the loss clearly falls.
 // (The numbers are bitwise the same under every policy and width; 80 steps take about 12 s on 2 cores.)
 TEST_F(Infer, PhasedLstmSmallLearnsFromCorunTrain) {
-  const Result r = corun::testing::run_command(
-      dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
-                " train --model phased-lstm --size small --iters 80 --json r.json");
+  const Result r = corun("train --model phased-lstm --size small --iters 80 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "PhasedLSTM train: layers=4 batch=64 seq=20 hidden=128 lr=2");
   const std::string json = corun::testing::read_file(path("r.json"));
