@@ -233,6 +233,13 @@ Tensor Graph::param(const std::string& name, const Shape& shape) {
   return Tensor(impl_.get(), id);
 }
 
+Tensor Graph::constant(const std::string& name, const Shape& shape, float fill) {
+  CORUN_CHECK(shape.rank >= 1, Status::invalid_argument, "constant '" << name << "': empty shape");
+  const int id = impl_->add_value(shape, name, ValueKind::constant);
+  std::fill_n(impl_->values[static_cast<size_t>(id)].data.get(), shape.numel(), fill);
+  return Tensor(impl_.get(), id);
+}
+
 int Graph::num_values() const { return static_cast<int>(impl_->values.size()); }
 int Graph::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
 
@@ -271,6 +278,18 @@ Tensor Graph::find(const std::string& name) const {
   auto it = impl_->by_name.find(name);
   CORUN_CHECK(it != impl_->by_name.end(), Status::invalid_argument, "no tensor named '" << name << "' in the graph");
   return Tensor(impl_.get(), it->second);
+}
+
+bool Graph::has(const std::string& name) const { return impl_->by_name.count(name) > 0; }
+
+void Graph::add_name(Tensor t, const std::string& name) {
+  check_tensor(*impl_, this, t, "add_name", name);
+  CORUN_CHECK(!name.empty(), Status::invalid_argument, "add_name: a name is required");
+  const auto it = impl_->by_name.find(name);
+  CORUN_CHECK(it == impl_->by_name.end(), Status::invalid_argument,
+              "add_name: '" << name << "' already names value '" << impl_->values[static_cast<size_t>(it->second)].name
+                            << "'");
+  impl_->by_name[name] = t.id();
 }
 
 Tensor Graph::grad(Tensor t) const {

@@ -4,7 +4,6 @@
 
 #include "base/check.hpp"
 #include "base/files.hpp"
-#include "graphs/graph_impl.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -225,8 +224,7 @@ Tensor Converter::tensor(int i) {
   // A float initializer is a trainable parameter under its ONNX name; a Constant node's value and an
   // integer initializer (indices: never trained) are fixed ones.
   e.tensor = e.is_initializer && !c.integer ? graph_.param(onnx_value_name(node_->input(i)), shape)
-                              : graph_.value(graph_.impl().add_value(shape, onnx_value_name(node_->input(i)),
-                                                                     ValueKind::constant));
+                              : graph_.constant(onnx_value_name(node_->input(i)), shape);
   float* dst = graph_.data(e.tensor);
   for (size_t k = 0; k < c.values.size(); ++k) dst[k] = static_cast<float>(c.values[k]);
   return e.tensor;
@@ -261,9 +259,7 @@ Tensor Converter::state_tensor(int i) {
 }
 
 Tensor Converter::filled(const Shape& shape, float fill, const std::string& suffix) {
-  const Tensor t = graph_.value(graph_.impl().add_value(shape, value_name() + "." + suffix, ValueKind::constant));
-  std::fill(graph_.data(t), graph_.data(t) + shape.numel(), fill);
-  return t;
+  return graph_.constant(value_name() + "." + suffix, shape, fill);
 }
 
 const Constant* Converter::constant(int i) const {

@@ -10,7 +10,6 @@
 
 #include "base/check.hpp"
 #include "base/files.hpp"
-#include "graphs/graph_impl.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -318,7 +317,7 @@ void add_outputs(const onnx::GraphProto& gp, const std::map<std::string, Entry>&
     g.keep(t);
     // Found by its ONNX name even when its node named it otherwise (an LSTM's Y is "<node>.Y", Identity
     // passes another value through): a second name for the same value, as the Graph's multi-output ops do.
-    if (!g.impl().by_name.count(onnx_value_name(vi.name()))) g.impl().by_name[onnx_value_name(vi.name())] = t.id();
+    if (!g.has(onnx_value_name(vi.name()))) g.add_name(t, onnx_value_name(vi.name()));
     out.output_names.push_back(vi.name());
     out.outputs.push_back(t);
   }

@@ -104,6 +104,11 @@ class Graph {
   ///@{
   Tensor input(const std::string& name, const Shape& shape);
   Tensor param(const std::string& name, const Shape& shape);
+  /// A fixed leaf (ValueKind::constant: never trained, never saved) of `shape` holding `fill` everywhere: a
+  /// value known when the graph is built, such as an imported file's constant (write other contents with
+  /// data()). `name` labels it in DOT and error messages only: find() does not look constants up, so the
+  /// name need not be unique.
+  Tensor constant(const std::string& name, const Shape& shape, float fill = 0.0f);
   ///@}
 
   /// @name Ops. `name` is optional; an unnamed node is called "<op>_<index>".
@@ -352,6 +357,12 @@ class Graph {
   std::vector<Tensor> optimizer_state() const;
   /// Value by name (inputs, params and named nodes' outputs); throws corun::Error if absent.
   Tensor find(const std::string& name) const;
+  /// Whether find(`name`) finds a value.
+  bool has(const std::string& name) const;
+  /// Makes find(`name`) return `t` as well: a second name for one value (as a multi-output op's first output
+  /// has its node's name and its own; an imported model's output under the file's name when its node named it
+  /// otherwise). Throws corun::Error when `name` is empty or already names a value.
+  void add_name(Tensor t, const std::string& name);
   /// Graphviz DOT text of the nodes and values.
   std::string dump_dot() const;
   ///@}

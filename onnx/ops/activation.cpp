@@ -1,7 +1,7 @@
 // Elementwise activations: Relu, LeakyRelu, Sigmoid, Tanh, Gelu (the exact one: opset 20's op, or the
 // Div/Erf/Add/Mul/Mul chain of PyTorch's earlier exports, which onnx/gelu_pattern.cpp turns into a Gelu node),
 // HardSigmoid and HardSwish (MobileNetV3's; before opset 14 PyTorch exports nn.Hardswish as x * HardSigmoid(x)).
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/activation.hpp"
 
 #include <cmath>
 #include <string>

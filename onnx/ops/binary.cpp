@@ -2,7 +2,7 @@
 // constant operand (PyTorch's x / 2, x ** 2) is a [1] tensor, which broadcasts the same way. Shapes that do
 // not broadcast are refused by the Graph's shape rule, which the importer reports with the node's name.
 // Two constants fold at import (fold_constants).
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/binary.hpp"
 
 #include <algorithm>
 #include <cmath>

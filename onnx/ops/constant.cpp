@@ -2,7 +2,7 @@
 // exports x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: every link is known
 // once the input shapes are, so the chain becomes one constant shape and the Reshape a Graph::reshape. A
 // Gather of a graph value (or with computed indices) is the Graph's gather instead.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/constant.hpp"
 
 #include <algorithm>
 #include <cmath>

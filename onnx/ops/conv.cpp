@@ -1,6 +1,7 @@
 // Conv and ConvTranspose: the Graph's general conv2d / conv_transpose2d (per-axis strides and dilations,
 // asymmetric pads, groups, optional bias). auto_pad and ConvTranspose's output_shape become pads here.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/conv.hpp"
+#include "onnx/ops/window.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // Gemm and MatMul: the Graph's 2-D matmul (with its transpose flags), Gemm's C as a bias add; MatMul of
 // other ranks is batch_matmul (numpy's broadcast batch dims and 1-D rules).
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/gemm.hpp"
 
 namespace corun::onnx_import {
 

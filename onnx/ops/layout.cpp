@@ -1,7 +1,7 @@
 // Layout ops: Concat, Split, Slice, Reshape, Flatten, Identity. On import-time constants (shape arithmetic)
 // Concat, Slice, Reshape and Flatten fold; on graph values they map to the Graph's concat, split, slice
 // and reshape.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/layout.hpp"
 
 #include <algorithm>
 #include <numeric>

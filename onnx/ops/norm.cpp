@@ -2,7 +2,7 @@
 // definitions (ONNX momentum, biased variance for normalising). BatchNormalization's running statistics
 // become Graph::state tensors holding the file's values, so they are saved with the parameters and, when
 // the import is for training, updated by the node instead of being trained by the optimizer.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/norm.hpp"
 
 namespace corun::onnx_import {
 

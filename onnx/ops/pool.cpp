@@ -1,6 +1,7 @@
 // MaxPool and AveragePool: the Graph's general max_pool / avg_pool (per-axis kernel and strides,
 // asymmetric pads, ceil_mode, count_include_pad). max_pool's padding never wins, as ONNX's -inf padding.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/pool.hpp"
+#include "onnx/ops/window.hpp"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // ReduceMean, ReduceSum and GlobalAveragePool: the Graph's reduce_mean / reduce_sum_axes over constant axes.
 // The axes are an attribute (ReduceMean through opset 17, ReduceSum through 12) or a constant second input
 // (ReduceSum from opset 13); both forms are read whatever the opset, as exporters write either.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/reduce.hpp"
 
 namespace corun::onnx_import {
 

@@ -1,6 +1,17 @@
 // The converter table: one row per ONNX op_type (docs/onnx.md shows the same subsets). Wiring an op is one
 // converter function in its family's file and one row here.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/activation.hpp"
+#include "onnx/ops/binary.hpp"
+#include "onnx/ops/constant.hpp"
+#include "onnx/ops/conv.hpp"
+#include "onnx/ops/gemm.hpp"
+#include "onnx/ops/layout.hpp"
+#include "onnx/ops/norm.hpp"
+#include "onnx/ops/pool.hpp"
+#include "onnx/ops/reduce.hpp"
+#include "onnx/ops/rnn.hpp"
+#include "onnx/ops/shape_ops.hpp"
+#include "onnx/ops/unary.hpp"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // attribute is passed through; the builders refuse the values they do not implement (peepholes,
 // sequence_lens, other activations, a finite clip, layout 1, input_forget 1, GRU linear_before_reset 0)
 // with a message the importer prefixes with the node's name.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/rnn.hpp"
 
 #include <corun/rnn.hpp>
 

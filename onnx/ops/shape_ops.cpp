@@ -1,5 +1,5 @@
 // Transpose, Softmax, LogSoftmax and Dropout: the Graph's transpose, softmax / log_softmax and dropout.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/shape_ops.hpp"
 
 #include "base/hash.hpp"
 

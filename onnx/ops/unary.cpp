@@ -1,6 +1,6 @@
 // Elementwise math: Sqrt, Erf, Exp, Log, Neg, Abs, Reciprocal (the Graph's ops of the same names, IEEE
 // results outside their domains as ONNX), and Clip with constant bounds (torch.clamp, ReLU6).
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/unary.hpp"
 
 #include <cmath>
 #include <limits>

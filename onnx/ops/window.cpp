@@ -1,7 +1,7 @@
 // The window attributes shared by Conv, ConvTranspose, MaxPool and AveragePool (kernel_shape, strides,
 // dilations, pads, auto_pad), read per axis into one Window2d; auto_pad SAME_* / VALID become explicit pads
 // here so the Graph builders only ever see pads.
-#include "onnx/ops/ops.hpp"
+#include "onnx/ops/window.hpp"
 
 #include <string>
 

@@ -74,11 +74,11 @@ std::vector<std::string> own_warnings(const std::string& out) {
 class Allocation : public corun::testing::CorunProcessTest {
  protected:
   Allocation()
-      : CorunProcessTest("alloc",
-                         "env -u CORUN_SCHED -u STARPU_SCHED -u STARPU_NCPU -u STARPU_WORKERS_GETBIND "
-                         "-u STARPU_WORKERS_CPUID -u STARPU_WORKERS_COREID -u STARPU_WORKERS_NOBIND -u OMP_NUM_THREADS "
-                         "-u OPENBLAS_NUM_THREADS -u MKL_NUM_THREADS -u CORUN_CGROUP_ROOT -u CORUN_NUMA "
-                         "-u CORUN_REPLICAS CORUN_QUIET=1 ") {}
+      : CorunProcessTest("alloc", corun::testing::corun_test_env(
+                                      {"STARPU_NCPU", "STARPU_WORKERS_GETBIND", "STARPU_WORKERS_CPUID",
+                                       "STARPU_WORKERS_COREID", "STARPU_WORKERS_NOBIND", "OMP_NUM_THREADS",
+                                       "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "CORUN_CGROUP_ROOT", "CORUN_NUMA",
+                                       "CORUN_REPLICAS"})) {}
   void SetUp() override {
     CorunProcessTest::SetUp();
     if (!have_taskset()) GTEST_SKIP() << "taskset (util-linux) is not installed";

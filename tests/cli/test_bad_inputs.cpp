@@ -2,8 +2,7 @@
 // each must exit non-zero with a message that names what was wrong, and leave no output file behind
 // (every train case also asks for --json out.json, which must not exist afterwards, not even half-written).
 // Graph-building errors are library errors, covered by tests/unit/test_shapes_and_graph.cpp.
-#include "../common/cli_run.hpp"
-#include "../common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,15 +11,10 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
 using corun::testing::contains;
-using corun::testing::shell_quote;
 
 struct BadInput {
   const char* name;
@@ -109,11 +103,11 @@ std::string expand(std::string s, const std::string& dir) {
   return s;
 }
 
-class BadInputs : public corun::testing::TempDirTest, public ::testing::WithParamInterface<BadInput> {
+class BadInputs : public corun::testing::CorunProcessTest, public ::testing::WithParamInterface<BadInput> {
  protected:
-  BadInputs() : TempDirTest("bad") {}
+  BadInputs() : CorunProcessTest("bad") {}
   void SetUp() override {
-    TempDirTest::SetUp();
+    CorunProcessTest::SetUp();
     std::ofstream(path("garbage.txt")) << "this is not what corun expects\n";
     fs::create_directories(path("empty"));
     fs::create_directories(path("corrupt"));
@@ -124,9 +118,7 @@ class BadInputs : public corun::testing::TempDirTest, public ::testing::WithPara
 
 TEST_P(BadInputs, FailClearlyAndWriteNothing) {
   const BadInput& c = GetParam();
-  const std::string cmd = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " " +
-                          expand(c.env, dir_) + " " + shell_quote(CORUN_EXE) + " " + expand(c.args, dir_);
-  const corun::testing::CommandResult r = corun::testing::run_command(dir_, cmd);
+  const corun::testing::CommandResult r = corun(expand(c.args, dir_), expand(c.env, dir_));
   EXPECT_EQ(r.code, c.code) << r;
   for (const char* s : c.says) EXPECT_TRUE(contains(r.err, s)) << "the message does not name '" << s << "'\n" << r;
   EXPECT_FALSE(contains(r.err, "Assertion")) << r;  // a clear message, not a crash

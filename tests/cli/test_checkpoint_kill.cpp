@@ -40,8 +40,7 @@ bool has_entry(const std::string& dir, const std::string& prefix) {
 class CheckpointKill : public corun::testing::CorunProcessTest {
  protected:
   CheckpointKill()
-      : CorunProcessTest("ckptkill",
-                         "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_TEST_PAUSE_IN_CHECKPOINT CORUN_QUIET=1 ") {}
+      : CorunProcessTest("ckptkill", corun::testing::corun_test_env({"CORUN_TEST_PAUSE_IN_CHECKPOINT"})) {}
 
   // Starts corun in the background (stdout/stderr to run.out / run.err) with `env` added.
   void spawn(const std::string& args, const std::string& env) { pid_ = CorunProcessTest::spawn(args, env, "run"); }

@@ -26,14 +26,14 @@ using corun::testing::read_file;
 // Without CORUN_QUIET: the warnings under test are part of what it silences.
 class CoTenancy : public corun::testing::CorunProcessTest {
  protected:
-  CoTenancy() : CorunProcessTest("cotenancy", "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_QUIET ") {}
+  CoTenancy() : CorunProcessTest("cotenancy", corun::testing::corun_test_env({"CORUN_QUIET"}, "")) {}
 };
 
 // Spinning processes pinned to one CPU (taskset -c), killed when the test ends; corun with its own policy and
 // co-tenancy settings.
 class BusyCore : public corun::testing::CorunProcessTest {
  protected:
-  BusyCore() : CorunProcessTest("busycore", "env -u CORUN_QUIET -u CORUN_COTENANCY ") {}
+  BusyCore() : CorunProcessTest("busycore", corun::testing::corun_test_env({"CORUN_QUIET", "CORUN_COTENANCY"}, "")) {}
   void spin_on(int cpu) { spawn_shell("exec taskset -c " + std::to_string(cpu) + " sh -c 'while :; do :; done'"); }
 };
 

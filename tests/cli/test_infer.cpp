@@ -1,8 +1,7 @@
 // `corun infer` end to end: usage errors (exit 2), a bad CORUN_PARALLEL_OPS (exit 1), and wide&deep
 // batch-1 inference with the parallel-op pass on and off and inline (fewer tasks, the same logit); wide&deep and
 // the Phased LSTM train from `corun train` with the loss falling.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 #include "onnx/onnx_model_builder.hpp"
 
 #include <corun/npy.hpp>
@@ -16,23 +15,16 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
-class Infer : public corun::testing::TempDirTest {
+// The parallel-op pass runs as each test sets it, never as the caller's environment says.
+class Infer : public corun::testing::CorunProcessTest {
  protected:
-  Infer() : TempDirTest("infer") {}
-  Result run(const std::string& args, const std::string& env = "") {
-    return corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_PARALLEL_OPS "
-                                             "-u CORUN_PARALLEL_OPS_MIN CORUN_QUIET=1 " +
-                                                 env + " " + shell_quote(CORUN_EXE) + " infer " + args);
-  }
+  Infer()
+      : CorunProcessTest("infer", corun::testing::corun_test_env({"CORUN_PARALLEL_OPS", "CORUN_PARALLEL_OPS_MIN"})) {}
+  Result run(const std::string& args, const std::string& env = "") { return corun("infer " + args, env); }
 };
 
 // The cell of the results row under `column` (the table has one header row and one data row).
@@ -145,12 +137,10 @@ TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
   corun::testing::OnnxModelBuilder::attr(gemm, "transB", int64_t{1});
   b.output("y", {4, 2});
   b.save(path("nan.onnx"));
-  const std::string exe = shell_quote(CORUN_EXE);
-  const std::string env = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " ";
   for (const std::string& cmd : {std::string("infer --onnx nan.onnx --output out"),
                                  std::string("train --onnx nan.onnx --iters 1")}) {
     SCOPED_TRACE(cmd);
-    const Result refused = corun::testing::run_command(dir_, env + exe + " " + cmd);
+    const Result refused = corun(cmd);
     EXPECT_EQ(refused.code, 1) << refused;
     EXPECT_HAS(refused.err, "initializer 'w' in ONNX file 'nan.onnx' is not finite: element 4 is nan");
     EXPECT_HAS(refused.err, "--allow-non-finite");
@@ -160,13 +150,11 @@ TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
   // also lets pass).
   const std::vector<float> wrong(15, 1.0f);
   corun::save_npy(path("wrong.npy"), corun::Shape{5, 3}, wrong.data());
-  const Result infer = corun::testing::run_command(dir_, env + exe + " infer --onnx nan.onnx --output out "
-                                                              "--allow-non-finite --input x=wrong.npy");
+  const Result infer = run("--onnx nan.onnx --output out --allow-non-finite --input x=wrong.npy");
   EXPECT_EQ(infer.code, 1) << infer;
   EXPECT_HAS(infer.err, "--input x: wrong.npy has the shape [5, 3], the model's input is [4, 3]");
   EXPECT_EQ(infer.err.find("not finite"), std::string::npos) << infer;
-  const Result train = corun::testing::run_command(dir_, env + exe + " train --onnx nan.onnx --iters 1 "
-                                                              "--allow-non-finite");
+  const Result train = corun("train --onnx nan.onnx --iters 1 --allow-non-finite");
   EXPECT_EQ(train.code, 0) << train;
 }
 
@@ -185,22 +173,17 @@ TEST_F(Infer, OnnxDynamicBatchComesFromTheInputFiles) {
   const std::vector<float> x = {-1, 2, -3, 4, -5, 6, 7, -8, 9, -10, 11, -12, 13, -14, 15};
   corun::save_npy(path("x.npy"), corun::Shape{5, 3}, x.data());
   corun::save_npy(path("z4.npy"), corun::Shape{4, 3}, x.data());
-  const std::string exe = shell_quote(CORUN_EXE);
-  const std::string env = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " ";
   for (const char* batch : {"", " --batch 5"}) {
-    const Result r = corun::testing::run_command(dir_, env + exe + " infer --onnx one.onnx --input x=x.npy "
-                                                                  "--exec inline --output out" + batch);
+    const Result r = run(std::string("--onnx one.onnx --input x=x.npy --exec inline --output out") + batch);
     ASSERT_EQ(r.code, 0) << r;
     const corun::NpyArray y = corun::load_npy(path("out/y.npy"));
     EXPECT_EQ(y.shape, (corun::Shape{5, 3})) << batch;
     for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y.data[i], std::max(x[i], 0.0f)) << i;
   }
-  const Result disagree =
-      corun::testing::run_command(dir_, env + exe + " infer --onnx one.onnx --input x=x.npy --output bad --batch 4");
+  const Result disagree = run("--onnx one.onnx --input x=x.npy --output bad --batch 4");
   EXPECT_EQ(disagree.code, 1) << disagree;
   EXPECT_HAS(disagree.err, "the data for graph input 'x' holds a batch of 5, but --batch is 4; drop --batch");
-  const Result two = corun::testing::run_command(
-      dir_, env + exe + " infer --onnx two.onnx --input x=x.npy --input z=z4.npy --output bad");
+  const Result two = run("--onnx two.onnx --input x=x.npy --input z=z4.npy --output bad");
   EXPECT_EQ(two.code, 1) << two;
   EXPECT_HAS(two.err, "holds a batch of");
   EXPECT_HAS(two.err, "give every input the same batch");
@@ -211,9 +194,7 @@ TEST_F(Infer, OnnxDynamicBatchComesFromTheInputFiles) {
 
 // wide&deep also trains from `corun train` (batch 256 on its synthetic click task): the loss falls.
 TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
-  const Result r = corun::testing::run_command(
-      dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
-                " train --model wide-deep --iters 12 --json r.json");
+  const Result r = corun("train --model wide-deep --iters 12 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "wide&deep train: batch=256 tables=26x10000x16");
   const std::string json = corun::testing::read_file(path("r.json"));
@@ -223,8 +204,7 @@ TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
   };
   EXPECT_GT(number("first_loss"), 0.6) << json;  // about ln 2 at the start
   EXPECT_LT(number("final_loss"), 0.9 * number("first_loss")) << json;
-  const Result bad = corun::testing::run_command(
-      dir_, "env CORUN_QUIET=1 " + shell_quote(CORUN_EXE) + " train --model wide-deep --size large");
+  const Result bad = corun("train --model wide-deep --size large");
   EXPECT_EQ(bad.code, 2) << bad;
   EXPECT_HAS(bad.err, "--size applies to --model");
 }
@@ -233,9 +213,7 @@ TEST_F(Infer, WideDeepTrainsFromCorunTrain) {
 // steps at its default learning rate (2.0), with the learned periods and shifts: the loss clearly falls.
 // (The numbers are bitwise the same under every policy and width; 80 steps take about 12 s on 2 cores.)
 TEST_F(Infer, PhasedLstmSmallLearnsFromCorunTrain) {
-  const Result r = corun::testing::run_command(
-      dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " + shell_quote(CORUN_EXE) +
-                " train --model phased-lstm --size small --iters 80 --json r.json");
+  const Result r = corun("train --model phased-lstm --size small --iters 80 --json r.json");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_HAS(r.out, "PhasedLSTM train: layers=4 batch=64 seq=20 hidden=128 lr=2");
   const std::string json = corun::testing::read_file(path("r.json"));

@@ -2,8 +2,7 @@
 // the latency row, --output's logits.npy of the model's shape, --json; --input pins an input (the logits no
 // longer depend on the synthetic batch), and a bad --input (unknown name, wrong shape) exits 1 naming the
 // problem with nothing written.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <corun/npy.hpp>
 
@@ -16,13 +15,8 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
-
 namespace {
 
-using corun::testing::shell_quote;
 using Result = corun::testing::CommandResult;
 
 struct ModelCase {
@@ -34,13 +28,10 @@ struct ModelCase {
 // ctest lists the case by its model name (not the struct's bytes).
 void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
 
-class InferModels : public corun::testing::TempDirTest, public ::testing::WithParamInterface<ModelCase> {
+class InferModels : public corun::testing::CorunProcessTest, public ::testing::WithParamInterface<ModelCase> {
  protected:
-  InferModels() : TempDirTest("infer_models") {}
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " +
-                                                 shell_quote(CORUN_EXE) + " infer " + args);
-  }
+  InferModels() : CorunProcessTest("infer_models") {}
+  Result run(const std::string& args) { return corun("infer " + args); }
   std::string read(const std::string& file) {
     std::ifstream in(dir_ + "/" + file);
     std::stringstream s;
@@ -77,13 +68,10 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-class InferInput : public corun::testing::TempDirTest {
+class InferInput : public corun::testing::CorunProcessTest {
  protected:
-  InferInput() : TempDirTest("infer_input") {}
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 " +
-                                                 shell_quote(CORUN_EXE) + " infer " + args);
-  }
+  InferInput() : CorunProcessTest("infer_input") {}
+  Result run(const std::string& args) { return corun("infer " + args); }
 };
 
 // With the image pinned, the logits do not depend on which synthetic batches ran before (targets, the other

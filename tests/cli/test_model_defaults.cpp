@@ -3,8 +3,7 @@
 // first, and the initialisation's first loss near chance for the classifiers. Each test runs the model's
 // defaults (only the evaluation of cifar-quick is shortened), so a change of default is what it checks.
 // Also: what a run announces before it starts (iterations, epochs, evaluation, heavy defaults).
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include "base/json.hpp"
 
@@ -16,10 +15,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
 
 namespace corun::testing {
 namespace {
@@ -34,14 +29,12 @@ std::vector<double> losses_of(const std::string& file) {
   return loss;
 }
 
-class ModelDefaults : public TempDirTest {
+// The runs keep the caller's CORUN_QUIET (the start lines are checked) and never replicate the solver.
+class ModelDefaults : public CorunProcessTest {
  protected:
-  ModelDefaults() : TempDirTest("defaults") {}
+  ModelDefaults() : CorunProcessTest("defaults", corun_test_env({"CORUN_REPLICAS"}, "")) {}
 
-  CommandResult run(const std::string& args) {
-    return run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED -u CORUN_REPLICAS " + shell_quote(CORUN_EXE) +
-                                 " train " + args);
-  }
+  CommandResult run(const std::string& args) { return corun("train " + args); }
 
   // Trains `args` with --json and checks the curve of its 20 default iterations; returns the losses.
   std::vector<double> healthy_curve(const std::string& args) {

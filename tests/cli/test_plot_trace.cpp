@@ -33,7 +33,7 @@ bool have_rsvg_convert() {
 // corun plot-trace starts no StarPU: the environment is the test's own (PATH without rsvg-convert).
 class PlotTrace : public corun::testing::CorunProcessTest {
  protected:
-  PlotTrace() : CorunProcessTest("plot", "env ") {}
+  PlotTrace() : CorunProcessTest("plot", corun::testing::corun_test_env({}, "")) {}
 
   // A trace like an LSTM training step on 2 workers, with team tasks and a marked critical path.
   std::string synthetic(const std::string& name, int layers = 2, int seq = 8, int workers = 2, int iterations = 1) {

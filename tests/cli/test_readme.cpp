@@ -4,8 +4,7 @@
 // editing any of the three without the others fails here. The run is shortened by a flag (--iters 3), the
 // lines are compared by shape (the same keys in the same order, the same table columns, numbers where the
 // README has numbers), never by timings.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +13,6 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
 #ifndef CORUN_SOURCE_DIR
 #error "CORUN_SOURCE_DIR must be defined to the repository root"
 #endif
@@ -119,9 +115,10 @@ bool matches(const std::string& got, const std::string& want) {
   return at == wk.size();
 }
 
-class Readme : public TempDirTest {
+// The run keeps the caller's CORUN_QUIET: the README shows the configuration line and the progress output.
+class Readme : public CorunProcessTest {
  protected:
-  Readme() : TempDirTest("readme") {}
+  Readme() : CorunProcessTest("readme", corun_test_env({}, "")) {}
   std::vector<std::string> readme_ = lines_of(read_file(std::string(CORUN_SOURCE_DIR) + "/README.md"));
 };
 
@@ -152,7 +149,7 @@ TEST_F(Readme, TrainShPrintsTheLinesTheReadmeShows) {
   }
   // Shortened: three iterations instead of the script's twenty (a flag given wins over its default).
   const std::string corun_args = "train " + train_sh_arguments(args + " --iters 3");
-  const CommandResult r = run_command(dir_, "env -u CORUN_SCHED -u STARPU_SCHED " + shell_quote(CORUN_EXE) + " " + corun_args);
+  const CommandResult r = corun(corun_args);
   ASSERT_EQ(r.code, 0) << r;
 
   const std::vector<std::string> expected = fenced_block(readme_, "Output of `scripts/train.sh`");

@@ -2,8 +2,7 @@
 // (exit 1, a message naming what to fix, nothing started), and the files it writes for a simulated run
 // (platform and per-width models, from measured models of a fake machine key). The simulated run itself
 // needs build/simgrid: label simgrid, docs/simulation.md.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include "base/files.hpp"
 
@@ -13,9 +12,6 @@
 #include <string>
 #include <vector>
 
-#ifndef CORUN_EXE
-#error "CORUN_EXE must be defined to the path of the corun executable"
-#endif
 #ifndef CORUN_SOURCE_DIR
 #error "CORUN_SOURCE_DIR must be defined to the repository root"
 #endif
@@ -35,12 +31,10 @@ const char* kMeasured =
     "1\n0\n0\n2\n1\n1\n0 0 0 0 nan nan 0 0 0\nnan nan nan\n0\n"
     "0000abcd 4096 0 6.000000e+01 1 600 3610 12\n";
 
-class Simulate : public corun::testing::TempDirTest {
+class Simulate : public corun::testing::CorunProcessTest {
  protected:
-  Simulate() : TempDirTest("simulate") {}
-  Result run(const std::string& args) {
-    return corun::testing::run_command(dir_, shell_quote(CORUN_EXE) + " simulate " + args);
-  }
+  Simulate() : CorunProcessTest("simulate") {}
+  Result run(const std::string& args, const std::string& env = "") { return corun("simulate " + args, env); }
   // A stand-in for the SimGrid build of corun: prints its arguments and the environment it was given.
   std::string fake_simgrid_corun() {
     const std::string path = dir_ + "/fake-corun";
@@ -115,9 +109,9 @@ TEST_F(Simulate, ARefusedInputLeavesNoFilesBehind) {
   fs::create_directories(dir_ + "/kept");
   corun::write_file_atomically(dir_ + "/kept/mine.txt", "mine\n");
   for (const std::string dir : {"", "--dir new", "--dir kept"}) {
-    const Result r = corun::testing::run_command(
-        dir_, "TMPDIR=" + shell_quote(dir_ + "/tmp") + " " + shell_quote(CORUN_EXE) + " simulate --machine " +
-                  kMachine + " --corun " + fake + " --measured-dir empty --measured-key k " + dir + " -- train");
+    const Result r = run("--machine " + kMachine + " --corun " + fake + " --measured-dir empty --measured-key k " + dir +
+                             " -- train",
+                         "TMPDIR=" + shell_quote(dir_ + "/tmp"));
     EXPECT_EQ(r.code, 1) << r;
     EXPECT_NE(r.err.find("no measured models of machine key 'k'"), std::string::npos) << r;
   }

@@ -1,8 +1,7 @@
 // `corun serve-bench` end to end: the planned runtime and both baselines print a plan and the latency
 // line; the plan is cached in CORUN_SERVE_PLANS and reused by the next run; usage errors exit 2; --model
 // text-similarity serves DeepCPU's text similarity model.
-#include "common/cli_run.hpp"
-#include "common/temp_dir_test.hpp"
+#include "common/corun_process_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,12 +13,12 @@
 
 namespace {
 
-class ServeBenchCli : public corun::testing::TempDirTest {
+// Every run caches its plans in the test's directory (CORUN_SERVE_PLANS).
+class ServeBenchCli : public corun::testing::CorunProcessTest {
  protected:
-  ServeBenchCli() : TempDirTest("serve_cli") {}
+  ServeBenchCli() : CorunProcessTest("serve_cli") {}
   corun::testing::CommandResult serve_bench(const std::string& args) {
-    return corun::testing::run_command(dir_, "CORUN_QUIET=1 CORUN_SERVE_PLANS=" + corun::testing::shell_quote(dir_ + "/plans") +
-                                                 " " + std::string(CORUN_EXE) + " serve-bench " + args);
+    return corun("serve-bench " + args, "CORUN_SERVE_PLANS=" + corun::testing::shell_quote(dir_ + "/plans"));
   }
 };
 

@@ -67,6 +67,40 @@ TEST(GraphNames, FindByName) {
   EXPECT_CORUN_ERROR(g.find("relu_1"), Status::invalid_argument, "'relu_1'");
 }
 
+// A second name finds the same value; a name in use (by any value) is refused, and has() says which are.
+TEST(GraphNames, AddNameGivesAValueASecondName) {
+  Graph g;
+  auto a = g.input("a", {2, 2});
+  auto r = g.relu(a, "r");
+  EXPECT_FALSE(g.has("output"));
+  g.add_name(r, "output");
+  EXPECT_TRUE(g.has("output"));
+  EXPECT_EQ(g.find("output"), r);
+  EXPECT_EQ(g.find("r"), r);
+  EXPECT_EQ(r.name(), "r");  // the value's own name is unchanged
+  EXPECT_CORUN_ERROR(g.add_name(a, "output"), Status::invalid_argument, "'output' already names value 'r'");
+  EXPECT_CORUN_ERROR(g.add_name(a, "r"), Status::invalid_argument, "'r' already names value 'r'");
+  EXPECT_CORUN_ERROR(g.add_name(a, ""), Status::invalid_argument, "a name is required");
+  EXPECT_EQ(g.find("output"), r);
+}
+
+// A constant holds its fill, is of kind constant, and is not found by name: a repeated name is not an error.
+TEST(GraphNames, ConstantsAreFilledAndNotLookedUp) {
+  Graph g;
+  auto c = g.constant("k", {2, 3}, 1.5f);
+  auto z = g.constant("k", {4});
+  EXPECT_EQ(g.kind(c), ValueKind::constant);
+  EXPECT_EQ(c.shape(), (Shape{2, 3}));
+  EXPECT_EQ(c.name(), "k");
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(g.data(c)[i], 1.5f);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(g.data(z)[i], 0.0f);
+  EXPECT_FALSE(g.has("k"));
+  EXPECT_TRUE(g.params().empty());
+  EXPECT_TRUE(g.inputs().empty());
+  g.param("k", {1});  // a constant's name does not reserve it
+  EXPECT_CORUN_ERROR(g.constant("x", Shape{}), Status::invalid_argument, "empty shape");
+}
+
 // A small DOT reader: statements separated by ';' outside quotes; checks quotes and braces balance and
 // returns the declared ids, the labels of declarations and the edges.
 struct Dot {
