@@ -211,7 +211,8 @@ TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
 
 // The input-projection pass is a plan-step choice (issue 50 item 2): corun train calls no pass itself; the engine
 // runs it on the graph with its backward when CORUN_INPUT_PROJECTION is set, and CORUN_VERBOSE=passes lists it.
-// `on` stacks the tiny LSTM's one layer: fewer tasks per iteration than `off`.
+// `on` stacks the tiny LSTM's one layer: another graph than `off` (with 2 steps, 36 tasks per iteration instead of
+// 31: W's split, the inputs' concat and the product's split outweigh the one product saved).
 int tasks_per_iteration(const std::string& err) {
   std::smatch m;
   return std::regex_search(err, m, std::regex("-> ([0-9]+) tasks per iteration")) ? std::stoi(m[1]) : -1;
@@ -229,7 +230,8 @@ TEST_F(Cli, TrainRunsTheInputProjectionPassInThePlanStep) {
   ASSERT_EQ(off.code, 0) << off;
   EXPECT_EQ(off.err.find("input_projection"), std::string::npos) << off;
   EXPECT_GT(tasks_per_iteration(off.err), 0) << off;
-  EXPECT_LT(tasks_per_iteration(on.err), tasks_per_iteration(off.err)) << on << off;
+  EXPECT_GT(tasks_per_iteration(on.err), 0) << on;
+  EXPECT_NE(tasks_per_iteration(on.err), tasks_per_iteration(off.err)) << on << off;
 }
 
 TEST_F(Cli, TrainReportsProgressAsLinesInBatchAndOneRedrawnLineOnATerminal) {
