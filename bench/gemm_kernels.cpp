@@ -1,7 +1,7 @@
 // gemm_kernels: corun's matmul fast kernel (codelets/matmul/matmul_fast.cpp: fixed tiles of C, one
 // single-threaded sgemm each) with its tiles on OpenBLAS and on oneDNN's sgemm (CORUN_GEMM_KERNEL's two
 // libraries), one thread, interleaved: the measurement behind CORUN_GEMM_KERNEL=auto's rule
-// (codelets/matmul/sgemm_backend.cpp, docs/models.md "Products: OpenBLAS or oneDNN").
+// (codelets/matmul/gemm_impls.cpp, docs/models.md "Products: OpenBLAS or oneDNN").
 //
 //   gemm_kernels [REPS]
 //
@@ -9,7 +9,7 @@
 // batch of calls lasting ~2 ms, the two libraries alternating round by round), their ratio, what `auto`
 // picks on this CPU and the largest relative difference of the two results.
 #include "codelets/matmul/matmul.hpp"
-#include "codelets/matmul/sgemm_backend.hpp"
+#include "codelets/matmul/gemm_impls.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -75,7 +75,10 @@ int main(int argc, char** argv) {
   std::printf("| product | M x K x N | op | OpenBLAS GF/s | oneDNN GF/s | oneDNN / OpenBLAS | auto picks | max rel diff |\n");
   std::printf("|---|---|---|---:|---:|---:|---|---:|\n");
   for (const Product& p : kProducts) {
-    const OpCall c = call_of(p);
+    const OpCall c = call_of(p);  // unchosen: what `auto` picks
+    OpCall on_blas = c, on_dnnl = c;
+    choose_gemm_impl(on_blas, GemmPreference::openblas);
+    choose_gemm_impl(on_dnnl, GemmPreference::onednn);
     std::vector<float> a(static_cast<size_t>(p.m * p.k)), b(static_cast<size_t>(p.k * p.n));
     for (float& v : a) v = u(rng);
     for (float& v : b) v = u(rng);
@@ -85,19 +88,15 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * p.m * p.k * p.n;
     std::vector<double> blas, dnnl;
     for (int r = -1; r < reps; ++r) {  // round -1: warm-up (pages, JIT, packing buffers)
-      set_gemm_kernel(GemmKernel::openblas);
-      const double rb = rate(c, buf_blas, flops);
-      set_gemm_kernel(GemmKernel::onednn);
-      const double rd = rate(c, buf_dnnl, flops);
+      const double rb = rate(on_blas, buf_blas, flops);
+      const double rd = rate(on_dnnl, buf_dnnl, flops);
       if (r >= 0) blas.push_back(rb), dnnl.push_back(rd);
     }
     // One call each on zeroed C for the difference (accumulating runs have summed many calls).
     std::fill(c_blas.begin(), c_blas.end(), 0.0f);
     std::fill(c_dnnl.begin(), c_dnnl.end(), 0.0f);
-    set_gemm_kernel(GemmKernel::openblas);
-    matmul_fast(c, buf_blas, 0, 1);
-    set_gemm_kernel(GemmKernel::onednn);
-    matmul_fast(c, buf_dnnl, 0, 1);
+    matmul_fast(on_blas, buf_blas, 0, 1);
+    matmul_fast(on_dnnl, buf_dnnl, 0, 1);
     double diff = 0.0, scale = 0.0;
     for (size_t i = 0; i < c_blas.size(); ++i) {
       scale = std::max(scale, static_cast<double>(std::fabs(c_blas[i])));
@@ -106,13 +105,12 @@ int main(int argc, char** argv) {
     std::sort(blas.begin(), blas.end());
     std::sort(dnnl.begin(), dnnl.end());
     const double mb = blas[blas.size() / 2], md = dnnl[dnnl.size() / 2];
-    set_gemm_kernel(GemmKernel::auto_);
     const char* op = p.ta ? (p.tb ? "A^T*B^T" : "A^T*B") : (p.tb ? "A*B^T" : "A*B");
     std::printf("| %s | %lld x %lld x %lld | %s%s | %.1f | %.1f | %.2f | %s | %.1e |\n", p.what,
                 static_cast<long long>(p.m), static_cast<long long>(p.k), static_cast<long long>(p.n), op,
-                p.accumulate ? " (+C)" : "", mb, md, md / mb, gemm_uses_onednn(p.ta, p.tb) ? "oneDNN" : "OpenBLAS",
+                p.accumulate ? " (+C)" : "", mb, md, md / mb, gemm_impl_of(c) == GemmImpl::onednn ? "oneDNN" : "OpenBLAS",
                 scale > 0 ? diff / scale : diff);
   }
-  std::printf("\n%s\n", gemm_description().c_str());
+  std::printf("\n%s\n", gemm_description(GemmPreference::auto_).c_str());
   return 0;
 }

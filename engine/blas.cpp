@@ -35,7 +35,7 @@ std::string core_warning(const std::string& core, bool avx2_fma, bool avx512) {
            ": it did not recognise this CPU, and every GEMM runs several times slower than it could; set "
            "OPENBLAS_CORETYPE=" + (avx512 ? "SkylakeX" : "Haswell");
   // A newer CPU than the library (a Zen 4 or 5 ran as Haswell with 0.3.21): the products oneDNN takes
-  // (sgemm_backend.cpp: A*B and A^T*B on AVX-512) do not care, but A*B^T and the serving kernels run AVX2.
+  // (gemm_impls.cpp: A*B and A^T*B on AVX-512) do not care, but A*B^T and the serving kernels run AVX2.
   if (avx512 && !codelets::openblas_core_has_avx512(core))
     return "OpenBLAS runs its " + core + " kernels (AVX2) on a CPU with AVX-512: the products it computes (A*B^T, "
            "the serving kernels) may run faster with OPENBLAS_CORETYPE=SkylakeX (compare with bench/gemm_kernels.sh)";

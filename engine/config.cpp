@@ -4,7 +4,6 @@
 
 #include "base/env.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
-#include "codelets/matmul/sgemm_backend.hpp"
 #include "engine/conv_kernel.hpp"
 
 #include <sstream>
@@ -13,6 +12,7 @@ namespace corun {
 
 namespace engine {
 
+namespace {
 std::string conv_kernel_from_env() {
   return env::get_choice("CORUN_CONV_KERNEL", {"auto", "dnnl", "direct", "im2col"}).value_or("auto");
 }
@@ -20,12 +20,9 @@ std::string conv_kernel_from_env() {
 std::string gemm_kernel_from_env() {
   return env::get_choice("CORUN_GEMM_KERNEL", {"auto", "onednn", "openblas"}).value_or("auto");
 }
+}  // namespace
 
-void apply_gemm_kernel(const std::string& choice) {
-  codelets::set_gemm_kernel(choice == "onednn"     ? codelets::GemmKernel::onednn
-                            : choice == "openblas" ? codelets::GemmKernel::openblas
-                                                   : codelets::GemmKernel::auto_);
-}
+KernelPreferences kernel_preferences_from_env() { return {conv_kernel_from_env(), gemm_kernel_from_env()}; }
 
 }  // namespace engine
 

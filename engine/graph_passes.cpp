@@ -1,12 +1,12 @@
 // The plan step: the graph passes a Config asks for, run on a graph before it is first bound (or run
-// inline). Batch norm folding, convolution + activation fusion and blocked layouts first (the order
-// `corun infer` ran them in), then elementwise fusion, then grouping: the order `corun train` has always
-// run them in. With
+// inline). The input-projection pass first (it rewrites the forward graph), then batch norm folding,
+// convolution + activation fusion, the kernel choice and blocked layouts (the order `corun infer` ran them in),
+// then elementwise fusion, then grouping: the order `corun train` has always run them in. With
 // CORUN_PARALLEL_OPS=auto each group is made only where the per-width models predict a gain (pass_gain.hpp).
 #include <corun/engine.hpp>
+#include <corun/input_projection.hpp>
 
 #include "base/check.hpp"
-#include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/op.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "engine/conv_kernel.hpp"
@@ -14,6 +14,7 @@
 #include "engine/pass_gain.hpp"
 #include "sched/layout.hpp"
 #include "graphs/graph_impl.hpp"
+#include "graphs/passes/forward_rewrite.hpp"
 #include "graphs/passes/fuse_elementwise.hpp"
 #include "graphs/passes/group_parallel_ops.hpp"
 
@@ -23,38 +24,6 @@
 
 namespace corun {
 namespace engine {
-
-namespace {
-
-// "conv2d 'conv1' [32,3,64,64] x [64,3,7,7]: onednn (declined: onednn-winograd: not a 3x3 ...; ...)"
-std::string kernel_line(const detail::Node& n, const codelets::ConvChoice& c) {
-  std::string line = std::string(codelets::op_info(n.call.kind).name) + " '" + n.name + "'";
-  for (size_t b = 0; b < n.call.shapes.size() && b < 2; ++b) line += (b ? " x " : " ") + n.call.shapes[b].str();
-  line += ": " + std::string(codelets::conv_impl_name(c.impl));
-  for (size_t i = 0; i < c.declined.size(); ++i)
-    line += (i == 0 ? " (declined: " : "; ") + std::string(c.declined[i].first) + ": " + c.declined[i].second;
-  return line + (c.declined.empty() ? "" : ")");
-}
-
-}  // namespace
-
-int choose_kernels(Graph& graph, const std::string& conv_kernel, bool verbose) {
-  const codelets::ConvKernel preference = codelets::parse_conv_kernel(conv_kernel);
-  int chosen = 0;
-  for (detail::Node& n : graph.impl().nodes) {
-    const auto geometry = codelets::conv_pass_geometry(n.call);
-    if (n.call.impl != 0 || !geometry) {
-      for (codelets::OpCall& m : n.call.members)  // a group's members, chosen one by one
-        if (m.impl == 0) codelets::choose_conv_impl(m, preference);
-      continue;
-    }
-    const codelets::ConvChoice c = codelets::choose_conv(*geometry, n.call.kind, preference);
-    n.call.impl = static_cast<uint8_t>(c.impl);
-    ++chosen;
-    if (verbose) std::fprintf(stderr, "corun: kernels: %s\n", kernel_line(n, c).c_str());
-  }
-  return chosen;
-}
 
 namespace {
 
@@ -101,13 +70,40 @@ void run_layout_passes(Graph& graph, const Config& config, GraphPassReport& repo
   }
   // The kernels, once the calls are final and before blocked layouts, which keep blocked only the tensors of
   // convolutions whose kernel takes them so.
-  const int chosen = choose_kernels(graph, config.conv_kernel, config.verbose_kernels);
+  const int chosen = choose_kernels(graph, {config.conv_kernel, config.gemm_kernel}, config.verbose_kernels);
   if (chosen > 0) say(config, "choose_kernels", std::to_string(chosen) + " node(s) given an implementation");
   if (due(config.block_layouts, P::kBlockLayouts)) {
     report.blocked_tensors = graph.block_layouts();
     say(config, "block_layouts", std::to_string(report.blocked_tensors) + " tensor(s) kept in oneDNN's blocked layout");
     g.plan_passes |= P::kBlockLayouts;
   }
+}
+
+// The input-projection pass (CORUN_INPUT_PROJECTION; include/corun/input_projection.hpp), first of all: it
+// rewrites the forward graph (a training graph's backward is expanded again after it), so the other passes and
+// the kernel choice see the final nodes. Once per graph. Asked for but impossible: said, never silently skipped.
+void run_input_projection(Graph& graph, const Config& config, GraphPassReport& report) {
+  detail::GraphImpl& g = graph.impl();
+  const bool asked = config.input_projection.value_or(false) || config.input_projection_auto;
+  if (!asked || (g.plan_passes & detail::GraphImpl::kInputProjection) != 0) return;
+  CORUN_CHECK(g.bound_engines == 0, Status::invalid_argument,
+              "apply_graph_passes: the graph is bound to an Engine; run the passes before the first Engine::run (or "
+              "after Engine::release)");
+  g.plan_passes |= detail::GraphImpl::kInputProjection;
+  if (const std::string why = passes::why_not_rewrite_forward(graph); !why.empty()) {
+    if (config.verbose_passes || !config.quiet)
+      std::fprintf(stderr, "corun: pass input_projection: skipped: %s\n", why.c_str());
+    return;
+  }
+  const bool training = g.has_backward;
+  InputProjectionModel model;
+  model.gemms_per_product = training ? 3.0 : 1.0;  // forward, dX and dW per product when trained
+  const std::vector<InputProjectionDecision> decisions = plan_input_projections(graph, config, model);
+  for (const InputProjectionDecision& d : decisions) report.stacked_input_projections += d.applied ? 1 : 0;
+  say(config, "input_projection",
+      std::to_string(report.stacked_input_projections) + " of " + std::to_string(decisions.size()) +
+          " RNN layer(s) given one stacked input product" +
+          (training && report.stacked_input_projections > 0 ? ", the backward expanded again" : ""));
 }
 
 // The grouping pass's acceptance: every group, or (by_models) only where the per-width models predict a gain.
@@ -162,6 +158,7 @@ GraphPassReport apply_graph_passes(Graph& graph, const Config& config, const Pas
   GraphPassReport report;
   report.grouping = config.grouping();
   report.nodes_before = graph.num_nodes();
+  run_input_projection(graph, config, report);
   run_layout_passes(graph, config, report);
   // Each pass runs once per graph: the graph's own marks say which already did (also when the user called
   // Graph::fuse_elementwise or Graph::group_parallel_ops). A grouping pass that found nothing leaves no mark,

@@ -36,9 +36,8 @@ InlineRunner::InlineRunner(Graph& graph, bool ref_kernels) : impl_(std::make_uni
   im.values = im.g->values.size();
   im.check_runnable("InlineRunner");
   blas::pin_single_thread();  // as under the Engine: no BLAS thread pool behind the caller's back
-  // The Engine's convolution kernels, same bits: what the plan step chose, or CORUN_CONV_KERNEL's choice.
-  engine::choose_kernels(graph, engine::conv_kernel_from_env(), false);
-  engine::apply_gemm_kernel(engine::gemm_kernel_from_env());  // and its products' library
+  // The Engine's kernels, same bits: what the plan step chose, or CORUN_CONV_KERNEL's and CORUN_GEMM_KERNEL's choice.
+  engine::choose_kernels(graph, engine::kernel_preferences_from_env(), false);
   im.kernels.reserve(im.nodes);
   im.calls.reserve(im.nodes);
   im.first.reserve(im.nodes);

@@ -1,9 +1,11 @@
 // The plan-step decision of the input-projection pass (include/corun/input_projection.hpp). A shape-only
-// cost model, not the per-width StarPU models: the pass must run before backward(), so before any Engine
-// binds the graph, and a decision taken from timings would let a run's bits depend on machine noise.
+// cost model, not the per-width StarPU models: a decision taken from timings would let a run's bits depend on
+// machine noise. The rewrite works on the forward graph; a training graph's backward is taken off and expanded
+// again around it (graphs/passes/forward_rewrite.hpp), so the plan step runs it on the graph it is given.
 #include <corun/input_projection.hpp>
 
 #include "engine/pass_gain.hpp"
+#include "graphs/passes/forward_rewrite.hpp"
 #include "graphs/passes/stack_input_projections.hpp"
 
 #include <cstdio>
@@ -62,7 +64,7 @@ std::vector<InputProjectionDecision> plan_input_projections(Graph& graph, const 
   std::vector<InputProjectionDecision> decisions;
   if (config.input_projection.has_value() && !*config.input_projection) return decisions;
   const bool force = config.input_projection.has_value();
-  passes::stack_input_projections(graph, [&](const passes::ProjectionGroup& grp) {
+  const passes::AcceptProjection accept = [&](const passes::ProjectionGroup& grp) {
     InputProjectionDecision d = predict_input_projection(grp.weight, grp.steps, grp.rows, grp.in, grp.recurrent,
                                                          grp.out, model, grp.staggered_inputs);
     if (force && !d.applied) {
@@ -73,6 +75,9 @@ std::vector<InputProjectionDecision> plan_input_projections(Graph& graph, const 
       std::fprintf(stderr, "corun: input-projection pass: %s: %s\n", d.weight.c_str(), d.reason.c_str());
     decisions.push_back(d);
     return d.applied;
+  };
+  passes::rewrite_forward(graph, [&](Graph& forward) {
+    return static_cast<int>(passes::stack_input_projections(forward, accept).size());
   });
   return decisions;
 }

@@ -7,7 +7,7 @@
 
 #include "base/check.hpp"
 #include "codelets/conv2d/conv2d_dnnl.hpp"
-#include "codelets/matmul/sgemm_backend.hpp"
+#include "codelets/matmul/gemm_impls.hpp"
 #include "codelets/starpu/codelets.hpp"
 #include "engine/allocation.hpp"
 #include "engine/blas.hpp"
@@ -90,7 +90,7 @@ void fill_info(EngineInfo& i, const sched::ResolvedPolicy& policy, const std::st
   i.blas_threads = blas::threads();
   i.kernels = config.ref_kernels ? "ref" : "fast";
   i.conv_kernels = codelets::dnnl_description() + " (CORUN_CONV_KERNEL=" + config.conv_kernel + ")";
-  i.gemm_kernels = codelets::gemm_description() + " (CORUN_GEMM_KERNEL=" + config.gemm_kernel + ")";
+  i.gemm_kernels = codelets::gemm_description(codelets::parse_gemm_kernel(config.gemm_kernel)) + " (CORUN_GEMM_KERNEL=" + config.gemm_kernel + ")";
   i.machine_key = std::getenv("STARPU_HOSTNAME");
 #ifdef STARPU_SIMGRID
   i.simulated = true;
@@ -214,7 +214,6 @@ Engine::Engine(const Config& config) : impl_(std::make_unique<Impl>()) {
 
     blas::pin_single_thread();
     codelets::set_kernel_choice(config.ref_kernels ? codelets::KernelChoice::ref : codelets::KernelChoice::fast);
-    engine::apply_gemm_kernel(config.gemm_kernel);
     const std::string workers_source = start_starpu(config, policy, allocation);
 
     EngineInfo& i = impl_->info;

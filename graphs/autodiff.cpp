@@ -120,9 +120,13 @@ void Graph::backward(Tensor loss, const BackwardOptions& options) {
   CORUN_CHECK(options.transpose_reused_weight_uses >= 0, Status::invalid_argument,
               "backward: transpose_reused_weight_uses must be >= 0 (0: never transpose), got "
                   << options.transpose_reused_weight_uses);
+  GraphImpl::BackwardCall call{loss.id(), options, g.nodes.size(), g.values.size(), 0, 0,
+                               g.values[static_cast<size_t>(loss.id())].kept};
   run(g, loss.id(), options);
   g.has_backward = true;
   g.values[static_cast<size_t>(loss.id())].kept = true;  // what the user reads after every run
+  call.nodes = g.nodes.size(), call.values = g.values.size();
+  g.backward_call = call;  // a plan-step pass may take the backward off and expand it again (forward_rewrite.hpp)
 }
 
 }  // namespace corun

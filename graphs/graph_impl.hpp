@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -63,11 +64,21 @@ struct GraphImpl {
   bool activations_fused = false;  ///< fuse_conv_activation() fused one (an inference graph: no backward())
   bool layouts_blocked = false;    ///< block_layouts() blocked a tensor (an inference graph: no backward())
   /// The plan step's passes that already ran on this graph (engine apply_graph_passes), each at most once.
-  static constexpr uint8_t kFoldBatchNorm = 1, kFuseConvActivation = 2, kBlockLayouts = 4;
+  static constexpr uint8_t kFoldBatchNorm = 1, kFuseConvActivation = 2, kBlockLayouts = 4, kInputProjection = 8;
   uint8_t plan_passes = 0;
   int bound_engines = 0;      ///< > 0 while an Engine has the values registered
   int optimizer_hyper = -1;   ///< the adam / sgd_wd nodes' hyper-parameter tensor (-1: none)
   BackwardOptions hyper_options;  ///< the backward's options when optimizer_hyper >= 0 (run_replicated's update)
+  /// What backward() was called with and where the forward graph ended, so that a pass that must see the forward
+  /// graph alone can still run in the plan step (graphs/passes/forward_rewrite.hpp).
+  struct BackwardCall {
+    int loss = -1;
+    BackwardOptions options;
+    size_t forward_nodes = 0, forward_values = 0;  ///< the graph backward() was called on
+    size_t nodes = 0, values = 0;                  ///< right after it
+    bool loss_was_kept = false;
+  };
+  std::optional<BackwardCall> backward_call;
 
   int add_value(const Shape& shape, std::string name, ValueKind kind);
   /// Appends a node; returns its index. `name` empty -> "<op>_<index>".

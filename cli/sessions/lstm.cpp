@@ -3,7 +3,6 @@
 #include "cli/lstm_session.hpp"
 #include "cli/sessions/sessions.hpp"
 
-#include <corun/input_projection.hpp>
 #include <corun/models/lstm.hpp>
 
 #include <cstdio>
@@ -21,11 +20,6 @@ class LstmTrain : public TrainSession {
     models::LstmConfig rc = cfg;
     rc.batch = replica_batch(cfg.phased ? "phased-lstm" : "lstm", cfg.batch, share);
     rc.sgd_update = share.total == 1;  // replicas: gradients only, Engine::run_replicated updates
-    // The input-projection pass when CORUN_INPUT_PROJECTION asks for it (unset: off; docs/models.md).
-    rc.before_backward = [](Graph& g) {
-      const Config c = Config::from_env();
-      if (c.input_projection.has_value() || c.input_projection_auto) plan_input_projections(g, c);
-    };
     for (int r = 0; r < share.local; ++r) {
       models_.push_back(std::make_unique<models::Lstm>(rc));
       models_.back()->init_params();

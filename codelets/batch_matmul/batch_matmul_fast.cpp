@@ -1,5 +1,5 @@
-// Fast batch_matmul: one single-threaded sgemm (sgemm_backend.hpp: OpenBLAS or oneDNN) per (C entry, tile,
-// summed full entry), the tiles those of the 2-D matmul (matmul_tiling: they depend only on M and N, so each is the same sgemm call at
+// Fast batch_matmul: one single-threaded sgemm (on the node's library, gemm_impls.hpp: OpenBLAS or oneDNN) per
+// (C entry, tile, summed full entry), the tiles those of the 2-D matmul (matmul_tiling: they depend only on M and N, so each is the same sgemm call at
 // every width; see matmul_fast.cpp for why the libraries need that). The first product of an entry writes its
 // tile (beta 0), the next ones add to it (beta 1) in increasing full-batch order.
 #include "codelets/batch_matmul/batch_matmul.hpp"
@@ -20,6 +20,7 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
   const BatchMap map = batch_map(call);
   const int64_t c_entries = sc.numel() / (m * n);
   const bool reduced = c_entries != map.count;  // a gradient of a broadcast operand
+  const GemmImpl impl = gemm_impl_of(call);
   const MatmulTiling tiling = matmul_tiling(m, n);
   const Range items = split_range(c_entries * tiling.count, rank, width);
   for (int64_t it = items.begin; it < items.end; ++it) {
@@ -37,7 +38,7 @@ void batch_matmul_fast(const OpCall& call, float* const* buf, int rank, int widt
         a += trans_a ? first : first * k;
       else
         b += trans_b ? first * k : first;
-      sgemm_rowmajor(trans_a, trans_b, rows, cols, k, a, lda, b, ldb, beta, c, n);
+      sgemm_rowmajor(impl, trans_a, trans_b, rows, cols, k, a, lda, b, ldb, beta, c, n);
       beta = 1.0f;
     }
   }

@@ -1,4 +1,5 @@
-// Fast matmul: one single-threaded sgemm per tile of C (sgemm_backend.hpp: OpenBLAS or oneDNN's sgemm).
+// Fast matmul: one single-threaded sgemm per tile of C, on the library chosen for the node (gemm_impls.hpp:
+// OpenBLAS or oneDNN's sgemm).
 //
 // Why fixed tiles instead of one sgemm per member: OpenBLAS (oneDNN alike) does not give the same bits for
 // an element of C when it is computed inside differently shaped sub-GEMMs (measured on OpenBLAS 0.3.21, Haswell
@@ -47,6 +48,7 @@ void matmul_fast(const OpCall& call, float* const* buf, int rank, int width) {
   const float* b = buf[1];
   float* c = buf[2];
 
+  const GemmImpl impl = gemm_impl_of(call);  // the same for every tile and member: the node's choice
   const MatmulTiling tiling = matmul_tiling(m, n);
   const Range tiles = split_range(tiling.count, rank, width);
   for (int64_t t = tiles.begin; t < tiles.end; ++t) {
@@ -54,11 +56,11 @@ void matmul_fast(const OpCall& call, float* const* buf, int rank, int width) {
     if (tiling.rows) {
       const int64_t rows = std::min(tiling.tile, m - first);
       const float* a_tile = trans_a ? a + first : a + first * k;
-      sgemm_rowmajor(trans_a, trans_b, rows, n, k, a_tile, lda, b, ldb, beta, c + first * n, n);
+      sgemm_rowmajor(impl, trans_a, trans_b, rows, n, k, a_tile, lda, b, ldb, beta, c + first * n, n);
     } else {
       const int64_t cols = std::min(tiling.tile, n - first);
       const float* b_tile = trans_b ? b + first * k : b + first;
-      sgemm_rowmajor(trans_a, trans_b, m, cols, k, a, lda, b_tile, ldb, beta, c + first, n);
+      sgemm_rowmajor(impl, trans_a, trans_b, m, cols, k, a, lda, b_tile, ldb, beta, c + first, n);
     }
   }
 }

@@ -2,7 +2,7 @@
 // family at load time (DYNAMIC_ARCH) and falls back to an SSE3 core, Prescott, on CPUs it does not know: a
 // KVM guest of an Intel Xeon of family 6, model 207 (AVX-512) ran every GEMM on Prescott kernels, several
 // times slower than it could. `corun info` warns about it (engine/blas.cpp); the products' `auto` rule
-// (sgemm_backend.cpp) then runs oneDNN instead.
+// (gemm_impls.cpp) then runs oneDNN instead.
 #pragma once
 
 #include <string>

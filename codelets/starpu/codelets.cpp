@@ -2,7 +2,7 @@
 
 #include "codelets/conv2d/conv2d_dnnl.hpp"
 #include "codelets/group/group.hpp"
-#include "codelets/matmul/sgemm_backend.hpp"
+#include "codelets/matmul/gemm_impls.hpp"
 
 #include "base/check.hpp"
 

@@ -112,11 +112,12 @@ struct Config {
   /// CORUN_VERBOSE=kernels (or all): print the implementation the plan step chose for each node that has a list
   /// (the convolution passes) and why each one before it declined.
   bool verbose_kernels = false;
-  /// CORUN_INPUT_PROJECTION=on|off (unset: where the cost model predicts a gain); read by
-  /// corun::plan_input_projections (include/corun/input_projection.hpp).
+  /// CORUN_INPUT_PROJECTION=on|off: the plan step's input-projection pass on every layer it can, or never
+  /// (include/corun/input_projection.hpp). corun::plan_input_projections, called by a program itself, reads
+  /// unset as auto.
   std::optional<bool> input_projection;
-  /// CORUN_INPUT_PROJECTION=auto, said explicitly: `corun train --model lstm` runs the pass only when the
-  /// variable is set (unset: off there, since on 2 cores no setting trained faster; docs/models.md).
+  /// CORUN_INPUT_PROJECTION=auto, said explicitly: the plan step stacks a layer where the cost model predicts a
+  /// gain. Unset: the plan step runs no input-projection pass (on 2 cores no setting trained faster; docs/models.md).
   bool input_projection_auto = false;
 
   /// CORUN_CGROUP_ROOT: a directory standing in for / when reading the cgroup limits of the allocation
@@ -162,6 +163,8 @@ void check_config(const Config& config);
 
 /// What the plan step's graph passes did to one graph.
 struct GraphPassReport {
+  /// RNN layers whose per-step input products the input-projection pass stacked into one (Config::input_projection)
+  int stacked_input_projections = 0;
   int folded_batch_norms = 0;  ///< batch norms folded into their convolution (Config::fold_batch_norm)
   int fused_activations = 0;   ///< activations fused into their convolution (Config::fuse_conv_activation)
   int blocked_tensors = 0;     ///< tensors kept in oneDNN's blocked layout (Config::block_layouts)
@@ -179,12 +182,15 @@ struct GraphPassReport {
   int nodes_after = 0;        ///< and after
 };
 
-/// The plan step: runs the graph passes `config` asks for on `graph` (elementwise fusion, then parallel-op
+/// The plan step: runs the graph passes `config` asks for on `graph` (the input-projection pass, batch norm
+/// folding, convolution + activation fusion, the kernel choice, blocked layouts, elementwise fusion, parallel-op
 /// grouping); a pass that changed the graph never runs on it again. The Engine calls it on every graph it
 /// binds, so a graph runs as the configuration says; a caller that wants to report what the passes did
 /// (corun train and infer), or runs a graph without an Engine (InlineRunner), calls it first. After
-/// backward(); the graph must not be bound to an Engine. Numbers stay bitwise the same; fusion removes
-/// intermediates (Graph::keep).
+/// backward(); the graph must not be bound to an Engine. Numbers stay bitwise the same but for the
+/// input-projection pass (other GEMM shapes: within float rounding); fusion removes intermediates (Graph::keep).
+/// The input-projection pass on a training graph expands its backward again (graphs/passes/forward_rewrite.hpp):
+/// fetch gradient and optimizer-state tensors after the plan step.
 GraphPassReport apply_graph_passes(Graph& graph, const Config& config);
 
 /// What one Engine::run did.

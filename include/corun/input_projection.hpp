@@ -3,14 +3,18 @@
 // An RNN layer's per-step products x_t * W_x do not depend on the recurrence; this pass computes them as
 // one GEMM over all time steps (stacked inputs) and slices, in the two forms graphs/passes/
 // stack_input_projections.hpp describes (matmul(x_t, W) per step, or the LSTM's matmul(concat(x_t, h), W),
-// whose W is split into W_x and W_h). Call it on the forward graph, before Graph::backward, so the autodiff
-// stacks the backward too:
+// whose W is split into W_x and W_h). The autodiff stacks the backward too: on a graph with backward, the
+// backward is taken off and expanded again after the rewrite (graphs/passes/forward_rewrite.hpp), so the result
+// is the graph the pass would give run before Graph::backward.
 //
-//   Graph g;  ... build the forward graph ...
+// It is a plan-step pass: with CORUN_INPUT_PROJECTION set (Config::input_projection, input_projection_auto) the
+// engine's plan step (corun::apply_graph_passes) runs it on every graph it binds, first of its passes, and
+// CORUN_VERBOSE=passes lists it with what it did. A program may still call it itself:
+//
+//   Graph g;  ... build the graph (with or without backward) ...
 //   corun::plan_input_projections(g, corun::Config::from_env());   // CORUN_INPUT_PROJECTION=auto|on|off
-//   g.backward(loss, options);
 //
-// With auto (the default) a group is stacked only where the cost model predicts a gain (below). The
+// With auto (the default here) a group is stacked only where the cost model predicts a gain (below). The
 // decision depends on the shapes alone, never on timings, the width or the policy, so a run's bits never
 // depend on them either. The stacked graph's bits differ from the unstacked one's (other GEMM shapes,
 // another summation order in the concat form): they agree within float rounding (docs/models.md).
@@ -57,9 +61,10 @@ InputProjectionDecision predict_input_projection(const std::string& weight, int 
                                                  int64_t recurrent, int64_t out, const InputProjectionModel& model,
                                                  bool staggered_inputs = false);
 
-/// Runs the pass on `graph` (forward graph, before backward) as config.input_projection asks: off: nothing;
-/// on: every group; auto (unset): where predict_input_projection predicts a gain. Returns one decision per
-/// group found; prints each with its reason when config.verbose_passes.
+/// Runs the pass on `graph` as config.input_projection asks: off: nothing; on: every group; auto (unset): where
+/// predict_input_projection predicts a gain. On a graph with backward, that is expanded again after the rewrite
+/// (refused, corun::Error, when it cannot be: passes::why_not_rewrite_forward). Returns one decision per group
+/// found; prints each with its reason when config.verbose_passes.
 std::vector<InputProjectionDecision> plan_input_projections(Graph& graph, const Config& config,
                                                             const InputProjectionModel& model = {});
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -207,6 +208,31 @@ TEST_F(Cli, TrainWithCorunExplainsPlacementsAndFreezesASchedule) {
   const Result bad = corun(std::string("train ") + kTinyLstm + " --iters 1", env + " CORUN_DETERMINISTIC=yes");
   EXPECT_EQ(bad.code, 1) << bad;
   EXPECT_HAS(bad.err, "CORUN_DETERMINISTIC");
+}
+
+// The input-projection pass is a plan-step choice (issue 50 item 2): corun train calls no pass itself; the engine
+// runs it on the graph with its backward when CORUN_INPUT_PROJECTION is set, and CORUN_VERBOSE=passes lists it.
+// `on` stacks the tiny LSTM's one layer: another graph than `off` (with 2 steps, 36 tasks per iteration instead of
+// 31: W's split, the inputs' concat and the product's split outweigh the one product saved).
+int tasks_per_iteration(const std::string& err) {
+  std::smatch m;
+  return std::regex_search(err, m, std::regex("-> ([0-9]+) tasks per iteration")) ? std::stoi(m[1]) : -1;
+}
+
+TEST_F(Cli, TrainRunsTheInputProjectionPassInThePlanStep) {
+  const std::string env = "STARPU_HOME=" + shell_quote(dir_) + " CORUN_SCHED=eager CORUN_VERBOSE=passes";
+  const std::string args = std::string("train ") + kTinyLstm + " --iters 2";
+  const Result on = corun(args, env + " CORUN_INPUT_PROJECTION=on");
+  ASSERT_EQ(on.code, 0) << on;
+  EXPECT_HAS(on.err, "corun: input-projection pass: w0: 2 steps of [8, ");
+  EXPECT_HAS(on.err, "corun: pass input_projection: 1 of 1 RNN layer(s) given one stacked input product, the backward "
+                     "expanded again");
+  const Result off = corun(args, env + " CORUN_INPUT_PROJECTION=off");
+  ASSERT_EQ(off.code, 0) << off;
+  EXPECT_EQ(off.err.find("input_projection"), std::string::npos) << off;
+  EXPECT_GT(tasks_per_iteration(off.err), 0) << off;
+  EXPECT_GT(tasks_per_iteration(on.err), 0) << on;
+  EXPECT_NE(tasks_per_iteration(on.err), tasks_per_iteration(off.err)) << on << off;
 }
 
 TEST_F(Cli, TrainReportsProgressAsLinesInBatchAndOneRedrawnLineOnATerminal) {

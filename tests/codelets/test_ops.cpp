@@ -8,7 +8,7 @@
 #include "codelets/conv2d/conv_impls.hpp"
 #include "codelets/elementwise.hpp"
 #include "codelets/matmul/openblas_core.hpp"
-#include "codelets/matmul/sgemm_backend.hpp"
+#include "codelets/matmul/gemm_impls.hpp"
 #include "codelets/op.hpp"
 #include "codelets/pool/pool.hpp"
 #include "max_pool_calls.hpp"
@@ -382,8 +382,9 @@ TEST_P(DnnlConv, NanAndInfinityPropagate) { check_non_finite_case(on_onednn(GetP
 INSTANTIATE_TEST_SUITE_P(Ops, DnnlConv, ::testing::ValuesIn(testing::dnnl_conv_op_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 
-// matmul and batch_matmul on each sgemm library forced (CORUN_GEMM_KERNEL=onednn / openblas), whatever the
-// automatic choice on this CPU: each must match the reference and give the same bits at every width.
+// matmul and batch_matmul on each sgemm library (the list's choice under CORUN_GEMM_KERNEL=onednn / openblas,
+// set on the call as the plan step sets it), whatever the automatic choice on this CPU: each must match the
+// reference and give the same bits at every width.
 std::vector<OpCaseSpec> product_cases() {
   std::vector<OpCaseSpec> out;
   for (const OpCaseSpec& c : testing::all_op_cases())
@@ -391,46 +392,31 @@ std::vector<OpCaseSpec> product_cases() {
   return out;
 }
 
-class GemmOnednn : public OpCase {
- protected:
-  void SetUp() override { set_gemm_kernel(GemmKernel::onednn); }
-  void TearDown() override { set_gemm_kernel(GemmKernel::auto_); }
-};
-class GemmOpenblas : public OpCase {
- protected:
-  void SetUp() override { set_gemm_kernel(GemmKernel::openblas); }
-  void TearDown() override { set_gemm_kernel(GemmKernel::auto_); }
-};
+OpCaseSpec on_library(OpCaseSpec c, GemmPreference preference) {
+  choose_gemm_impl(c.call, preference);
+  return c;
+}
 
-TEST_P(GemmOnednn, Matches) { check_case(GetParam()); }
-TEST_P(GemmOpenblas, Matches) { check_case(GetParam()); }
+class GemmOnednn : public OpCase {};
+class GemmOpenblas : public OpCase {};
+
+TEST_P(GemmOnednn, Matches) {
+  const OpCaseSpec c = on_library(GetParam(), GemmPreference::onednn);
+  // oneDNN where the build has it (the list's onednn entry takes every product under this preference).
+  const bool onednn = onednn_gemm_declines(GemmShape{}, GemmPreference::onednn).empty();
+  EXPECT_EQ(gemm_impl_of(c.call), onednn ? GemmImpl::onednn : GemmImpl::openblas);
+  check_case(c);
+}
+TEST_P(GemmOpenblas, Matches) {
+  const OpCaseSpec c = on_library(GetParam(), GemmPreference::openblas);
+  EXPECT_EQ(gemm_impl_of(c.call), GemmImpl::openblas);
+  check_case(c);
+}
 
 INSTANTIATE_TEST_SUITE_P(Ops, GemmOnednn, ::testing::ValuesIn(product_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
 INSTANTIATE_TEST_SUITE_P(Ops, GemmOpenblas, ::testing::ValuesIn(product_cases()),
                          [](const ::testing::TestParamInfo<OpCaseSpec>& p) { return p.param.name; });
-
-TEST(GemmKernel, AutoFollowsTheTransposeRule) {
-  set_gemm_kernel(GemmKernel::openblas);
-  EXPECT_FALSE(gemm_uses_onednn(false, false));
-  EXPECT_NE(gemm_description().find("OpenBLAS for every product"), std::string::npos) << gemm_description();
-  set_gemm_kernel(GemmKernel::auto_);
-  // A*B and A^T*B go to oneDNN on AVX-512; A*B^T stays on OpenBLAS, unless OpenBLAS runs kernels older than
-  // the CPU (a CPU it did not recognise): then every product runs oneDNN (where the build has it).
-  const bool nn = gemm_uses_onednn(false, false), nt = gemm_uses_onednn(false, true);
-  EXPECT_EQ(nt, gemm_uses_onednn(true, true));
-  EXPECT_EQ(nn, gemm_uses_onednn(true, false));
-  if (openblas_kernels_older_than_cpu())
-    EXPECT_EQ(nt, nn) << gemm_description();
-  else
-    EXPECT_FALSE(nt) << gemm_description();
-  OpCall mm;
-  mm.kind = OpKind::matmul;
-  EXPECT_EQ(call_uses_onednn_gemm(mm), gemm_uses_onednn(false, false));
-  OpCall add;
-  add.kind = OpKind::add;
-  EXPECT_FALSE(call_uses_onednn_gemm(add));
-}
 
 TEST(GemmKernel, OpenBlasCoresWithoutAvx2AreKnown) {
   for (const char* old : {"Prescott", "prescott", "Core2", "Nehalem", "Sandybridge", "Generic"})

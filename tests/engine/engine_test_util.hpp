@@ -154,7 +154,7 @@ inline void choose_conv_kernel(Graph& g, codelets::ConvKernel kernel) {
                      : kernel == codelets::ConvKernel::direct ? "direct"
                      : kernel == codelets::ConvKernel::im2col ? "im2col"
                                                               : "auto";
-  engine::choose_kernels(g, name, false);
+  engine::choose_kernels(g, {name, "auto"}, false);
 }
 
 inline std::vector<float> run_and_read(Engine& e, Graph& g, Tensor t) {

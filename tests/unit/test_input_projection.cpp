@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -216,6 +217,101 @@ TEST(InputProjection, ConfigOnOffAuto) {
   ASSERT_EQ(d_on.size(), 1u);
   EXPECT_TRUE(d_on[0].applied);
   EXPECT_EQ(count(*g2, OpKind::matmul), 1);
+}
+
+// The plan step's pass (issue 50 item 2): run by apply_graph_passes on the graph the engine gets, backward
+// included, it gives the graph and the bits of the pass run before backward() (what corun train did through
+// LstmConfig::before_backward), the same decisions under auto, and CORUN_VERBOSE=passes lists it.
+bool same_graph(const Graph& a, const Graph& b) {
+  const auto& na = a.impl().nodes;
+  const auto& nb = b.impl().nodes;
+  if (na.size() != nb.size() || a.impl().values.size() != b.impl().values.size()) return false;
+  for (size_t k = 0; k < na.size(); ++k)
+    if (na[k].name != nb[k].name || na[k].call.kind != nb[k].call.kind || na[k].buffers != nb[k].buffers) return false;
+  return true;
+}
+
+Config plan_step_projection(std::optional<bool> on, bool verbose = false) {
+  Config c;
+  c.parallel_ops = false;
+  c.input_projection = on;
+  c.input_projection_auto = !on.has_value();
+  c.verbose_passes = verbose;
+  return c;
+}
+
+TEST(InputProjectionPlanStep, ATrainingGraphGetsTheGraphAndBitsOfThePassBeforeBackward) {
+  models::Lstm before(tiny_lstm(true)), planned(tiny_lstm(false));
+  ::testing::internal::CaptureStderr();
+  const GraphPassReport r = apply_graph_passes(planned.graph, plan_step_projection(true, true));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.stacked_input_projections, 2);
+  EXPECT_TRUE(same_graph(planned.graph, before.graph));
+  EXPECT_NE(err.find("corun: input-projection pass: w0: "), std::string::npos) << err;
+  EXPECT_NE(err.find("corun: pass input_projection: 2 of 2 RNN layer(s) given one stacked input product, the "
+                     "backward expanded again"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(test::train_lstm_inline(planned, 3, true), test::train_lstm_inline(before, 3, true));
+  // Once per graph: a second plan step leaves it alone.
+  const int nodes = planned.graph.num_nodes();
+  EXPECT_EQ(apply_graph_passes(planned.graph, plan_step_projection(true)).stacked_input_projections, 0);
+  EXPECT_EQ(planned.graph.num_nodes(), nodes);
+}
+
+TEST(InputProjectionPlanStep, AutoDecidesAsBeforeBackward) {
+  models::LstmConfig shape = tiny_lstm(false);  // large enough for the cost model to stack layer 0 (not run)
+  shape.batch = 64, shape.hidden = shape.input = 128, shape.seq = 20;
+  models::LstmConfig c = shape;
+  std::vector<InputProjectionDecision> earlier;
+  c.before_backward = [&](Graph& g) { earlier = plan_input_projections(g, plan_step_projection(std::nullopt)); };
+  models::Lstm before(c), planned(shape);
+  apply_graph_passes(planned.graph, plan_step_projection(std::nullopt));
+  ASSERT_EQ(earlier.size(), 2u);
+  EXPECT_TRUE(earlier[0].applied) << earlier[0].reason;   // layer 0 reads the graph's inputs
+  EXPECT_FALSE(earlier[1].applied) << earlier[1].reason;  // layer 1's come step by step from layer 0
+  EXPECT_TRUE(same_graph(planned.graph, before.graph));
+  // Unset, the plan step runs no input-projection pass at all.
+  models::Lstm untouched(shape), reference(shape);
+  EXPECT_FALSE(same_graph(planned.graph, reference.graph));
+  Config unset;
+  unset.parallel_ops = false;
+  apply_graph_passes(untouched.graph, unset);
+  EXPECT_TRUE(same_graph(untouched.graph, reference.graph));
+}
+
+TEST(InputProjectionPlanStep, OptimizerStateAndLearningRateSurvive) {
+  models::LstmConfig c = tiny_lstm(false);
+  c.momentum = 0.9f;
+  models::Lstm m(c);
+  m.graph.set_learning_rate(0.25f);
+  for (Tensor v : m.graph.optimizer_state()) m.graph.data(v)[0] = 3.5f;  // e.g. a checkpoint loaded before binding
+  const size_t states = m.graph.optimizer_state().size();
+  apply_graph_passes(m.graph, plan_step_projection(true));
+  ASSERT_EQ(m.graph.optimizer_state().size(), states);
+  for (Tensor v : m.graph.optimizer_state()) EXPECT_EQ(m.graph.data(v)[0], 3.5f) << v.name();
+  int updates = 0;
+  for (const auto& n : m.graph.impl().nodes) {
+    if (n.call.kind != OpKind::sgd_momentum) continue;
+    EXPECT_EQ(n.call.f, 0.25f) << n.name;
+    ++updates;
+  }
+  EXPECT_EQ(static_cast<size_t>(updates), states);
+  EXPECT_EQ(count(m.graph, OpKind::concat), 2);  // stacked
+}
+
+TEST(InputProjectionPlanStep, AGraphChangedAfterBackwardIsSkippedAndSaysWhy) {
+  models::Lstm m(tiny_lstm(false));
+  m.graph.relu(m.graph.grad(m.graph.find("w0")), "after_backward");
+  const int nodes = m.graph.num_nodes();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(apply_graph_passes(m.graph, plan_step_projection(true)).stacked_input_projections, 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("corun: pass input_projection: skipped: nodes or values were added after backward()"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(m.graph.num_nodes(), nodes);
+  EXPECT_THROW(plan_input_projections(m.graph, plan_step_projection(true)), Error);
 }
 
 TEST(InputProjection, EnvironmentVariable) {

@@ -47,9 +47,9 @@ struct LstmConfig {
   float r_on = 0.5f;     ///< open ratio
   float leak = 1e-3f;    ///< alpha: the gate's slope while closed, during training
   float max_period = 3.0f;  ///< largest initial period, in timesteps
-  /// Called on the forward graph before backward() (and on an inference graph once it is built): where a
-  /// pass that must see the forward graph alone runs, e.g. corun::plan_input_projections, which `corun
-  /// train` installs here. Empty: nothing (the graph as built, the bits every earlier session had).
+  /// Called on the forward graph before backward() (and on an inference graph once it is built): a program's own
+  /// rewrite of the forward graph. Empty: nothing (the graph as built). The input-projection pass does not need
+  /// it: the engine's plan step runs it (CORUN_INPUT_PROJECTION) on the graph with its backward.
   std::function<void(Graph&)> before_backward;
 };
 
