@@ -39,7 +39,9 @@ const std::vector<FlagSpec> kFlags = {
     {"--onnx", true, "the ONNX model (docs/onnx.md)"},
     {"--input", true, "NAME=FILE.npy: the value of graph input NAME (repeat for each input; f32 .npy)"},
     {"--output", true, "write every graph output as DIR/<output name>.npy (created; required)"},
-    {"--batch", true, "the batch size for a dynamic batch dimension of the model's inputs"},
+    {"--batch", true,
+     "the batch size for a dynamic batch dimension of the model's inputs (default: the --input files' first "
+     "dimension; given, the files must agree)"},
     {"--iters", true, "run the inference N times on the same inputs (default 1); the outputs are the last run's"},
     {"--warmup", true, "untimed runs before those (default 0)"},
     {"--exec", true,
@@ -108,9 +110,22 @@ OnnxInferOptions parse_options(int argc, char** argv) {
   return o;
 }
 
-// Every --input read and checked against the model's inputs, in the order of m.inputs: an unknown name, a
+// Every --input file, read before the import: a dynamic batch dimension takes its size from them when --batch
+// is not given (and must agree with --batch when it is: OnnxImportOptions::input_batches).
+std::map<std::string, NpyArray> load_input_files(OnnxInferOptions& o) {
+  std::map<std::string, NpyArray> arrays;
+  for (const auto& [name, file] : o.input_files) {
+    NpyArray a = load_npy(file);
+    if (a.shape.rank > 0) o.import.input_batches[name] = a.shape[0];
+    arrays.emplace(name, std::move(a));
+  }
+  return arrays;
+}
+
+// The --input arrays checked against the model's inputs, in the order of m.inputs: an unknown name, a
 // missing input or a wrong shape fails here, before the engine starts and before anything is written.
-std::vector<NpyArray> read_inputs(const OnnxModel& m, const OnnxInferOptions& o) {
+std::vector<NpyArray> read_inputs(const OnnxModel& m, const OnnxInferOptions& o,
+                                  std::map<std::string, NpyArray>& loaded) {
   std::string names;
   for (const Tensor& t : m.inputs) names += (names.empty() ? "" : ", ") + t.name() + " " + t.shape().str();
   for (const auto& [name, file] : o.input_files) {
@@ -121,13 +136,13 @@ std::vector<NpyArray> read_inputs(const OnnxModel& m, const OnnxInferOptions& o)
   }
   std::vector<NpyArray> arrays;
   for (const Tensor& t : m.inputs) {
-    std::string file;
+    std::string file, given;
     for (const auto& [name, f] : o.input_files)
-      if (onnx_value_name(name) == t.name()) file = f;
+      if (onnx_value_name(name) == t.name()) file = f, given = name;
     CORUN_CHECK(!file.empty(), Status::invalid_argument,
                 "model input '" << t.name() << "' " << t.shape().str() << " has no --input " << t.name()
                                 << "=FILE.npy; the model's inputs: " << names);
-    NpyArray a = load_npy(file);
+    NpyArray a = std::move(loaded.at(given));
     CORUN_CHECK(a.shape == t.shape(), Status::invalid_argument,
                 "--input " << t.name() << ": " << file << " has the shape " << a.shape.str() << ", the model's input is "
                            << t.shape().str() << (o.import.batch == 0 ? "" : " (--batch sets the first dimension)"));
@@ -277,6 +292,7 @@ int infer_onnx(int argc, char** argv) {
   // (and --batch's effect on them) are known only as it is imported: its tensors are capped instead.
   const MemoryBudget budget = memory_budget();
   set_tensor_memory_limit(budget.bytes, budget.source, "lower --batch or run a smaller model");
+  std::map<std::string, NpyArray> loaded = load_input_files(o);
   OnnxModel m = import_onnx_model(o.path, o.import);
   // The plan step, run here so that its report can be printed and so that the inline path (no Engine) gets
   // the same graph: every BatchNormalization right after a Conv becomes part of its weights and bias (as ONNX
@@ -287,7 +303,7 @@ int infer_onnx(int argc, char** argv) {
   config.fuse_conv_activation = o.fuse;
   config.block_layouts = o.block;
   const GraphPassReport passes = apply_graph_passes(m.graph, config);
-  const std::vector<NpyArray> arrays = read_inputs(m, o);
+  const std::vector<NpyArray> arrays = read_inputs(m, o, loaded);
 
   OnnxRuns runs(m, arrays, config, o);
   runs.run();

@@ -21,11 +21,6 @@
 
 namespace corun::engine {
 
-namespace {
-
-constexpr unsigned kChildSeconds = 20;
-std::atomic<bool> g_checked{false};
-
 // StarPU's own lookup (src/core/perfmodel/perfmodel.c:484-506, src/common/utils.c:488-500).
 std::filesystem::path sampling_dir() {
   if (const char* d = std::getenv("STARPU_PERF_MODEL_DIR")) return std::filesystem::path(d);
@@ -35,6 +30,17 @@ std::filesystem::path sampling_dir() {
   if (home == nullptr) return {};
   return std::filesystem::path(home) / ".starpu" / "sampling";
 }
+
+std::string climb_memory_path(const std::string& machine_key) {
+  const std::filesystem::path dir = sampling_dir();
+  if (dir.empty() || machine_key.empty()) return {};
+  return (dir / "corun" / ("climbs." + machine_key + ".json")).string();
+}
+
+namespace {
+
+constexpr unsigned kChildSeconds = 20;
+std::atomic<bool> g_checked{false};
 
 std::filesystem::path codelet_model_dir() {
   const std::filesystem::path d = sampling_dir();

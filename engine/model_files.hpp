@@ -1,7 +1,18 @@
 // engine/model_files.hpp — keeping StarPU's saved perfmodels usable.
 #pragma once
 
+#include <filesystem>
+#include <string>
+
 namespace corun::engine {
+
+/// Where StarPU keeps this process's performance models: STARPU_PERF_MODEL_DIR, else
+/// $XDG_CACHE_HOME, $STARPU_HOME or $HOME followed by .starpu/sampling; empty when none is set.
+std::filesystem::path sampling_dir();
+
+/// The corun policy's remembered width climbs for `machine_key` (sched/corun/climb_memory.hpp), beside
+/// StarPU's models: <sampling dir>/corun/climbs.<key>.json; empty when there is no sampling dir or key.
+std::string climb_memory_path(const std::string& machine_key);
 
 /// Checks corun's history-model files for this machine key before StarPU loads them. StarPU aborts the
 /// process on a malformed file; a corrupt or truncated one is renamed to `<file>.corrupt` with a warning,

@@ -7,8 +7,10 @@
 
 #include "base/check.hpp"
 #include "base/env.hpp"
+#include "base/hash.hpp"
 #include "base/parse.hpp"
 #include "codelets/op.hpp"
+#include "engine/model_files.hpp"
 #include "sched/layout.hpp"
 #include "sched/profiler/profile_file.hpp"
 #include "sched/registry.hpp"
@@ -134,7 +136,15 @@ void check_policy_options(const Config& config, const sched::ResolvedPolicy& pol
                   << sched::own_policy_names(lays_out) << "; the policy '" << policy.name << "' forms its teams per op from all cores: unset them");
 }
 
-sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated) {
+// Identifies the op kinds' numbering: a file of remembered climbs from a build with another op list is ignored.
+uint64_t op_kinds_tag() {
+  uint64_t h = hash::kFnvBasis;
+  for (int k = 0; k < static_cast<int>(codelets::OpKind::count_); ++k)
+    h = hash::fnv1a(std::string(codelets::op_info(static_cast<codelets::OpKind>(k)).name) + ";", h);
+  return h;
+}
+
+sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated, const std::string& machine_key) {
   sched::TunerSettings s;
   s.cores = cores;
   // The climb's step: one width at a time up to 16 cores, then cores / 16 (the co-run paper's x).
@@ -144,6 +154,10 @@ sched::TunerSettings tuner_settings(const Config& config, int cores, bool simula
   s.schedule_file = config.schedule;
   s.models_are_measurements = simulated;
   s.op_kinds = static_cast<int>(codelets::OpKind::count_);
+  if (config.width_memory && !simulated) {
+    s.climb_memory_file = climb_memory_path(machine_key);
+    s.op_kinds_tag = op_kinds_tag();
+  }
   return s;
 }
 

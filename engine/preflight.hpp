@@ -16,8 +16,10 @@ namespace corun::engine {
 /// Throws corun::Error (invalid_config) naming the variables, the policies they apply to and the fix.
 void check_policy_options(const Config& config, const sched::ResolvedPolicy& policy);
 
-/// The settings of a policy's engine-side phase (sched/tuner.hpp) from `config`, for `cores` cores.
-sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated);
+/// The settings of a policy's engine-side phase (sched/tuner.hpp) from `config`, for `cores` cores; the
+/// climbs are remembered under `machine_key` (none when it is empty, or with CORUN_WIDTH_MEMORY=off).
+sched::TunerSettings tuner_settings(const Config& config, int cores, bool simulated,
+                                    const std::string& machine_key = {});
 
 /// The StarPU variables corun relies on (STARPU_NCPU, the binding variables, ...), parsed as strictly as
 /// corun's own: StarPU 1.3 aborts with a backtrace on a non-integer and misbinds on a negative CPU id.

@@ -106,7 +106,7 @@ RunStats Engine::run_on_root(Graph& graph) {
 bool Engine::Impl::make_planned_tasks(const detail::GraphImpl& g, Bound& b, RunStats& stats) {
   const auto& nodes = g.nodes;
   if (policy.make_tuner != nullptr && (!b.tuner || b.plan.nodes != nodes.size()))
-    b.tuner = policy.make_tuner(engine::tuner_nodes(g), engine::tuner_settings(config, info.workers, info.simulated));
+    b.tuner = policy.make_tuner(engine::tuner_nodes(g), engine::tuner_settings(config, info.workers, info.simulated, info.machine_key));
   // Create every task first: the models are queried through them, and the levels need the whole graph.
   tasks.assign(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) tasks[i] = engine::make_task(nodes[i], b.handles);

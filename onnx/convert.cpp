@@ -358,6 +358,22 @@ void Converter::alias_output(int k, int input) {
   }
 }
 
+void Converter::untied_output(int k, int input) {
+  const Entry e = entry(input);
+  if (!e.is_initializer || e.constant.integer) return alias_output(k, input);
+  if (k >= node_->output_size() || node_->output(k).empty()) return;
+  // torch.onnx.export writes equal initializers (zero biases, the default BatchNorm statistics) once, behind
+  // one Identity node per duplicate named after the PyTorch parameter it stands for. Each such name is a
+  // parameter (or BatchNorm statistic) of its own, made under that name from the same values when first
+  // used: PyTorch trains each one separately. Tied, corun trained one parameter where PyTorch trains several,
+  // and a statistic behind an Identity met the parameter its values had been merged with.
+  Entry& out = env_[node_->output(k)];
+  out.tensor = Tensor{};
+  out.has_constant = true;
+  out.constant = e.constant;
+  out.is_initializer = true;
+}
+
 void Converter::unsupported(const std::string& what) const {
   std::ostringstream os;
   os << "corun: ONNX node '" << (node_->name().empty() ? node_->output_size() ? node_->output(0) : "?" : node_->name())

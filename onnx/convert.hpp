@@ -102,6 +102,9 @@ class Converter {
   void set_output(int k, Constant c);
   /// Binds output k to an existing entry (Identity, a no-op Cast).
   void alias_output(int k, int input);
+  /// As alias_output, but a float initializer is copied, not bound: output k becomes an initializer of its
+  /// own, a separate parameter (or statistic) under its own name with the same values (Identity).
+  void untied_output(int k, int input);
 
   /// Throws corun::Error naming the node, its op_type, the opset and the row's supported subset.
   [[noreturn]] void unsupported(const std::string& what) const;

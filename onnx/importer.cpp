@@ -57,7 +57,9 @@ struct InputShape {
   bool integer = false;  // INT64/INT32: token ids, held as exact integers in f32
 };
 
-InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& options, const std::string& source) {
+// `batch`: the size of a dynamic batch dimension (resolve_batch); a fixed one must be --batch, if given.
+InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& options, int batch,
+                       const std::string& source) {
   const std::string name = vi.name();
   CORUN_CHECK(vi.type().has_tensor_type(), Status::invalid_argument,
               where(source) << ": graph input '" << name << "' is not a tensor; supported: float tensors");
@@ -90,10 +92,11 @@ InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& 
     CORUN_CHECK(d == 0, Status::invalid_argument,
                 where(source) << ": graph input '" << name << "' has a dynamic dimension " << d << " (" << symbol
                               << "); only the batch dimension (0) may be dynamic: re-export with a fixed shape");
-    CORUN_CHECK(options.batch > 0, Status::invalid_argument,
+    CORUN_CHECK(batch > 0, Status::invalid_argument,
                 where(source) << ": graph input '" << name << "' has a dynamic batch dimension (" << symbol
-                              << "); give the batch size (--batch N, OnnxImportOptions::batch)");
-    dims[0] = options.batch;
+                              << "); give the batch size (--batch N, OnnxImportOptions::batch) or its data "
+                                 "(corun infer --input " << name << "=FILE.npy)");
+    dims[0] = batch;
     out.batch_symbol = dim.has_dim_param() ? dim.dim_param() : "";
   }
   int64_t count = 1;  // Shape::of would refuse it too, without naming the input
@@ -105,6 +108,43 @@ InputShape input_shape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& 
                               << "): no memory holds it; re-export with the real sizes");
   out.shape = Shape::of(dims, rank);
   return out;
+}
+
+// Whether graph input `vi` has a symbolic or unknown first (batch) dimension.
+bool has_dynamic_batch(const onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return false;
+  const auto& shape = vi.type().tensor_type().shape();
+  return shape.dim_size() > 0 && !(shape.dim(0).has_dim_value() && shape.dim(0).dim_value() > 0);
+}
+
+// OnnxImportOptions::batch, or with 0 the batch of the data given for the inputs with a dynamic batch
+// dimension (input_batches), which must agree with each other and with a batch given: the file's shape
+// arithmetic and the other inputs follow one batch size.
+int resolve_batch(const onnx::GraphProto& gp, const std::map<std::string, Entry>& env,
+                  const OnnxImportOptions& options, const std::string& source) {
+  int batch = options.batch;
+  std::string from;  // the input whose data set `batch`
+  for (const auto& vi : gp.input()) {
+    auto it = options.input_batches.find(vi.name());
+    for (auto k = options.input_batches.begin(); it == options.input_batches.end() && k != options.input_batches.end(); ++k)
+      if (onnx_value_name(k->first) == onnx_value_name(vi.name())) it = k;  // named as corun names it
+    if (env.count(vi.name()) || it == options.input_batches.end() || !has_dynamic_batch(vi)) continue;
+    CORUN_CHECK(it->second > 0 && it->second <= (int64_t{1} << 30), Status::invalid_argument,
+                where(source) << ": the data for graph input '" << vi.name() << "' has a first dimension of "
+                              << it->second << "; its batch dimension needs 1 to 2^30");
+    if (batch == 0) {
+      batch = static_cast<int>(it->second);
+      from = vi.name();
+      continue;
+    }
+    CORUN_CHECK(it->second == batch, Status::invalid_argument,
+                where(source) << ": the data for graph input '" << vi.name() << "' holds a batch of " << it->second
+                              << ", but " << (from.empty() ? "--batch is " : "the data for '" + from + "' holds ")
+                              << batch << "; " << (from.empty() ? "drop --batch (the batch is taken from the "
+                                                                  "--input files) or give files of that batch"
+                                                                : "give every input the same batch"));
+  }
+  return batch;
 }
 
 // The file's shape for a value (value_info or output) against the graph's: a fixed extent must match, the
@@ -218,11 +258,12 @@ void read_initializers(const onnx::GraphProto& gp, const std::string& base_dir, 
 // The graph inputs that are not initializers, as the Graph's inputs.
 Batch add_inputs(const onnx::GraphProto& gp, const std::string& source, const OnnxImportOptions& options,
                  std::map<std::string, Entry>& env, NameClaims& names, OnnxModel& out) {
+  const int dynamic_batch = resolve_batch(gp, env, options, source);
   Batch batch;
   for (const auto& vi : gp.input()) {
     if (env.count(vi.name())) continue;  // IR < 4 lists initializers among the inputs
     names.claim(vi.name());
-    const InputShape in = input_shape(vi, options, source);
+    const InputShape in = input_shape(vi, options, dynamic_batch, source);
     if (!in.batch_symbol.empty()) batch.symbols.insert(in.batch_symbol);
     batch.size = static_cast<int>(in.shape[0]);
     const Tensor t = out.graph.input(onnx_value_name(vi.name()), in.shape);

@@ -47,6 +47,9 @@ struct TunerSettings {
   std::string schedule_file;     ///< where a frozen schedule is kept ("" = nowhere)
   bool models_are_measurements = false;  ///< simulated runs: a task takes exactly its model's time
   int op_kinds = 0;              ///< the number of op kinds (TunerNode::kind < op_kinds)
+  /// Where measured width climbs are remembered across processes ("" = nowhere; sched/corun/climb_memory.hpp).
+  std::string climb_memory_file;
+  uint64_t op_kinds_tag = 0;     ///< identifies the list of op kinds the TunerNode::kind numbers index
 };
 
 /// The engine's plan of one run, as a tuner may change it.

@@ -13,10 +13,10 @@ the ONNX names (DIR/<input>.npy, DIR/<output>.npy), so that corun's outputs can 
 
 BatchNormalization layers stay nodes (not folded into the convolutions), so that `corun train --onnx`
 trains them with batch statistics; their running statistics and affine parameters are drawn at random from
---seed, so that inference exercises them and no two initializers are equal (PyTorch's exporter merges equal
-initializers behind Identity nodes, which would tie the parameters of different layers together). For the
-same reason a convolution bias that is all zeros (torchvision's MobileNetV3 initialises its squeeze-excitation
-biases so) is drawn at random too.
+--seed, so that inference exercises them, and a convolution bias that is all zeros (torchvision's MobileNetV3
+initialises its squeeze-excitation biases so) is drawn at random too. --default-init keeps the model's own
+initialisation instead: PyTorch's exporter then writes equal initializers once, behind one Identity node per
+duplicate, which the importer unties (each Identity output a parameter of its own, as in PyTorch).
 
 Exit codes: 0 done, 1 an error (nothing is written), 2 usage error, 77 torch is not installed.
 """
@@ -209,6 +209,9 @@ def models(torch, num_classes=0):
         # Its padded AvgPool2d exports as Pad + AveragePool; at least 75 px (e.g. --image-size 128).
         "inception_v3": (lambda: vision("inception_v3", aux_logits=False, init_weights=True), (3, 299, 299),
                          "imports today"),
+        # With --default-init (torchvision's own initialisation) its BatchNorm statistics and parameters are
+        # exported once behind Identity nodes, which the importer unties (docs/onnx.md).
+        "densenet121": (lambda: vision("densenet121"), (3, 224, 224), "imports today"),
         # Token ids in, int64 (model.example_inputs); see the functions above.
         "transformer": (lambda: transformer_model(torch), (16,), "imports today (int64 token ids)"),
         "text_similarity": (lambda: text_similarity_model(torch), (7,), "imports today (two int64 inputs: source [7, B], target [5, B])"),
@@ -245,6 +248,9 @@ def main():
                    help="the classes of a torchvision model's output (default: its own, 1000)")
     p.add_argument("--image-size", type=int, default=0,
                    help="the height and width of an image model's input (default: the model's own, e.g. 224)")
+    p.add_argument("--default-init", action="store_true",
+                   help="keep the model's own initialisation (equal initializers: the exporter writes them once, "
+                        "behind Identity nodes) instead of random BatchNorm statistics and biases")
     p.add_argument("--reference", help="also write the input and PyTorch's outputs as .npy into this directory")
     p.add_argument("--list", action="store_true", help="list the models and exit")
     a = p.parse_args()
@@ -271,7 +277,8 @@ def main():
         shape = (shape[0], a.image_size, a.image_size)
     torch.manual_seed(a.seed)
     model = ctor().eval()
-    randomise_batch_norms(torch, model)
+    if not a.default_init:
+        randomise_batch_norms(torch, model)
     # A model with token inputs says how to draw them and names its inputs/outputs (transformer_model).
     xs = model.example_inputs(a.batch) if hasattr(model, "example_inputs") else (torch.randn(a.batch, *shape),)
     in_names, out_names = getattr(model, "input_names", ["input"]), getattr(model, "output_names", ["output"])

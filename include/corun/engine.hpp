@@ -60,6 +60,9 @@ struct Config {
   int width_interval = 0;  ///< CORUN_WIDTH_INTERVAL=x: width step of the hill climb (0 = max(1, workers / 16))
   bool deterministic = false;  ///< CORUN_DETERMINISTIC=1: freeze widths and teams once tuned (same schedule)
   std::string schedule;    ///< CORUN_SCHEDULE=path: where deterministic mode keeps the frozen schedule
+  /// CORUN_WIDTH_MEMORY=on|off: the corun policy keeps the width climbs it measured beside StarPU's models and
+  /// replays them in later processes instead of measuring again (sched/corun/climb_memory.hpp).
+  bool width_memory = true;
   bool verbose_sched = false;  ///< CORUN_VERBOSE=sched: print every placement and why
   /// CORUN_COTENANCY=auto|off: corun's policies measure team tasks and narrow their teams while the cores are
   /// shared with another process (docs/testing.md, "Bad inputs"); off keeps the widths they choose.

@@ -16,6 +16,8 @@
 
 #include <corun/graph.hpp>
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,10 @@ struct OnnxImportOptions {
   /// error. > 0: the batch size for a symbolic/unknown first dimension; an input whose file fixes another
   /// batch size is an error (the file's constants may depend on it).
   int batch = 0;
+  /// The first extent of the data the caller holds for each input, by ONNX name (corun infer's --input
+  /// files). With batch 0, a symbolic/unknown batch dimension takes its size from these (they must agree);
+  /// with batch > 0, an entry for such an input that differs from batch is an error naming both.
+  std::map<std::string, int64_t> input_batches;
   /// Appends softmax cross-entropy (Graph::softmax_xent) on the model's single output, which must be 2-D
   /// [batch, classes], against a new input named `targets_name` of the same shape (one-hot rows). The loss
   /// is the value named "loss"; Graph::backward(find("loss")) then makes the graph a training graph.

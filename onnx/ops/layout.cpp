@@ -294,7 +294,7 @@ void convert_flatten(Converter& c) {
 
 void convert_identity(Converter& c) {
   c.only_attrs({});
-  c.alias_output(0, 0);
+  c.untied_output(0, 0);
 }
 
 }  // namespace corun::onnx_import

@@ -27,7 +27,8 @@ CorunTuning::CorunTuning(const std::vector<TunerNode>& nodes, const TunerSetting
       deterministic_(settings.deterministic),
       models_are_measurements_(settings.models_are_measurements),
       warmed_up_(settings.models_are_measurements),
-      schedule_file_(settings.schedule_file) {
+      schedule_file_(settings.schedule_file),
+      memory_(settings.models_are_measurements ? std::string() : settings.climb_memory_file, settings.op_kinds_tag) {
   std::map<std::pair<int, uint32_t>, int> sig_ids;
   graph_hash_ = hash::fnv1a_u64(hash::kFnvBasis, nodes.size());
   sig_of_.reserve(nodes.size());
@@ -36,12 +37,14 @@ CorunTuning::CorunTuning(const std::vector<TunerNode>& nodes, const TunerSetting
     auto [it, added] = sig_ids.emplace(std::make_pair(node.kind, node.footprint), static_cast<int>(searches_.size()));
     if (added) {
       kind_of_sig_.push_back(node.kind);
+      footprint_of_sig_.push_back(node.footprint);
       first_node_of_sig_.push_back(sig_of_.size());
       searches_.emplace_back(std::min(settings.cores, node.max_width), std::max(1, settings.width_interval));
     }
     sig_of_.push_back(it->second);
   }
   curves_.resize(searches_.size());
+  measured_sig_.assign(searches_.size(), 0);
   stable_of_kind_.assign(static_cast<size_t>(std::max(0, settings.op_kinds)), 0);
   if (deterministic_ && !schedule_file_.empty()) load_schedule();
 }
@@ -68,7 +71,7 @@ void CorunTuning::apply(TunerPlan& plan) {
   if (plan.hints.size() != n) return;  // no plan for this graph (cannot happen under corun)
   // A climb whose every width the models already hold is not measured again (simulated runs: their
   // predictions; real runs: history entries with enough samples, from earlier processes or `corun profile`).
-  if (tuning() && replay_from_models(plan)) plan.stale = true;  // its curve fills predictions: replan next run
+  if (tuning() && replay_from_models(plan)) plan.stale = true;
   if (deterministic_ && !frozen() && !tuning() && plan.uncalibrated == 0) freeze(plan);
   const bool searching = tuning();
   for (size_t i = 0; i < n; ++i) {
@@ -132,20 +135,35 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
     if (s.done()) continue;
     if (capped[sig] && s.stable_width() > 0) {
       // Teams of the width under test waited on cores other processes use: wider is not worth measuring
-      // on this machine now; the best width so far stands (issue 21 item 7).
+      // on this machine now; the best width so far stands (issue 21 item 7), for this process only.
       s.stop();
     } else if (times[sig].empty()) {
       continue;
     } else {
       s.record(s.next(), median(times[sig]));
+      measured_sig_[sig] = s.done();
     }
     if (s.done()) {
       curves_[sig] = s.curve();
       finished_now = true;
     }
   }
-  if (finished_now && !tuning()) settle_stable_widths();
+  if (finished_now && !tuning()) {
+    settle_stable_widths();
+    remember_measured_climbs();
+  }
   return finished_now;
+}
+
+void CorunTuning::remember_measured_climbs() {
+  if (!memory_.enabled()) return;
+  bool any = false;
+  for (size_t sig = 0; sig < searches_.size(); ++sig) {
+    if (!measured_sig_[sig]) continue;
+    memory_.remember(kind_of_sig_[sig], footprint_of_sig_[sig], searches_[sig].measured());
+    any = true;
+  }
+  if (any) memory_.save();
 }
 
 double CorunTuning::model_time(const TunerPlan& plan, size_t node, int w) const {
@@ -159,6 +177,12 @@ double CorunTuning::model_time(const TunerPlan& plan, size_t node, int w) const 
   return plan.calibrated[node * static_cast<size_t>(plan.calibrated_stride) + static_cast<size_t>(w - 1)];
 }
 
+double CorunTuning::known_time(const TunerPlan& plan, size_t sig, int w) const {
+  const double t = model_time(plan, first_node_of_sig_[sig], w);
+  if (t >= 0.0) return t;
+  return memory_.time(kind_of_sig_[sig], footprint_of_sig_[sig], w).value_or(NAN);
+}
+
 bool CorunTuning::replay_from_models(const TunerPlan& plan) {
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
@@ -166,7 +190,7 @@ bool CorunTuning::replay_from_models(const TunerPlan& plan) {
     WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
     while (!climb.done()) {
       const int w = climb.next();
-      const double t = model_time(plan, first_node_of_sig_[sig], w);
+      const double t = known_time(plan, sig, w);
       if (!(t >= 0.0)) break;  // unknown (NaN) at a width the climb visits
       climb.record(w, t);
     }

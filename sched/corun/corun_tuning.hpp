@@ -18,8 +18,9 @@
 // A climb is not measured when the models already say what it would measure: it is replayed over them as
 // soon as they hold every width it visits (the same widths, the same stop at the first rise). On real
 // kernels only StarPU's calibrated history entries count (TunerPlan::calibrated: at least
-// STARPU_CALIBRATE_MINIMUM samples at that very width), which earlier processes of the same graph or
-// `corun profile` leave under STARPU_HOME: such a process runs no tuning run at all. Under simulation
+// STARPU_CALIBRATE_MINIMUM samples at that very width), which `corun profile` leaves under STARPU_HOME, and
+// the climbs earlier processes measured (TunerSettings::climb_memory_file, sched/corun/climb_memory.hpp):
+// such a process runs no tuning run at all. A climb the co-tenancy governor cut short is not remembered. Under simulation
 // (`corun simulate`, `models_are_measurements`) a measurement is the model itself (a task at width w sleeps
 // for its width-w model), so any prediction counts (at 64 simulated cores the climbs took 16 runs and made
 // the first tables show tuning runs).
@@ -30,6 +31,7 @@
 // from that file when it matches the graph, else written there, so separate processes share it.
 #pragma once
 
+#include "sched/corun/climb_memory.hpp"
 #include "sched/planner/width_search.hpp"
 #include "sched/tuner.hpp"
 
@@ -71,10 +73,14 @@ class CorunTuning final : public PlanTuner {
 
  private:
   void freeze(const TunerPlan& plan);
-  // Finishes every climb whose widths the models all hold (model_time); true when a climb finished.
+  // Finishes every climb whose widths the models or the memory all hold (known_time); true when one finished.
   bool replay_from_models(const TunerPlan& plan);
   // Node `node`'s time at width w as the models hold it, NaN when they cannot stand for a measurement.
   double model_time(const TunerPlan& plan, size_t node, int w) const;
+  // model_time, else what an earlier process's climb of the signature measured; NaN when neither knows.
+  double known_time(const TunerPlan& plan, size_t sig, int w) const;
+  // Once the last climb stopped: remembers those this process measured to the end, for later processes.
+  void remember_measured_climbs();
   // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
   void settle_stable_widths();
   // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's
@@ -94,6 +100,9 @@ class CorunTuning final : public PlanTuner {
   std::vector<size_t> first_node_of_sig_;   // signature -> its first node
   std::vector<int> kind_of_sig_;            // signature -> op kind
   std::vector<WidthSearch> searches_;
+  std::vector<char> measured_sig_;          // signature -> its climb was finished by this process's tuning runs
+  std::vector<uint32_t> footprint_of_sig_;  // signature -> footprint
+  ClimbMemory memory_;
   std::vector<std::vector<double>> curves_; // signature -> measured curve (after the search)
   std::vector<int> stable_of_kind_;         // op kind -> stable width (0: unknown)
   std::vector<int> frozen_first_, frozen_width_;  // per node, deterministic mode

@@ -44,6 +44,14 @@ std::vector<double> WidthSearch::curve() const {
   return t;
 }
 
+std::vector<std::pair<int, double>> WidthSearch::measured() const {
+  std::vector<std::pair<int, double>> points;
+  // The climb only ever rises in width, so ascending width is the order the times were recorded in.
+  for (size_t i = 0; i < measured_.size(); ++i)
+    if (!std::isnan(measured_[i])) points.emplace_back(static_cast<int>(i) + 1, measured_[i]);
+  return points;
+}
+
 std::vector<int> climb_widths(int max_width, int interval) {
   std::vector<int> widths;
   // Strictly falling times: the climb never stops early, so it proposes every width it ever could.

@@ -8,6 +8,7 @@
 // beyond the last tested one stay NaN: the planner treats NaN as "no prediction".
 #pragma once
 
+#include <utility>
 #include <vector>
 
 namespace corun::sched {
@@ -35,6 +36,9 @@ class WidthSearch {
   int stable_width() const { return best_width_; }
   double best_time() const { return best_time_; }
   int max_width() const { return max_width_; }
+  /// The (width, time) pairs record() was given, in the climb's order: what a later climb of the same op
+  /// replays instead of measuring (sched/corun/climb_memory.hpp).
+  std::vector<std::pair<int, double>> measured() const;
 
  private:
   int max_width_;

@@ -5,9 +5,13 @@
 #include "common/temp_dir_test.hpp"
 #include "onnx/onnx_model_builder.hpp"
 
+#include <corun/npy.hpp>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -151,16 +155,56 @@ TEST_F(Infer, OnnxNonFiniteInitializersAreRefusedUnlessAllowed) {
     EXPECT_HAS(refused.err, "initializer 'w' in ONNX file 'nan.onnx' is not finite: element 4 is nan");
     EXPECT_HAS(refused.err, "--allow-non-finite");
   }
-  // Allowed, both get past the import: infer stops at the missing input file it was given, train runs (its
-  // loss is NaN, which --allow-non-finite also lets pass).
+  // Allowed, both get past the import: infer stops at the input file of the wrong shape it was given (checked
+  // after the import; the files are read before it), train runs (its loss is NaN, which --allow-non-finite
+  // also lets pass).
+  const std::vector<float> wrong(15, 1.0f);
+  corun::save_npy(path("wrong.npy"), corun::Shape{5, 3}, wrong.data());
   const Result infer = corun::testing::run_command(dir_, env + exe + " infer --onnx nan.onnx --output out "
-                                                              "--allow-non-finite --input x=absent.npy");
+                                                              "--allow-non-finite --input x=wrong.npy");
   EXPECT_EQ(infer.code, 1) << infer;
-  EXPECT_HAS(infer.err, "absent.npy");
+  EXPECT_HAS(infer.err, "--input x: wrong.npy has the shape [5, 3], the model's input is [4, 3]");
   EXPECT_EQ(infer.err.find("not finite"), std::string::npos) << infer;
   const Result train = corun::testing::run_command(dir_, env + exe + " train --onnx nan.onnx --iters 1 "
                                                               "--allow-non-finite");
   EXPECT_EQ(train.code, 0) << train;
+}
+
+// Issue 51: a dynamic batch axis takes its size from the --input files; --batch, if given, must agree with
+// them, and two inputs must agree with each other. x [N, 3] -> Relu -> y, with z [N, 3] -> Add when `two`.
+TEST_F(Infer, OnnxDynamicBatchComesFromTheInputFiles) {
+  for (const bool two : {false, true}) {
+    corun::testing::OnnxModelBuilder b;
+    b.input("x", {-1, 3});
+    if (two) b.input("z", {-1, 3});
+    b.node("Relu", {"x"}, {two ? "r" : "y"});
+    if (two) b.node("Add", {"r", "z"}, {"y"});
+    b.output("y", {-1, 3});
+    b.save(path(two ? "two.onnx" : "one.onnx"));
+  }
+  const std::vector<float> x = {-1, 2, -3, 4, -5, 6, 7, -8, 9, -10, 11, -12, 13, -14, 15};
+  corun::save_npy(path("x.npy"), corun::Shape{5, 3}, x.data());
+  corun::save_npy(path("z4.npy"), corun::Shape{4, 3}, x.data());
+  const std::string exe = shell_quote(CORUN_EXE);
+  const std::string env = "env -u CORUN_SCHED -u STARPU_SCHED CORUN_QUIET=1 STARPU_HOME=" + shell_quote(dir_) + " ";
+  for (const char* batch : {"", " --batch 5"}) {
+    const Result r = corun::testing::run_command(dir_, env + exe + " infer --onnx one.onnx --input x=x.npy "
+                                                                  "--exec inline --output out" + batch);
+    ASSERT_EQ(r.code, 0) << r;
+    const corun::NpyArray y = corun::load_npy(path("out/y.npy"));
+    EXPECT_EQ(y.shape, (corun::Shape{5, 3})) << batch;
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y.data[i], std::max(x[i], 0.0f)) << i;
+  }
+  const Result disagree =
+      corun::testing::run_command(dir_, env + exe + " infer --onnx one.onnx --input x=x.npy --output bad --batch 4");
+  EXPECT_EQ(disagree.code, 1) << disagree;
+  EXPECT_HAS(disagree.err, "the data for graph input 'x' holds a batch of 5, but --batch is 4; drop --batch");
+  const Result two = corun::testing::run_command(
+      dir_, env + exe + " infer --onnx two.onnx --input x=x.npy --input z=z4.npy --output bad");
+  EXPECT_EQ(two.code, 1) << two;
+  EXPECT_HAS(two.err, "holds a batch of");
+  EXPECT_HAS(two.err, "give every input the same batch");
+  EXPECT_FALSE(std::filesystem::exists(path("bad"))) << "an output was written";
 }
 
 }  // namespace

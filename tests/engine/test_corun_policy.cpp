@@ -95,6 +95,7 @@ TEST(CorunPolicyHistory, WidthsCalibratedAsCorunProfileDoesSkipTheSearchWithTheS
   // are mostly time slices, StarPU flushes such entries, and widths 3-8 never got calibrated in 238 s.
   Config conf = test::test_config("corun");
   conf.ncpus = test::one_per_core_workers();
+  conf.width_memory = false;  // the history alone answers the climbs here (the memory: the test below)
   const int n = steps_for(conf.ncpus);
   const test::LstmRun searched = test::train_lstm(conf, small_config(), n);
   int tuning_runs = 0;
@@ -118,6 +119,27 @@ TEST(CorunPolicyHistory, WidthsCalibratedAsCorunProfileDoesSkipTheSearchWithTheS
     EXPECT_TRUE(test::same_bits({searched.losses[i]}, {replayed.losses[i]})) << "step " << i;
   for (size_t p = 0; p < searched.params.size(); ++p)
     EXPECT_TRUE(test::same_bits(searched.params[p], replayed.params[p])) << "param " << p;
+}
+
+TEST(CorunPolicyMemory, ALaterEngineReplaysTheClimbsAnEarlierOneMeasuredWithTheSameBits) {
+  // Issue 48 item 3 without `corun profile`: the first engine's climbs are kept beside StarPU's models
+  // (CORUN_WIDTH_MEMORY, on by default), so a later engine, as a later process would, runs no tuning run.
+  Config conf = test::test_config("corun");
+  // Beside other tests the co-tenancy governor may cut a climb short, and such a climb is not remembered.
+  conf.cotenancy = false;
+  const int n = steps_for(test::expected_workers(-1));
+  const test::LstmRun searched = test::train_lstm(conf, small_config(), n);
+  int tuning_runs = 0;
+  for (const RunStats& s : searched.steps) tuning_runs += s.tuning;
+  ASSERT_GT(tuning_runs, 0) << "nothing measured yet: the first engine searches";
+  const test::LstmRun replayed = test::train_lstm(conf, small_config(), n);
+  for (size_t i = 0; i < replayed.steps.size(); ++i) EXPECT_FALSE(replayed.steps[i].tuning) << "step " << i;
+  ASSERT_EQ(searched.losses.size(), replayed.losses.size());
+  for (size_t i = 0; i < searched.losses.size(); ++i)
+    EXPECT_TRUE(test::same_bits({searched.losses[i]}, {replayed.losses[i]})) << "step " << i;
+  conf.width_memory = false;
+  const test::LstmRun forgotten = test::train_lstm(conf, small_config(), n);
+  EXPECT_TRUE(forgotten.steps.front().tuning) << "CORUN_WIDTH_MEMORY=off: every engine searches";
 }
 
 class CorunDeterministic : public testing::TempDirTest {

@@ -10,9 +10,11 @@
   3. training: the loss falls over 20 steps under lws, cpf and corun (mean of the last 5 below the first 5).
 
 The PyTorch model is rebuilt the way scripts/export-onnx.py builds it (same seed, same constructor, same
-random BatchNorm statistics), so its weights are the ONNX file's initializers.
+random BatchNorm statistics, or with --default-init its own initialisation), so its weights are the ONNX
+file's initializers.
 
     check_onnx_model.py CORUN SOURCE_DIR MODEL [--image-size N] [--batch N] [--train-batch N] [--lr X]
+                        [--default-init]
 Exit 0 passed, 1 a check failed, 77 no Python with torch, torchvision, onnx and numpy (skipped).
 """
 import argparse
@@ -126,7 +128,8 @@ def torch_gradients(exporter, a, num_classes, x, targets, dtype):
     torch.manual_seed(a.seed)
     ctor = exporter.models(torch, num_classes)[a.model][0]
     model = ctor().eval()
-    exporter.randomise_batch_norms(torch, model)
+    if not a.default_init:
+        exporter.randomise_batch_norms(torch, model)
     model.to(dtype)
     np_type = np.float64 if dtype == torch.float64 else np.float32
     x, targets = x.astype(np_type), targets.astype(np_type)
@@ -168,6 +171,8 @@ def main():
     p.add_argument("--train-batch", type=int, default=16, help="batch of the 20 training steps")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--default-init", action="store_true",
+                   help="export with the model's own initialisation (equal initializers behind Identity nodes)")
     p.add_argument("--verbose", action="store_true", help="list the 8 parameters whose gradients differ most")
     p.add_argument("--no-train", action="store_true", help="skip the 20 training steps (a diagnosis)")
     a = p.parse_args()
@@ -185,6 +190,8 @@ def main():
         cmd += ["--num-classes", str(num_classes)]
     if a.image_size:
         cmd += ["--image-size", str(a.image_size)]
+    if a.default_init:
+        cmd += ["--default-init"]
     run(cmd, "export " + a.model)
     fails = []
 

@@ -208,6 +208,13 @@ TEST(OnnxErrors, ADynamicBatchNeedsTheBatchOption) {
   const std::string e = error_of([&] { import(b); });
   EXPECT_NE(e.find("dynamic batch"), std::string::npos) << e;
   EXPECT_NE(e.find("--batch"), std::string::npos) << e;
+  // Or the batch of the data the caller holds for it (corun infer's --input files), which --batch must match.
+  OnnxImportOptions o;
+  o.input_batches["x"] = 3;
+  EXPECT_EQ(import(b, o).inputs[0].shape(), (Shape{3, 3}));
+  o.batch = 2;
+  const std::string d = error_of([&] { import(b, o); });
+  EXPECT_NE(d.find("'x' holds a batch of 3, but --batch is 2"), std::string::npos) << d;
 }
 
 // Issue 52 item 4: corun infer --onnx and serve-bench --onnx cannot bound a file's sizes from their flags, so

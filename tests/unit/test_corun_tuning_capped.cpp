@@ -1,10 +1,12 @@
 // Issue 21 item 7: the corun width search on a shared machine. When the co-tenancy governor runs a tuning
 // run's tasks narrower than the width under test, each such signature ends its climb at its best width so
 // far instead of tuning again. Issue 48 item 3: a climb whose widths StarPU's history already holds
-// (calibrated, not interpolated) is not measured again. Synthetic traces and models: no StarPU runtime.
+// (calibrated, not interpolated) is not measured again, nor one an earlier process measured (the climb
+// memory). Synthetic traces and models: no StarPU runtime.
 #include "sched/corun/corun_tuning.hpp"
 
 #include "codelets/op.hpp"
+#include "common/temp_dir_test.hpp"
 #include "engine/planning.hpp"
 
 #include <corun/graph.hpp>
@@ -12,6 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace corun::engine {
@@ -37,12 +42,15 @@ struct PlanFor {
   sched::TunerPlan view{hints, successors};
 };
 
-// The corun tuner of `g` on 2 cores, width step 1, no fixed width, deterministic only when asked.
-sched::CorunTuning tuner_for(const Graph& g, bool deterministic = false) {
+// The corun tuner of `g` on 2 cores, width step 1, no fixed width, deterministic only when asked, remembering
+// its climbs in `memory` when given.
+sched::CorunTuning tuner_for(const Graph& g, bool deterministic = false, const std::string& memory = {}) {
   sched::TunerSettings s;
   s.cores = 2;
   s.deterministic = deterministic;
   s.op_kinds = static_cast<int>(codelets::OpKind::count_);
+  s.climb_memory_file = memory;
+  s.op_kinds_tag = 42;
   return sched::CorunTuning(tuner_nodes(g.impl()), s);
 }
 
@@ -213,6 +221,100 @@ TEST(CorunTuningHistory, DeterministicModeFreezesAtTheFirstRunWhenTheHistoryHold
     EXPECT_GE(h.fixed_width, 1);
     EXPECT_LE(h.fixed_first + h.fixed_width, 2);
   }
+}
+
+class CorunTuningMemory : public testing::TempDirTest {
+ protected:
+  CorunTuningMemory() : TempDirTest("climb_memory") {}
+
+  // A first process's tuner: the warm-up run, then width 1 (100 µs) and width 2 (`width2_trace` µs at the
+  // width the tasks really ran at).
+  void search(const std::string& memory, int width2_ran_at) {
+    TinyGraph tg;
+    sched::CorunTuning tuning = tuner_for(tg.g, false, memory);
+    PlanFor plan(tg.g);
+    warm_up(tuning, plan);
+    tuning.apply(plan);
+    tuning.record(run_at(plan.nodes, 1));
+    tuning.apply(plan);
+    tuning.record(run_at(plan.nodes, width2_ran_at));
+    ASSERT_FALSE(tuning.tuning());
+  }
+};
+
+TEST_F(CorunTuningMemory, ALaterProcessReplaysTheMeasuredClimbWithoutATuningRun) {
+  const std::string memory = path("sampling/corun/climbs.key.json");  // its folders do not exist yet
+  search(memory, 2);
+  ASSERT_TRUE(std::filesystem::exists(memory)) << "the finished climbs are written for later processes";
+  TinyGraph tg;
+  sched::CorunTuning later = tuner_for(tg.g, false, memory);
+  PlanFor plan(tg.g);
+  ASSERT_TRUE(later.tuning()) << "nothing is replayed before the first plan";
+  later.apply(plan);
+  EXPECT_FALSE(later.tuning()) << "no warm-up and no tuning run: the memory holds widths 1 and 2";
+  EXPECT_TRUE(plan.view.stale);
+  for (size_t i = 0; i < plan.nodes; ++i) {
+    EXPECT_FALSE(plan.hints[i].width_search);
+    EXPECT_EQ(later.stable_width_of(i), 2) << "the same stable width as the process that measured it";
+  }
+  // Its curve fills the predictions as a measured one does.
+  double row[2] = {NAN, NAN};
+  later.fill(0, row, 2);
+  EXPECT_EQ(row[0], 100.0);
+  EXPECT_EQ(row[1], 60.0);
+}
+
+TEST_F(CorunTuningMemory, CalibratedHistoryWinsOverTheMemory) {
+  const std::string memory = path("climbs.json");
+  search(memory, 2);  // remembered: width 2 is faster
+  TinyGraph tg;
+  sched::CorunTuning later = tuner_for(tg.g, false, memory);
+  PlanFor plan(tg.g);
+  Models models(plan, {50.0, 60.0}, NAN);  // `corun profile` calibrated both widths since: width 1 is faster
+  later.apply(plan);
+  EXPECT_FALSE(later.tuning());
+  EXPECT_EQ(later.stable_width_of(0), 1);
+}
+
+TEST_F(CorunTuningMemory, AClimbTheGovernorCutShortIsNotRemembered) {
+  const std::string memory = path("climbs.json");
+  search(memory, 1);  // the width-2 run's teams were capped at width 1: its climb stopped unmeasured
+  TinyGraph tg;
+  sched::CorunTuning later = tuner_for(tg.g, false, memory);
+  PlanFor plan(tg.g);
+  later.apply(plan);
+  EXPECT_TRUE(later.tuning()) << "a later process on a quieter machine measures the climb itself";
+}
+
+TEST_F(CorunTuningMemory, OffOrAnotherOpListMeasuresAgain) {
+  const std::string memory = path("climbs.json");
+  search(memory, 2);
+  TinyGraph tg;
+  for (const bool other_ops : {false, true}) {
+    sched::TunerSettings s;
+    s.cores = 2;
+    s.op_kinds = static_cast<int>(codelets::OpKind::count_);
+    s.climb_memory_file = other_ops ? memory : std::string();  // off: no file
+    s.op_kinds_tag = 43;  // another build's op numbering
+    sched::CorunTuning later(tuner_nodes(tg.g.impl()), s);
+    PlanFor plan(tg.g);
+    later.apply(plan);
+    EXPECT_TRUE(later.tuning()) << (other_ops ? "another op list" : "no memory file");
+  }
+}
+
+TEST_F(CorunTuningMemory, ADamagedFileIsIgnoredWithAWarningAndRewritten) {
+  const std::string memory = path("climbs.json");
+  std::ofstream(memory) << "{\"format\": \"corun-climbs\", \"version\": 1, \"kinds\": ";  // cut short
+  ::testing::internal::CaptureStderr();
+  search(memory, 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ignoring the remembered width climbs"), std::string::npos) << err;
+  TinyGraph tg;
+  sched::CorunTuning later = tuner_for(tg.g, false, memory);
+  PlanFor plan(tg.g);
+  later.apply(plan);
+  EXPECT_FALSE(later.tuning()) << "the search's results replaced the damaged file";
 }
 
 }  // namespace
