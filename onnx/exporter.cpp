@@ -72,10 +72,42 @@ std::map<std::string, const OnnxTrainedTensor*> by_name(const std::vector<OnnxTr
   return m;
 }
 
+// torch.onnx.export writes equal initializers once, behind one Identity node per duplicate named after its
+// PyTorch parameter, and the importer makes each such output a parameter (or statistic) of its own
+// (Converter::untied_output), trained apart from the others. Written back, each trained one becomes an
+// initializer under its own name, with the source's type and dims, and its Identity node goes: the file then
+// holds every PyTorch name as an initializer, as if the exporter had not merged them. Chains of Identities
+// are followed; the values are set with the other initializers' (replace_initializers).
+void untie_identities(onnx::GraphProto& graph, const std::map<std::string, const OnnxTrainedTensor*>& trained) {
+  std::map<std::string, TP> typed;  // float initializers and untied Identity outputs: type and dims
+  for (const TP& init : graph.initializer())
+    if (init.data_type() == TP::FLOAT || init.data_type() == TP::DOUBLE) typed[init.name()] = init;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  std::vector<TP> untied;
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    const auto src = node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1
+                         ? typed.find(node.input(0)) : typed.end();
+    if (src == typed.end() || typed.count(node.output(0))) {
+      kept.Add(std::move(node));
+      continue;
+    }
+    TP like;
+    like.set_name(node.output(0));
+    like.set_data_type(src->second.data_type());
+    *like.mutable_dims() = src->second.dims();
+    typed[node.output(0)] = like;  // a later Identity may read it
+    if (trained.count(onnx_value_name(node.output(0)))) untied.push_back(std::move(like));
+    else kept.Add(std::move(node));
+  }
+  graph.mutable_node()->Swap(&kept);
+  for (TP& t : untied) graph.add_initializer()->Swap(&t);
+}
+
 // Every initializer named in `trained` gets its values; returns the trained names no initializer has.
 std::vector<std::string> replace_initializers(onnx::GraphProto& graph, const std::vector<OnnxTrainedTensor>& trained,
                                               const std::string& source, const std::string& out) {
   const std::map<std::string, const OnnxTrainedTensor*> values = by_name(trained, out);
+  untie_identities(graph, values);
   const std::string base_dir = onnx_import::model_folder(source);
   std::map<std::string, std::string> written;  // corun name -> the ONNX initializer that took its values
   for (TP& init : *graph.mutable_initializer()) {

@@ -83,7 +83,9 @@ struct OnnxTrainedTensor {
 /// Writes the model of the ONNX file `source_path` to `out_path` with trained values (`corun train --onnx IN
 /// --save-onnx OUT`): the same graph, nodes, inputs, outputs and metadata, and every initializer named in
 /// `trained` (the parameters, and BatchNormalization's running statistics) holding its values, in its own
-/// element type (FLOAT, or DOUBLE), as raw data inside the file. Initializers stored as external data are
+/// element type (FLOAT, or DOUBLE), as raw data inside the file. An Identity node over an initializer whose
+/// output the import made a parameter of its own (torch.onnx.export's merged duplicates) gives way to an
+/// initializer under that output's name holding its trained values. Initializers stored as external data are
 /// written inside the file too, so that it stands alone wherever it is written. The write is atomic
 /// (write_file_atomically: a temporary file beside `out_path`, renamed over it), so `out_path` may be
 /// `source_path` itself.

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -20,6 +22,7 @@ namespace {
 
 using testing::error_of;
 using testing::OnnxModelBuilder;
+using testing::run;
 namespace fs = std::filesystem;
 
 // x [2, 3] -> Gemm(W [4, 3], transB, b [4]) -> y [2, 4], the weight's ONNX name holding a '/'.
@@ -144,6 +147,44 @@ TEST_F(OnnxExport, ATensorTheFileLacksOrAnotherCountIsRefusedAndNothingIsWritten
   EXPECT_NE(twice.find("given twice"), std::string::npos) << twice;
   EXPECT_FALSE(fs::exists(path("out.onnx")));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);  // in.onnx only
+}
+
+// torch.onnx.export's merged duplicates: one zero initializer behind Identity nodes named after the PyTorch
+// biases (fc1.bias, and fc2.bias through a second Identity), each imported as a parameter of its own. Saved,
+// each is an initializer under its own name with its trained values, the Identities gone; the source
+// initializer, which no node reads any more, keeps its values.
+TEST_F(OnnxExport, IdentityUntiedParametersBecomeInitializersOfTheirOwn) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.init("fc.weight", {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});
+  b.init("onnx::zero", {4}, {0, 0, 0, 0});
+  b.node("Identity", {"onnx::zero"}, {"fc1.bias"});
+  b.node("Identity", {"fc1.bias"}, {"fc2.bias"});
+  OnnxModelBuilder::attr(b.node("Gemm", {"x", "fc.weight", "fc1.bias"}, {"h"}), "transB", int64_t{1});
+  b.node("Add", {"h", "fc2.bias"}, {"y"});
+  b.output("y", {2, 4});
+  b.save(path("in.onnx"));
+  std::set<std::string> params;
+  const Graph source = import_onnx(path("in.onnx"));
+  for (Tensor p : source.params()) params.insert(p.name());
+  ASSERT_EQ(params, (std::set<std::string>{"fc.weight", "fc1.bias", "fc2.bias"}));
+  const std::vector<float> w = iota(12, 0.0f), b1 = {1, 2, 3, 4}, b2 = {-1, -2, -3, -4};
+  save_onnx_model(path("in.onnx"), path("out.onnx"), {{"fc.weight", w}, {"fc1.bias", b1}, {"fc2.bias", b2}});
+  const onnx::ModelProto out = read_model(path("out.onnx"));
+  ASSERT_EQ(out.graph().node_size(), 2);
+  EXPECT_EQ(out.graph().node(0).op_type(), "Gemm");
+  std::map<std::string, std::vector<float>> inits;
+  for (const onnx::TensorProto& t : out.graph().initializer()) {
+    EXPECT_EQ(std::vector<int64_t>(t.dims().begin(), t.dims().end()).size(), t.name() == "fc.weight" ? 2u : 1u);
+    inits[t.name()] = t.raw_data().empty() ? std::vector<float>(t.float_data().begin(), t.float_data().end())
+                                           : raw_floats(t);
+  }
+  EXPECT_EQ(inits["fc1.bias"], b1);
+  EXPECT_EQ(inits["fc2.bias"], b2);
+  EXPECT_EQ(inits["onnx::zero"], (std::vector<float>{0, 0, 0, 0}));
+  OnnxModel m = onnx_import::import_model(out, ".", "out.onnx", {});
+  // x W^T + b1 + b2 with x all ones: the rows of W summed (0.75, 3, 5.25, 7.5); b1 + b2 = 0.
+  EXPECT_EQ(run(m, {1, 1, 1, 1, 1, 1}, "y"), (std::vector<float>{0.75f, 3, 5.25f, 7.5f, 0.75f, 3, 5.25f, 7.5f}));
 }
 
 // As root a read-only folder is writable, so the unwritable target is a path under a regular file.

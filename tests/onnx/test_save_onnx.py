@@ -8,7 +8,9 @@
      forward equal to `corun infer --onnx OUT` within 1e-5 (relative to the output's largest magnitude);
   3. after one step the running statistics are PyTorch's: a train-mode forward of the original module on the
      batch corun trained on (--dump-inputs) updates them to the saved values within 1e-5;
-  4. a read-only target file, a read-only folder and --save-onnx without --onnx are refused before the run,
+  4. with PyTorch's default initialisation (equal initializers, which the exporter merges behind Identity
+     nodes and the import trains apart), every PyTorch name is an initializer of the saved file, and 2 holds;
+  5. a read-only target file, a read-only folder and --save-onnx without --onnx are refused before the run,
      with the reason, and nothing is written.
 
     test_save_onnx.py CORUN SOURCE_DIR
@@ -134,7 +136,7 @@ def load_by_name(module, path):
     return module.eval()
 
 
-def check_forward(binary, work, out_path):
+def check_forward(binary, work, out_path, what="the saved model"):
     """2: PyTorch with the saved weights against corun infer on the saved file."""
     module = load_by_name(ConvBnNet(), out_path)
     x = np.random.RandomState(1).randn(INFER_BATCH, 3, 8, 8).astype(np.float32)
@@ -145,7 +147,7 @@ def check_forward(binary, work, out_path):
                        "input=" + os.path.join(work, "x.npy"), "--output", os.path.join(work, "inferred")])
     must_succeed(r, "corun infer --onnx " + out_path)
     rel = relative(np.load(os.path.join(work, "inferred", "output.npy")), want)
-    print("forward of the saved model: corun infer against PyTorch with its initializers: %.2e relative" % rel)
+    print("forward of %s: corun infer against PyTorch with its initializers: %.2e relative" % (what, rel))
     if not rel <= TOL:
         fail("corun infer on the saved file differs from PyTorch by %.2e relative (limit %g)" % (rel, TOL))
 
@@ -167,6 +169,24 @@ def check_running_statistics(binary, src, work, in_path):
         fail("the saved running statistics differ from PyTorch's update by %.2e relative (limit %g)" % (worst, TOL))
 
 
+def check_merged_initializers(binary, work):
+    """PyTorch's own initialisation: the exporter writes equal initializers (BatchNorm's 1s and 0s) once,
+    behind an Identity per PyTorch name, and the import trains each name apart. Saved, every PyTorch name is an
+    initializer of its own again (load_by_name finds them all) and the forward still matches."""
+    torch.manual_seed(0)
+    in_path, out_path = os.path.join(work, "merged.onnx"), os.path.join(work, "merged_trained.onnx")
+    export(ConvBnNet().eval(), in_path)
+    identities = sum(n.op_type == "Identity" for n in onnx.load(in_path).graph.node)
+    if identities == 0:
+        fail("the default-initialised export has no Identity node: this check tests nothing")
+    must_succeed(corun(binary, ["train", "--onnx", in_path, "--batch", str(TRAIN_BATCH), "--iters", "2",
+                                "--lr", "0.01", "--save-onnx", out_path]), "corun train (merged initializers)")
+    onnx.checker.check_model(out_path, full_check=True)
+    left = sum(n.op_type == "Identity" for n in onnx.load(out_path).graph.node)
+    print("merged initializers: %d Identity nodes in the export, %d after --save-onnx" % (identities, left))
+    check_forward(binary, work, out_path, "the saved default-initialised model")
+
+
 def refused(r, code, says, what):
     last = (r.stderr.strip().splitlines() or [""])[-1]
     if r.returncode != code or says not in last:
@@ -176,7 +196,7 @@ def refused(r, code, says, what):
 
 
 def check_refusals(binary, work, in_path):
-    """4: what cannot be written is refused before the run, naming the flag and the path."""
+    """5: what cannot be written is refused before the run, naming the flag and the path."""
     target = os.path.join(work, "kept.onnx")
     with open(target, "wb") as f:
         f.write(b"the user's file")
@@ -221,6 +241,7 @@ def main():
         check_file(in_path, out_path, params)
         check_forward(binary, work, out_path)
         check_running_statistics(binary, src, work, in_path)
+        check_merged_initializers(binary, work)
         check_refusals(binary, work, in_path)
     finally:
         for root, dirs, _ in os.walk(work):
