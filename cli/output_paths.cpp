@@ -2,6 +2,7 @@
 
 #include "base/check.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +30,17 @@ void check_writable_dir(const std::string& flag, const std::string& given, const
                    << "); choose a writable location");
 }
 
+// An existing file someone made read-only is not replaced: the atomic writer renames a new file over it,
+// which the directory's permissions allow, but the file's say to keep it. The mode bits are read, not
+// access(), which always says yes to root.
+void check_not_read_only(const std::string& flag, const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // absent: created
+  const bool write_bit = (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) != 0;
+  CORUN_CHECK(write_bit && access(path.c_str(), W_OK) == 0, Status::invalid_argument,
+              flag << " '" << path << "' is a read-only file; make it writable (chmod u+w) or choose another path");
+}
+
 }  // namespace
 
 void check_output_file(const std::string& flag, const std::string& path) {
@@ -46,6 +58,7 @@ void check_output_file(const std::string& flag, const std::string& path) {
                 flag << " '" << path << "': '" << dir.string() << "' is not a directory");
   }
   check_writable_dir(flag, path, dir);
+  check_not_read_only(flag, path);
 }
 
 void check_output_dir(const std::string& flag, const std::string& dir) {

@@ -13,7 +13,8 @@
 namespace corun::cli {
 
 /// `path` (given with `flag`) can be written as a file: it is not a directory, and its directory exists,
-/// is a directory and is writable. An empty path passes (the flag was not given).
+/// is a directory and is writable; an existing file there is not read-only (no write permission bit, or
+/// none for this user). An empty path passes (the flag was not given).
 void check_output_file(const std::string& flag, const std::string& path);
 
 /// `dir` (given with `flag`) can be created and written into: an existing `dir` is a writable directory;

@@ -44,6 +44,9 @@ const std::vector<FlagSpec> kOwnFlags = {
     {"--fuse-elementwise", false, "fuse chains of elementwise ops into single tasks (Graph::fuse_elementwise)"},
     {"--json", true, "write config, machine info, per-iteration times and losses to this file"},
     {"--save", true, "save the trained parameters (and state: batch-norm statistics, velocities) as <name>.npy into this directory"},
+    {"--save-onnx", true,
+     "with --onnx: write the trained model as ONNX to this file (the --onnx model with its initializers, BatchNorm "
+     "running statistics included, holding the trained values; docs/onnx.md)"},
     {"--load", true, "load initial parameters <name>.npy (and any saved state) from this directory"},
     {"--dump-grads", true, "save the last iteration's gradients as <name>.grad.npy into this directory"},
     {"--trace", true, "write the last iteration's timeline as a Chrome/Perfetto trace (corun plot-trace draws it)"},
@@ -119,6 +122,7 @@ TrainOptions parse_options(int argc, char** argv, const job::World& world, Confi
   engine_config.fuse_elementwise = o.fuse;
   o.json_path = args.str("--json", "");
   o.save_dir = args.str("--save", "");
+  o.save_onnx = args.str("--save-onnx", "");
   o.load_dir = args.str("--load", "");
   o.grads_dir = args.str("--dump-grads", "");
   o.dump_dir = args.str("--dump-inputs", "");
@@ -132,9 +136,14 @@ TrainOptions parse_options(int argc, char** argv, const job::World& world, Confi
   if (args.has("--checkpoint") && o.ckpt_dir.empty()) throw UsageError("--checkpoint needs a directory");
   if (o.ckpt_dir.empty() && args.has("--checkpoint-every")) throw UsageError("--checkpoint-every needs --checkpoint DIR");
   if (o.ckpt_dir.empty() && o.resume) throw UsageError("--resume needs --checkpoint DIR (where the checkpoints are)");
+  if (args.has("--save-onnx") && !args.has("--onnx"))
+    throw UsageError("--save-onnx needs --onnx IN: it writes IN's model with the trained values (a built-in --model "
+                     "has no ONNX file; save its parameters with --save DIR)");
+  if (args.has("--save-onnx") && o.save_onnx.empty()) throw UsageError("--save-onnx needs a file");
   check_config(engine_config);
   check_output_file("--json", o.json_path);
   check_output_file("--trace", o.trace_path);
+  check_output_file("--save-onnx", o.save_onnx);
   check_output_dir("--save", o.save_dir);
   check_output_dir("--dump-grads", o.grads_dir);
   check_output_dir("--checkpoint", o.ckpt_dir);
@@ -332,7 +341,7 @@ int run_training(int argc, char** argv, const job::World& world, std::unique_ptr
   RunIdentity identity = session->identity();
   identity.emplace_back("fuse_elementwise", o.fuse ? "true" : "false");
   job::check_same(fingerprints(argc, argv, identity, replicas, engine_config));
-  if (!root_rank) o.json_path = o.save_dir = o.grads_dir = o.ckpt_dir = "";  // rank 0 writes the job's files
+  if (!root_rank) o.json_path = o.save_dir = o.save_onnx = o.grads_dir = o.ckpt_dir = "";  // rank 0 writes the job's files
   std::unique_ptr<Checkpoints> ckpt;
   if (!o.ckpt_dir.empty()) ckpt = std::make_unique<Checkpoints>(o.ckpt_dir);
   TrainRecord r;

@@ -3,6 +3,7 @@
 #include "cli/train_report.hpp"
 
 #include "cli/lstm_session.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/train_files.hpp"
 #include "trace/trace.hpp"
@@ -188,6 +189,11 @@ void report_training(const TrainOptions& o, const TrainRecord& r, const PassTota
                 o.trace_path.c_str(), o.trace_path.c_str(), o.trace_path.c_str());
   }
   write_training_files(engine, session.graph(), {o.save_dir, o.grads_dir, o.dump_dir, replicas * world.size});
+  if (!o.save_onnx.empty()) {
+    check_output_file("--save-onnx", o.save_onnx);  // again: the target may have turned read-only during the run
+    session.save_onnx(engine, o.save_onnx);
+    std::printf("trained model: %s\n", o.save_onnx.c_str());
+  }
   if (!o.json_path.empty()) write_json(o, r, passes, s, session, info, world, checkpointing, accuracy);
 }
 

@@ -19,6 +19,7 @@ struct TrainOptions {
   long iters = 0, ckpt_every = 0, progress_every = 0;
   bool fuse = false, resume = false, allow_non_finite = false;
   std::string json_path, save_dir, load_dir, grads_dir, trace_path, ckpt_dir, dump_dir;
+  std::string save_onnx;  ///< --save-onnx: the trained model as ONNX (with --onnx only)
   std::string plan;  ///< what the run will do, said before it starts
   bool help = false;
 };

@@ -9,6 +9,7 @@
 #include "base/json.hpp"
 
 #include <corun/engine.hpp>
+#include <corun/error.hpp>
 #include <corun/graph.hpp>
 
 #include <cstdint>
@@ -66,6 +67,13 @@ class TrainSession {
   virtual double test_accuracy(Engine& engine) {
     (void)engine;
     return -1.0;
+  }
+  /// --save-onnx PATH (corun train --onnx only): writes the model file the session was imported from, with
+  /// the trained values read through `engine` (corun::save_onnx_model). A session of a built-in model has no
+  /// such file: parse_options refuses --save-onnx without --onnx before any session is made.
+  virtual void save_onnx(Engine& engine, const std::string& path) {
+    (void)engine;
+    throw Error(Status::invalid_config, "corun: --save-onnx '" + path + "' needs a model trained with --onnx");
   }
   /// The run's total iteration count (the cosine schedule's length), set by corun train before the steps.
   void set_run_iters(long iters) { run_iters_ = iters; }

@@ -100,7 +100,8 @@ std::string resolve_external_location(const onnx::TensorProto& t, const std::str
   return joined.string();
 }
 
-// The bytes of an initializer stored outside the model (data_location EXTERNAL): location, offset, length.
+}  // namespace
+
 std::string external_bytes(const onnx::TensorProto& t, const std::string& base_dir) {
   std::string location;
   long long offset = 0, length = -1;
@@ -132,8 +133,6 @@ std::string external_bytes(const onnx::TensorProto& t, const std::string& base_d
                               << location << "'): a truncated data file or a damaged model");
   return bytes.substr(static_cast<size_t>(offset), static_cast<size_t>(len));
 }
-
-}  // namespace
 
 Constant read_tensor(const onnx::TensorProto& t, const std::string& base_dir) {
   Constant c;

@@ -121,6 +121,9 @@ class Converter {
   const OpRow* row_ = nullptr;
 };
 
+/// The bytes of an initializer stored outside the model (data_location EXTERNAL: location, offset, length),
+/// read from the regular file inside `base_dir` it names; an io_error names the tensor otherwise.
+std::string external_bytes(const onnx::TensorProto& t, const std::string& base_dir);
 /// The Constant held by a TensorProto (initializer or attribute); `base_dir` resolves external data.
 Constant read_tensor(const onnx::TensorProto& t, const std::string& base_dir);
 /// Node `n`'s attribute `name`, or nullptr.

@@ -365,7 +365,9 @@ OnnxModel import_model(const onnx::ModelProto& model, const std::string& base_di
 
 }  // namespace onnx_import
 
-OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& options) {
+namespace onnx_import {
+
+onnx::ModelProto read_model_file(const std::string& path) {
   const std::string bytes = read_file(path);
   onnx::ModelProto model;
   CORUN_CHECK(!bytes.empty() && model.ParseFromString(bytes), Status::io_error,
@@ -373,8 +375,19 @@ OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& op
               "not a valid ONNX protobuf (truncated, or not an ONNX model)"));
   CORUN_CHECK(model.has_graph() && model.ir_version() > 0, Status::io_error,
               "cannot read ONNX file '" << path << "': it parses but has no graph or IR version (not an ONNX model)");
+  return model;
+}
+
+std::string model_folder(const std::string& path) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return onnx_import::import_model(model, dir.empty() ? "." : dir, path, options);
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace onnx_import
+
+OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& options) {
+  const onnx::ModelProto model = onnx_import::read_model_file(path);
+  return onnx_import::import_model(model, onnx_import::model_folder(path), path, options);
 }
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {

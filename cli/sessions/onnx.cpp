@@ -84,6 +84,9 @@ class OnnxTrain : public TrainSession {
       tokens_.emplace(models::SyntheticTokensConfig{in[0], in.numel() / in[0], model_.index_limits[0],
                                                     model_.targets.shape()[1], cfg.seed});
     }
+    // Before backward() adds the optimizer's state (velocities): the state so far is what the import made of
+    // initializers, BatchNormalization's running statistics, which --save-onnx writes back.
+    initializer_state_ = model_.graph.optimizer_state();
     BackwardOptions b = cfg.optimizer.options;
     b.learning_rate = cfg.learning_rate;
     b.momentum = cfg.optimizer.momentum;
@@ -146,6 +149,14 @@ class OnnxTrain : public TrainSession {
   }
   uint64_t seed() const override { return cfg_.seed; }
   float learning_rate() const override { return cfg_.learning_rate; }
+  // The parameters are the file's float initializers and the running statistics its BatchNormalization
+  // initializers, each under its initializer's corun name (onnx_value_name): written back by those names.
+  void save_onnx(Engine& engine, const std::string& path) override {
+    std::vector<OnnxTrainedTensor> trained;
+    for (const Tensor& t : model_.graph.params()) trained.push_back({t.name(), engine.read(model_.graph, t)});
+    for (const Tensor& t : initializer_state_) trained.push_back({t.name(), engine.read(model_.graph, t)});
+    save_onnx_model(cfg_.path, path, trained);
+  }
 
  private:
   int batch() const { return static_cast<int>(model_.inputs[0].shape()[0]); }
@@ -155,6 +166,7 @@ class OnnxTrain : public TrainSession {
   std::optional<models::SyntheticTokens> tokens_;  // an integer (token id) input: ids below its table's rows
   std::vector<float> data_, targets_;  // reused: no allocation per step
   Tensor dropout_step_;                 // the graph's "dropout.step" input, if it has dropout nodes
+  std::vector<Tensor> initializer_state_;  // BatchNormalization's running statistics (from initializers)
   std::vector<float> step_value_{0.0f};
 };
 

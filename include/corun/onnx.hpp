@@ -73,6 +73,28 @@ OnnxModel import_onnx_model(const std::string& path, const OnnxImportOptions& op
 /// The same, the graph only (outputs: Graph::find with their ONNX names).
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
 
+/// A trained tensor for save_onnx_model: the Graph value's name (onnx_value_name of its initializer's name)
+/// and its values, in the initializer's (row-major) element order.
+struct OnnxTrainedTensor {
+  std::string name;
+  std::vector<float> values;
+};
+
+/// Writes the model of the ONNX file `source_path` to `out_path` with trained values (`corun train --onnx IN
+/// --save-onnx OUT`): the same graph, nodes, inputs, outputs and metadata, and every initializer named in
+/// `trained` (the parameters, and BatchNormalization's running statistics) holding its values, in its own
+/// element type (FLOAT, or DOUBLE), as raw data inside the file. An Identity node over an initializer whose
+/// output the import made a parameter of its own (torch.onnx.export's merged duplicates) gives way to an
+/// initializer under that output's name holding its trained values. Initializers stored as external data are
+/// written inside the file too, so that it stands alone wherever it is written. The write is atomic
+/// (write_file_atomically: a temporary file beside `out_path`, renamed over it), so `out_path` may be
+/// `source_path` itself.
+/// Throws corun::Error, having written nothing: invalid_argument when a trained tensor has no initializer of
+/// its name in the file, or another element count (the tensors named), or the file would be over protobuf's
+/// 2 GiB limit; io_error when the source cannot be read or the target cannot be written.
+void save_onnx_model(const std::string& source_path, const std::string& out_path,
+                     const std::vector<OnnxTrainedTensor>& trained);
+
 /// The name a Graph value gets for the ONNX name `onnx_name`: the same, except that characters a file name
 /// cannot hold ('/', '\\', NUL) become '_' and a name starting with '.' gets a leading '_' (parameters are
 /// saved as <name>.npy). Two ONNX names that map to one corun name are an error at import.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,8 @@ TEST_F(EarlyErrors, StarpuBindingTheMachineLacksIsRefused) {
 TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
   fs::create_directories(path("adir"));
   { std::ofstream(path("afile")) << "x"; }
+  { std::ofstream(path("kept.json")) << "the user's"; }
+  fs::permissions(path("kept.json"), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   struct Case {
     std::string args;
     const char* says;
@@ -185,7 +188,8 @@ TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
                         Case{"--save afile/sub", "--save 'afile/sub'"},
                         Case{"--save afile", "--save 'afile' exists and is not a directory"},
                         Case{"--dump-grads afile/g", "--dump-grads 'afile/g'"},
-                        Case{"--checkpoint afile", "--checkpoint 'afile'"}}) {
+                        Case{"--checkpoint afile", "--checkpoint 'afile'"},
+                        Case{"--json kept.json", "--json 'kept.json' is a read-only file"}}) {
     SCOPED_TRACE(c.args);
     double s = 0;
     const Result r = timed("train " + kLong + " " + c.args, "", &s);
@@ -194,6 +198,14 @@ TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
     EXPECT_FALSE(contains(r.err, "parallel-op pass")) << "the model was built first\n" << r;
     EXPECT_LT(s, 1.0) << r;
   }
+  std::ifstream kept(path("kept.json"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "the user's");
+  // --save-onnx writes back the --onnx model's file: a built-in model has none (a usage error).
+  double s = 0;
+  const Result no_onnx = timed("train " + kLong + " --save-onnx m.onnx", "", &s);
+  EXPECT_EQ(no_onnx.code, 2) << no_onnx;
+  EXPECT_TRUE(contains(last_line(no_onnx.err), "--save-onnx needs --onnx")) << no_onnx;
+  EXPECT_LT(s, 1.0) << no_onnx;
   // A directory to be made (with parents) under a writable one is fine: the check does not create it.
   const Result ok = corun("train " + kTiny + " --save new/params --json r.json", "CORUN_QUIET=1");
   EXPECT_EQ(ok.code, 0) << ok;
@@ -202,7 +214,6 @@ TEST_F(EarlyErrors, OutputPathsAreCheckedBeforeTheFirstIteration) {
   const Result plot = corun("plot-trace missing.json -o no/x.png");
   EXPECT_EQ(plot.code, 1) << plot;
   EXPECT_TRUE(contains(last_line(plot.err), "-o 'no/x.png'")) << plot;
-  double s = 0;
   const Result prof = timed("profile --model lstm -o no/p.txt", "", &s);
   EXPECT_EQ(prof.code, 1) << prof;
   EXPECT_TRUE(contains(last_line(prof.err), "-o 'no/p.txt'")) << prof;
