@@ -8,7 +8,7 @@
 #     --keep-activations, and with the blocked layouts between convolutions bitwise as with --keep-layouts;
 #   - corun infer --onnx of ReflectionPad2d + ReplicationPad2d + Conv within 1e-4 of PyTorch;
 #   - corun train --onnx: the loss falls over 20 steps under lws, cpf and corun;
-#   - bad files (truncated, not ONNX, unsupported opset, unsupported op, dynamic batch without --batch,
+#   - bad files (truncated, not ONNX, unsupported opset, unsupported op, a --batch the --input file disagrees with,
 #     missing external data): each exit 1 with a message naming the problem, and nothing written.
 # Exit 77 (skipped) when no Python with torch, onnx and numpy is found.
 #   test_onnx_torch.sh CORUN_BINARY SOURCE_DIR
@@ -167,7 +167,10 @@ class Soft(torch.nn.Module):
 torch.onnx.export(Soft(), torch.randn(4, 64), "softplus.onnx", opset_version=13, input_names=["input"])
 PY
 bad unsupported-op "op_type Softplus" softplus.onnx
-bad dynamic "dynamic batch" mlp-dynamic.onnx
+# A dynamic batch axis takes its size from the --input file (issue 51); a --batch that disagrees is refused.
+bad dynamic-disagree "holds a batch of 4, but --batch is 5" mlp-dynamic.onnx --batch 5
+"$corun" infer --onnx mlp-dynamic.onnx --input input=ref-mlp/input.npy --output out-dynamic >/dev/null 2>dynamic.err \
+  && [ -e out-dynamic ] || fail "dynamic batch from --input: $(cat dynamic.err)"
 "$py" - <<'PY' || fails=$((fails + 1))
 import onnx
 m = onnx.load("mlp.onnx")
