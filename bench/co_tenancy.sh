@@ -8,6 +8,8 @@
 #   bench/co_tenancy.sh [--models "pathnet lstm"] [--configs "lws cpf corun dmdas"] [--iters 8] [--repeats 3]
 #                       [--conditions "alone pair trio busy"] [--note TEXT] [--build DIR] [--out FILE]
 #
+# A config is a policy name, optionally with environment settings for it after colons, e.g.
+# "corun:CORUN_IDLE_NAPS=off" (the same build with a knob changed; the co-tenant gets them too).
 # Runs are interleaved (repeat r of every cell before repeat r+1); each (model, policy) first runs once alone,
 # unrecorded, so that its StarPU history models are calibrated before anything is timed. Not a test.
 set -euo pipefail
@@ -61,16 +63,18 @@ stop_bg() {
 }
 trap 'stop_bg; rm -rf "$work"' EXIT
 
-# $1 model, $2 policy, $3 condition, $4 json path (empty: not recorded)
+# $1 model, $2 config (policy[:VAR=VALUE...]), $3 condition, $4 json path (empty: not recorded)
 run_one() {
-  local m=$1 c=$2 cond=$3 json=$4
+  local m=$1 cond=$3 json=$4
+  local c=${2%%:*} extra=()
+  [[ "$2" == *:* ]] && IFS=: read -r -a extra <<<"${2#*:}"
   local others=0
   case "$cond" in pair) others=1 ;; trio) others=2 ;; esac
   for k in $(seq 1 "$others"); do
     # The same training, long enough to cover the timed one, in its own directory.
     mkdir -p "$work/bg$k"
     # shellcheck disable=SC2046
-    (cd "$work/bg$k" && exec env CORUN_QUIET=1 CORUN_SCHED="$c" "$corun" train $(model_args "$m") \
+    (cd "$work/bg$k" && exec env CORUN_QUIET=1 CORUN_SCHED="$c" "${extra[@]}" "$corun" train $(model_args "$m") \
       --iters 100000 >/dev/null 2>"$work/bg$k.err") &
     bg+=($!)
   done
@@ -88,7 +92,7 @@ run_one() {
       bg+=($!) ;;
   esac
   # shellcheck disable=SC2046
-  env CORUN_QUIET=1 CORUN_SCHED="$c" "$corun" train $(model_args "$m") --iters "$iters" \
+  env CORUN_QUIET=1 CORUN_SCHED="$c" "${extra[@]}" "$corun" train $(model_args "$m") --iters "$iters" \
     ${json:+--json "$json"} >/dev/null 2>"$work/last.err" || echo "[bench] failed: $m $c $cond: $(tail -1 "$work/last.err")" >&2
   stop_bg
 }

@@ -59,6 +59,7 @@ Config Config::from_env() {
   if (auto v = env::get("CORUN_CGROUP_ROOT")) c.cgroup_root = *v;
   if (auto v = env::get("CORUN_SERVE_PLANS")) c.serve_plans = *v;
   if (auto v = env::get_choice("CORUN_COTENANCY", {"auto", "off"})) c.cotenancy = *v == "auto";
+  if (auto v = env::get_choice("CORUN_IDLE_NAPS", {"auto", "off", "always"})) c.idle_naps = *v;
   if (auto v = env::get_choice("CORUN_WIDTH_MEMORY", {"on", "off"})) c.width_memory = *v == "on";
   // StarPU records every sample of a calibration run (STARPU_CALIBRATE=1 or 2) into the model of the width the
   // task ran at. A governor narrowing width-2 teams to width 1 under load left the documented width-2

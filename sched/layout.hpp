@@ -4,6 +4,8 @@
 // starpu_init and hands it to our policies through set_policy_options(); the policies create the teams.
 #pragma once
 
+#include "sched/planner/idle_nap.hpp"
+
 #include <string>
 #include <vector>
 
@@ -38,6 +40,8 @@ struct PolicyOptions {
   bool verbose_sched = false;      ///< corun: print every placement and its reason (CORUN_VERBOSE=sched)
   bool cotenancy = true;           ///< measure team tasks and narrow teams on shared cores (CORUN_COTENANCY)
   bool quiet = false;              ///< CORUN_QUIET: no co-tenancy warning line
+  /// CORUN_IDLE_NAPS: idle workers sleep instead of spinning while the cores look shared (idle_nap.hpp)
+  IdleNaps idle_naps = IdleNaps::when_shared;
 };
 
 void set_policy_options(const PolicyOptions& options);

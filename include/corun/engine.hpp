@@ -68,6 +68,10 @@ struct Config {
   /// CORUN_COTENANCY=auto|off: corun's policies measure team tasks and narrow their teams while the cores are
   /// shared with another process (docs/testing.md, "Bad inputs"); off keeps the widths they choose.
   bool cotenancy = true;
+  /// CORUN_IDLE_NAPS=auto|off|always: under corun's policies an idle worker sleeps instead of spinning (until
+  /// a task is placed on its core) while the policy sees its cores shared (auto: its teams were narrowed,
+  /// needs cotenancy), never (off: StarPU's spinning), or whenever idle (always). docs/scheduling.md.
+  std::string idle_naps = "auto";
   /// CORUN_CPF_MERGE=auto|off: under cpf, a lone ready task on an idle machine (every executor idle, nothing
   /// else ready: a chain of ops such as a CNN's stem) runs on merged executors, up to every core, when its
   /// per-width model predicts that faster or, not measured merged yet, when it is long (docs/scheduling.md);

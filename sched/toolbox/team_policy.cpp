@@ -26,6 +26,9 @@ void TeamPolicy::add_workers(const int* ids, unsigned n) {
   expected_.assign(workers_.size(), nullptr);
   measure_teams_ = policy_options().cotenancy;
   if (measure_teams_) team_watch_.set_up(static_cast<int>(workers_.size()));
+  nap_rule_ = IdleNapRule(policy_options().idle_naps);
+  if (nap_rule_.mode() != IdleNaps::off) napper_.set_up(static_cast<int>(workers_.size()));
+  idle_since_.assign(workers_.size(), starpu_timing_now());
   create_teams();
   set_effective_layout(layout, workers_);
 }
@@ -64,6 +67,13 @@ void TeamPolicy::unlock() {
   for (int w : wakes) starpu_wake_worker_relax_light(w);
 }
 
+bool TeamPolicy::nap_if_idle(int core) {
+  if (nap_rule_.mode() == IdleNaps::off) return false;
+  const double idle_us = starpu_timing_now() - idle_since_[static_cast<size_t>(core)];
+  const double us = nap_rule_.nap_us(cores_shared_.load(std::memory_order_relaxed), idle_us);
+  return us > 0 && napper_.nap(core, us);
+}
+
 void TeamPolicy::record(const Placement& p) const {
   if (auto* h = static_cast<TaskHint*>(p.task->sched_data)) {
     h->placed_executor = p.executor;
@@ -87,6 +97,8 @@ void TeamPolicy::place(const Placement& p) {
   const int team = p.width > 1 ? team_for(p.first_core, p.width) : -1;
   push_to_workers(p.task, team, &workers_[static_cast<size_t>(p.first_core)], p.width,
                   &expected_[static_cast<size_t>(p.first_core)]);
+  if (nap_rule_.mode() != IdleNaps::off)
+    for (int c = p.first_core; c < p.first_core + p.width; ++c) napper_.wake(c);
 }
 
 starpu_task* TeamPolicy::hand_to_caller(const Placement& p) {
@@ -100,6 +112,7 @@ starpu_task* TeamPolicy::hand_to_caller(const Placement& p) {
 
 void TeamPolicy::wake(int core) {
   pending_wakes_.push_back(workers_[static_cast<size_t>(core)]);
+  if (nap_rule_.mode() != IdleNaps::off) napper_.wake(core);
 }
 
 void TeamPolicy::push(starpu_task* task) {
@@ -112,7 +125,10 @@ void TeamPolicy::push(starpu_task* task) {
 // the task instead) nor to other workers (whose locks it would take while holding its own).
 starpu_task* TeamPolicy::pop() {
   const int core = core_of(starpu_worker_get_id());
-  if (core < 0 || !may_pop(core)) return nullptr;
+  if (core < 0) return nullptr;
+  // Nothing for this core: a nap on shared cores (idle_nap.hpp), then one more look (what woke it may be
+  // an offer only its pop takes).
+  if (!may_pop(core) && !(nap_if_idle(core) && may_pop(core))) return nullptr;
   lock();
   starpu_task* task = pop_locked(core);
   unlock();
@@ -131,6 +147,7 @@ void TeamPolicy::post_exec(starpu_task* task) {
   // Only what this core was given counts (a task StarPU ran on a specific worker bypassed the policy).
   if (core < 0 || expected_[static_cast<size_t>(core)] != task) return;
   expected_[static_cast<size_t>(core)] = nullptr;
+  idle_since_[static_cast<size_t>(core)] = starpu_timing_now();
   TeamMeasure m;
   if (measure_teams_ && team_watch_.on_exit(core, m)) {  // the last member of a team: before the block is freed
     lock();

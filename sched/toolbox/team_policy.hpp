@@ -13,7 +13,10 @@
 //   * measuring team tasks (issue 21 item 7, when PolicyOptions::cotenancy): its TeamWatch (team_watch.hpp)
 //     observes each task's start and end on its cores, and how long a team waited for its latest member and
 //     how long it ran against its prediction go to team_measured_locked(), so that the policy's
-//     TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores.
+//     TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores;
+//   * idle naps (issue 52 item 8, PolicyOptions::idle_naps): while the policy says its cores are shared
+//     (set_cores_shared), a worker whose pop finds nothing sleeps instead of spinning (IdleNapRule,
+//     sched/planner/idle_nap.hpp) until a task is placed on its core (IdleNapper, idle_napper.hpp).
 // The subclass decides (which cores it uses, which teams exist, what the planner does on push, pop, start
 // and finish) and keeps its planner's state. See docs/adding-a-policy.md.
 //
@@ -23,6 +26,8 @@
 
 #include "sched/layout.hpp"
 #include "sched/planner/co_tenancy.hpp"
+#include "sched/planner/idle_nap.hpp"
+#include "sched/toolbox/idle_napper.hpp"
 #include "sched/toolbox/team_watch.hpp"
 
 #include <starpu.h>
@@ -118,8 +123,13 @@ class TeamPolicy {
   /// blocking drivers (the SimGrid build) a worker whose pop returned nothing sleeps until woken, and
   /// without it an offer would never be taken. With the mutex held; the wake happens once it is released.
   void wake(int core);
+  /// Whether the policy sees its cores shared with another process (its co-tenancy governor narrowed the
+  /// teams): idle workers then nap instead of spinning (PolicyOptions::idle_naps auto). Any thread.
+  void set_cores_shared(bool shared) { cores_shared_.store(shared, std::memory_order_relaxed); }
 
  private:
+  // pop found nothing for `core`: sleeps as IdleNapRule says (no mutex held). Returns whether it slept.
+  bool nap_if_idle(int core);
   void lock();
   void unlock();
   void record(const Placement& p) const;
@@ -142,6 +152,11 @@ class TeamPolicy {
   std::vector<starpu_task*> expected_;
   bool measure_teams_ = false;
   TeamWatch team_watch_;  // when measure_teams_
+  IdleNapRule nap_rule_{IdleNaps::off};  // set in add_workers from PolicyOptions::idle_naps
+  IdleNapper napper_;
+  std::atomic<bool> cores_shared_{false};
+  // Per core: when its last task ended (µs; the policy start before its first). Its worker reads and writes it.
+  std::vector<double> idle_since_;
 };
 
 namespace detail {

@@ -33,11 +33,13 @@ using test::ScopedEnv;
 struct Variant {
   std::string name, policy, executors;
   int fixed_width = 0;
+  std::string idle_naps = "auto";  // "always": idle workers nap whenever idle (sched/planner/idle_nap.hpp)
 };
 
 // ctest shows the parameter: print the variant, not its bytes.
 void PrintTo(const Variant& v, std::ostream* os) {
-  *os << v.policy << " executors=" << (v.executors.empty() ? "default" : v.executors) << " fixed_width=" << v.fixed_width;
+  *os << v.policy << " executors=" << (v.executors.empty() ? "default" : v.executors) << " fixed_width=" << v.fixed_width
+      << " idle_naps=" << v.idle_naps;
 }
 
 std::vector<Variant> variants() {
@@ -51,6 +53,11 @@ std::vector<Variant> variants() {
       {"fifo_one_team_wide", "fifo", all, w},
       {"corun_default", "corun", "", 0},       // width search, then packing at per-op widths
       {"corun_all_wide", "corun", "", w},      // every op at full width
+      // Idle workers that sleep instead of spinning (as on shared cores, issue 52 item 8): every task still
+      // runs, woken by its placement, with the same bits.
+      {"cpf_naps", "cpf", "", 0, "always"},
+      {"cpf_one_team_naps", "cpf", all, 0, "always"},
+      {"corun_naps", "corun", "", 0, "always"},
   };
   if (w >= 4 && w % 2 == 0) v.push_back({"cpf_pairs_wide", "cpf", std::to_string(w / 2) + "x2", 2});
   return v;
@@ -72,6 +79,7 @@ Config config_of(const Variant& v) {
   Config c = test::test_config(v.policy);
   c.executors = v.executors;
   c.fixed_width = v.fixed_width;
+  c.idle_naps = v.idle_naps;
   return c;
 }
 
