@@ -9,7 +9,11 @@
 #include <corun/inline.hpp>
 #include <corun/onnx.hpp>
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -39,5 +43,19 @@ inline std::vector<float> run(OnnxModel& m, const std::vector<float>& x, const s
   const float* p = m.graph.data(t);
   return std::vector<float>(p, p + t.shape().numel());
 }
+
+/// A test with its own folder of ONNX files under the temp directory, removed afterwards.
+class OnnxDirTest : public ::testing::Test {
+ protected:
+  explicit OnnxDirTest(const std::string& prefix) : prefix_(prefix) {}
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / (prefix_ + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string prefix_;
+  std::filesystem::path dir_;
+};
 
 }  // namespace corun::testing

@@ -55,15 +55,9 @@ std::vector<float> raw_floats(const onnx::TensorProto& t) {
   return v;
 }
 
-class OnnxExport : public ::testing::Test {
+class OnnxExport : public testing::OnnxDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("corun-onnx-export-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  OnnxExport() : OnnxDirTest("corun-onnx-export-") {}
 };
 
 TEST_F(OnnxExport, TrainedInitializersAreReplacedByNameAndTheRestIsKept) {

@@ -257,15 +257,9 @@ TEST(OnnxErrors, ShapesThatDoNotBroadcastAreRefusedNamingTheNode) {
   EXPECT_NE(e.find("broadcast"), std::string::npos) << e;
 }
 
-class OnnxFiles : public ::testing::Test {
+class OnnxFiles : public testing::OnnxDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("corun-onnx-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  OnnxFiles() : OnnxDirTest("corun-onnx-test-") {}
 };
 
 TEST_F(OnnxFiles, AWholeFileImportsAndATruncatedOneIsAnIoError) {
