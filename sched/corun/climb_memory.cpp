@@ -79,6 +79,8 @@ std::optional<double> ClimbMemory::time(int kind, uint32_t footprint, int width)
 
 void ClimbMemory::remember(int kind, uint32_t footprint, const std::vector<std::pair<int, double>>& times) {
   if (!enabled() || times.empty()) return;
+  const auto known = climbs_.find({kind, footprint});
+  if (known != climbs_.end() && known->second == times) return;  // replayed from this memory: nothing new
   climbs_[{kind, footprint}] = times;
   mine_[{kind, footprint}] = times;
 }

@@ -1,8 +1,8 @@
 // sched/corun/climb_memory.hpp — the corun policy's width climbs, remembered across processes.
 //
-// A climb that measured its widths in tuning runs leaves what it measured here, so that the next process
-// running an op of the same signature replays the climb instead of measuring it again: the same widths, the
-// same stop at the first rise, no tuning run. StarPU's own history cannot stand in for it: an entry becomes a
+// A climb that ended (measured in tuning runs, or replayed over StarPU's calibrated entries) leaves its times
+// here, so that the next process running an op of the same signature replays the climb instead of measuring
+// it again: the same widths, the same stop at the first rise, no tuning run. StarPU's own history cannot stand in for it: an entry becomes a
 // prediction only from STARPU_CALIBRATE_MINIMUM (10) samples at that very width, and a climb takes one run per
 // width, so after a plain `corun train` most widths had two or three samples and the next process searched
 // again (issue 48 item 3). `corun profile` calibrates the history itself; its entries are preferred.
@@ -36,7 +36,8 @@ class ClimbMemory {
 
   /// The time a climb of (kind, footprint) measured at `width`, if one did.
   std::optional<double> time(int kind, uint32_t footprint, int width) const;
-  /// Keeps a finished climb's measurements (replacing any earlier ones of the same signature) for save().
+  /// Keeps a finished climb's measurements (replacing any earlier ones of the same signature) for save();
+  /// nothing when the memory already holds exactly these.
   void remember(int kind, uint32_t footprint, const std::vector<std::pair<int, double>>& times);
   /// Writes every remembered climb into the file, over what it holds now (another process may have written
   /// other signatures since). Returns false, after a warning on stderr, when it cannot be written.

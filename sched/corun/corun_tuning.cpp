@@ -44,7 +44,7 @@ CorunTuning::CorunTuning(const std::vector<TunerNode>& nodes, const TunerSetting
     sig_of_.push_back(it->second);
   }
   curves_.resize(searches_.size());
-  measured_sig_.assign(searches_.size(), 0);
+  cut_short_.assign(searches_.size(), 0);
   stable_of_kind_.assign(static_cast<size_t>(std::max(0, settings.op_kinds)), 0);
   if (deterministic_ && !schedule_file_.empty()) load_schedule();
 }
@@ -137,11 +137,11 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
       // Teams of the width under test waited on cores other processes use: wider is not worth measuring
       // on this machine now; the best width so far stands (issue 21 item 7), for this process only.
       s.stop();
+      cut_short_[sig] = 1;
     } else if (times[sig].empty()) {
       continue;
     } else {
       s.record(s.next(), median(times[sig]));
-      measured_sig_[sig] = s.done();
     }
     if (s.done()) {
       curves_[sig] = s.curve();
@@ -150,20 +150,19 @@ bool CorunTuning::record(const std::vector<TraceTask>& trace) {
   }
   if (finished_now && !tuning()) {
     settle_stable_widths();
-    remember_measured_climbs();
+    remember_finished_climbs();
   }
   return finished_now;
 }
 
-void CorunTuning::remember_measured_climbs() {
+void CorunTuning::remember_finished_climbs() {
   if (!memory_.enabled()) return;
-  bool any = false;
-  for (size_t sig = 0; sig < searches_.size(); ++sig) {
-    if (!measured_sig_[sig]) continue;
-    memory_.remember(kind_of_sig_[sig], footprint_of_sig_[sig], searches_[sig].measured());
-    any = true;
-  }
-  if (any) memory_.save();
+  // Every climb, measured in tuning runs or replayed over calibrated history entries: StarPU may flush an
+  // entry later (a tiny kernel's samples on oversubscribed cores), and the climb's result must not go with it.
+  // The memory keeps only what is new to it, and writes nothing when nothing is.
+  for (size_t sig = 0; sig < searches_.size(); ++sig)
+    if (!cut_short_[sig]) memory_.remember(kind_of_sig_[sig], footprint_of_sig_[sig], searches_[sig].measured());
+  memory_.save();
 }
 
 double CorunTuning::model_time(const TunerPlan& plan, size_t node, int w) const {
@@ -177,29 +176,35 @@ double CorunTuning::model_time(const TunerPlan& plan, size_t node, int w) const 
   return plan.calibrated[node * static_cast<size_t>(plan.calibrated_stride) + static_cast<size_t>(w - 1)];
 }
 
-double CorunTuning::known_time(const TunerPlan& plan, size_t sig, int w) const {
-  const double t = model_time(plan, first_node_of_sig_[sig], w);
-  if (t >= 0.0) return t;
-  return memory_.time(kind_of_sig_[sig], footprint_of_sig_[sig], w).value_or(NAN);
+std::optional<WidthSearch> CorunTuning::replayed(const TunerPlan& plan, size_t sig, bool from_memory) const {
+  WidthSearch climb = searches_[sig];  // a copy: a climb neither source can finish is measured instead
+  while (!climb.done()) {
+    const int w = climb.next();
+    const double t = from_memory ? memory_.time(kind_of_sig_[sig], footprint_of_sig_[sig], w).value_or(NAN)
+                                 : model_time(plan, first_node_of_sig_[sig], w);
+    if (!(t >= 0.0)) return std::nullopt;  // unknown (NaN) at a width the climb visits
+    climb.record(w, t);
+  }
+  return climb;
 }
 
 bool CorunTuning::replay_from_models(const TunerPlan& plan) {
   bool finished_now = false;
   for (size_t sig = 0; sig < searches_.size(); ++sig) {
     if (searches_[sig].done()) continue;
-    WidthSearch climb = searches_[sig];  // a copy: a climb the models cannot finish is measured instead
-    while (!climb.done()) {
-      const int w = climb.next();
-      const double t = known_time(plan, sig, w);
-      if (!(t >= 0.0)) break;  // unknown (NaN) at a width the climb visits
-      climb.record(w, t);
-    }
-    if (!climb.done()) continue;
-    searches_[sig] = climb;
-    curves_[sig] = climb.curve();
+    // One source per climb: mixing a newer history entry with remembered times could lead the climb to a
+    // width neither ever measured. The calibrated history first, as `corun profile` leaves it.
+    std::optional<WidthSearch> climb = replayed(plan, sig, false);
+    if (!climb) climb = replayed(plan, sig, true);
+    if (!climb) continue;
+    searches_[sig] = *climb;
+    curves_[sig] = climb->curve();
     finished_now = true;
   }
-  if (finished_now && !tuning()) settle_stable_widths();
+  if (finished_now && !tuning()) {
+    settle_stable_widths();
+    remember_finished_climbs();
+  }
   return finished_now;
 }
 

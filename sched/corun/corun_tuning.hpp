@@ -20,7 +20,8 @@
 // kernels only StarPU's calibrated history entries count (TunerPlan::calibrated: at least
 // STARPU_CALIBRATE_MINIMUM samples at that very width), which `corun profile` leaves under STARPU_HOME, and
 // the climbs earlier processes measured (TunerSettings::climb_memory_file, sched/corun/climb_memory.hpp):
-// such a process runs no tuning run at all. A climb the co-tenancy governor cut short is not remembered. Under simulation
+// such a process runs no tuning run at all. Every climb that ends is remembered, replayed ones too (StarPU
+// may flush a history entry later), except one the co-tenancy governor cut short. Under simulation
 // (`corun simulate`, `models_are_measurements`) a measurement is the model itself (a task at width w sleeps
 // for its width-w model), so any prediction counts (at 64 simulated cores the climbs took 16 runs and made
 // the first tables show tuning runs).
@@ -38,6 +39,7 @@
 #include <corun/trace.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,14 +75,15 @@ class CorunTuning final : public PlanTuner {
 
  private:
   void freeze(const TunerPlan& plan);
-  // Finishes every climb whose widths the models or the memory all hold (known_time); true when one finished.
+  // Finishes every climb whose widths the models, or else the memory, all hold; true when one finished.
   bool replay_from_models(const TunerPlan& plan);
+  // Signature `sig`'s climb carried on over the models' times (or the memory's) to its end; nullopt when the
+  // source lacks a width it visits.
+  std::optional<WidthSearch> replayed(const TunerPlan& plan, size_t sig, bool from_memory) const;
   // Node `node`'s time at width w as the models hold it, NaN when they cannot stand for a measurement.
   double model_time(const TunerPlan& plan, size_t node, int w) const;
-  // model_time, else what an earlier process's climb of the signature measured; NaN when neither knows.
-  double known_time(const TunerPlan& plan, size_t sig, int w) const;
-  // Once the last climb stopped: remembers those this process measured to the end, for later processes.
-  void remember_measured_climbs();
+  // Once the last climb stopped (measured or replayed): remembers every climb not cut short, for later processes.
+  void remember_finished_climbs();
   // Once every climb has stopped: per op kind, the best width of its largest signature (Strategy 2).
   void settle_stable_widths();
   // From CorunPlanner::kShareFromCores cores: no op wider than sched::parallelism_width_cap of the graph's
@@ -100,7 +103,7 @@ class CorunTuning final : public PlanTuner {
   std::vector<size_t> first_node_of_sig_;   // signature -> its first node
   std::vector<int> kind_of_sig_;            // signature -> op kind
   std::vector<WidthSearch> searches_;
-  std::vector<char> measured_sig_;          // signature -> its climb was finished by this process's tuning runs
+  std::vector<char> cut_short_;             // signature -> the co-tenancy governor stopped its climb (not remembered)
   std::vector<uint32_t> footprint_of_sig_;  // signature -> footprint
   ClimbMemory memory_;
   std::vector<std::vector<double>> curves_; // signature -> measured curve (after the search)

@@ -276,6 +276,20 @@ TEST_F(CorunTuningMemory, CalibratedHistoryWinsOverTheMemory) {
   EXPECT_EQ(later.stable_width_of(0), 1);
 }
 
+TEST_F(CorunTuningMemory, AClimbIsReplayedFromOneSourceNeverAMixOfTwo) {
+  const std::string memory = path("climbs.json");
+  search(memory, 2);  // remembered: 100 µs at width 1, 60 at width 2
+  TinyGraph tg;
+  sched::CorunTuning later = tuner_for(tg.g, false, memory);
+  PlanFor plan(tg.g);
+  Models models(plan, {50.0, NAN}, NAN);  // the history has calibrated width 1 since, not width 2
+  later.apply(plan);
+  EXPECT_FALSE(later.tuning());
+  // Mixed, 50 µs (history) against 60 (memory) would have stopped the climb at width 1, a comparison of two
+  // different measurements; the memory's own climb says width 2.
+  EXPECT_EQ(later.stable_width_of(0), 2);
+}
+
 TEST_F(CorunTuningMemory, AClimbTheGovernorCutShortIsNotRemembered) {
   const std::string memory = path("climbs.json");
   search(memory, 1);  // the width-2 run's teams were capped at width 1: its climb stopped unmeasured
