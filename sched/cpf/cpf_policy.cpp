@@ -150,11 +150,7 @@ class CpfPolicy final : public TeamPolicy {
   // Issue 21 item 7: a team that keeps waiting for a member whose core is busy elsewhere narrows the
   // teams of later tasks (sched/planner/co_tenancy.hpp); the toolbox measured it.
   void team_measured_locked(const TeamMeasure& m) override {
-    if (!governor_.observe(m)) return;
-    report_width_change("cpf", governor_.last_change(), policy_options().verbose_sched, policy_options().quiet);
-    // Narrowed teams are the evidence of another process on our cores: idle workers then leave them to it
-    // (idle naps, sched/planner/idle_nap.hpp) until the governor's probes widen the teams again.
-    set_cores_shared(governor_.cap() != TeamWidthGovernor::kNoCap);
+    if (governor_.observe(m)) width_cap_changed_locked("cpf", governor_);
   }
 
   int executor_of(int core) const { return core < 0 ? -1 : core / planner_->layout().width; }

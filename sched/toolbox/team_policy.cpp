@@ -67,6 +67,11 @@ void TeamPolicy::unlock() {
   for (int w : wakes) starpu_wake_worker_relax_light(w);
 }
 
+void TeamPolicy::width_cap_changed_locked(const char* policy, const TeamWidthGovernor& governor) {
+  report_width_change(policy, governor.last_change(), policy_options().verbose_sched, policy_options().quiet);
+  cores_shared_.store(governor.cap() != TeamWidthGovernor::kNoCap, std::memory_order_relaxed);
+}
+
 bool TeamPolicy::nap_if_idle(int core) {
   if (nap_rule_.mode() == IdleNaps::off) return false;
   const double idle_us = starpu_timing_now() - idle_since_[static_cast<size_t>(core)];

@@ -15,7 +15,7 @@
 //     how long it ran against its prediction go to team_measured_locked(), so that the policy's
 //     TeamWidthGovernor (sched/planner/co_tenancy.hpp) can narrow teams on shared cores;
 //   * idle naps (issue 52 item 8, PolicyOptions::idle_naps): while the policy says its cores are shared
-//     (set_cores_shared), a worker whose pop finds nothing sleeps instead of spinning (IdleNapRule,
+//     (width_cap_changed_locked), a worker whose pop finds nothing sleeps instead of spinning (IdleNapRule,
 //     sched/planner/idle_nap.hpp) until a task is placed on its core (IdleNapper, idle_napper.hpp).
 // The subclass decides (which cores it uses, which teams exist, what the planner does on push, pop, start
 // and finish) and keeps its planner's state. See docs/adding-a-policy.md.
@@ -123,9 +123,11 @@ class TeamPolicy {
   /// blocking drivers (the SimGrid build) a worker whose pop returned nothing sleeps until woken, and
   /// without it an offer would never be taken. With the mutex held; the wake happens once it is released.
   void wake(int core);
-  /// Whether the policy sees its cores shared with another process (its co-tenancy governor narrowed the
-  /// teams): idle workers then nap instead of spinning (PolicyOptions::idle_naps auto). Any thread.
-  void set_cores_shared(bool shared) { cores_shared_.store(shared, std::memory_order_relaxed); }
+  /// After `governor` (the policy's, named `policy` in messages) changed its cap: reports the change
+  /// (report_width_change) and takes a cap as the evidence of another process on the cores, so that idle
+  /// workers nap instead of spinning (PolicyOptions::idle_naps auto) until the governor's probes widen the
+  /// teams again. With the mutex held (team_measured_locked).
+  void width_cap_changed_locked(const char* policy, const TeamWidthGovernor& governor);
 
  private:
   // pop found nothing for `core`: sleeps as IdleNapRule says (no mutex held). Returns whether it slept.
