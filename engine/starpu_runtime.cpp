@@ -51,9 +51,7 @@ std::string configure_policy_options(const Config& config, bool own, const std::
   // Calibration measures the width it asks for, and a deterministic schedule keeps its widths.
   opt.cotenancy = config.cotenancy && config.fixed_width == 0 && !config.deterministic;
   opt.quiet = config.quiet;
-  opt.idle_naps = config.idle_naps == "always" ? sched::IdleNaps::always
-                  : config.idle_naps == "off"  ? sched::IdleNaps::off
-                                               : sched::IdleNaps::when_shared;
+  opt.idle_naps = sched::parse_idle_naps(config.idle_naps);
   opt.layout = {0, 0};  // cpf sizes its default executors from the workers it gets (sched::default_executor_width)
   std::string source = "default";
   if (!config.profile.empty()) {

@@ -11,13 +11,8 @@ double IdleNapRule::nap_us(bool shared, double idle_us) const {
   return std::clamp(idle_us, kMinNapUs, kMaxNapUs);
 }
 
-const char* idle_naps_name(IdleNaps mode) {
-  switch (mode) {
-    case IdleNaps::off: return "off";
-    case IdleNaps::when_shared: return "auto";
-    case IdleNaps::always: return "always";
-  }
-  return "?";
+IdleNaps parse_idle_naps(const std::string& value) {
+  return value == "off" ? IdleNaps::off : value == "always" ? IdleNaps::always : IdleNaps::when_shared;
 }
 
 }  // namespace corun::sched

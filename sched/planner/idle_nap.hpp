@@ -18,6 +18,8 @@
 // Results never depend on it: it changes when a worker looks for work, never what runs or where.
 #pragma once
 
+#include <string>
+
 namespace corun::sched {
 
 enum class IdleNaps {
@@ -44,7 +46,8 @@ class IdleNapRule {
   IdleNaps mode_;
 };
 
-/// "off", "auto" (when_shared) or "always" (CORUN_IDLE_NAPS' values), for messages and `corun info`.
-const char* idle_naps_name(IdleNaps mode);
+/// The mode a CORUN_IDLE_NAPS value names (Config::idle_naps, checked by engine/config.cpp): "off", "always",
+/// and "auto" (when_shared).
+IdleNaps parse_idle_naps(const std::string& value);
 
 }  // namespace corun::sched

@@ -56,9 +56,9 @@ TEST(IdleNapRule, NapsGrowWithIdlenessUpToTheBound) {
 }
 
 TEST(IdleNapRule, NamesAreTheEnvironmentValues) {
-  EXPECT_STREQ(idle_naps_name(IdleNaps::off), "off");
-  EXPECT_STREQ(idle_naps_name(IdleNaps::when_shared), "auto");
-  EXPECT_STREQ(idle_naps_name(IdleNaps::always), "always");
+  EXPECT_EQ(parse_idle_naps("off"), IdleNaps::off);
+  EXPECT_EQ(parse_idle_naps("auto"), IdleNaps::when_shared);
+  EXPECT_EQ(parse_idle_naps("always"), IdleNaps::always);
 }
 
 }  // namespace
