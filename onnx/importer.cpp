@@ -116,6 +116,15 @@ bool has_dynamic_batch(const onnx::ValueInfoProto& vi) {
   return shape.dim_size() > 0 && !(shape.dim(0).has_dim_value() && shape.dim(0).dim_value() > 0);
 }
 
+// The first extent of the data given for graph input `input` (OnnxImportOptions::input_batches), keyed by its
+// ONNX name or by the name corun gives it (onnx_value_name); nullptr when none is given.
+const int64_t* given_batch(const std::map<std::string, int64_t>& batches, const std::string& input) {
+  if (const auto it = batches.find(input); it != batches.end()) return &it->second;
+  for (const auto& [name, batch] : batches)
+    if (onnx_value_name(name) == onnx_value_name(input)) return &batch;
+  return nullptr;
+}
+
 // OnnxImportOptions::batch, or with 0 the batch of the data given for the inputs with a dynamic batch
 // dimension (input_batches), which must agree with each other and with a batch given: the file's shape
 // arithmetic and the other inputs follow one batch size.
@@ -124,20 +133,18 @@ int resolve_batch(const onnx::GraphProto& gp, const std::map<std::string, Entry>
   int batch = options.batch;
   std::string from;  // the input whose data set `batch`
   for (const auto& vi : gp.input()) {
-    auto it = options.input_batches.find(vi.name());
-    for (auto k = options.input_batches.begin(); it == options.input_batches.end() && k != options.input_batches.end(); ++k)
-      if (onnx_value_name(k->first) == onnx_value_name(vi.name())) it = k;  // named as corun names it
-    if (env.count(vi.name()) || it == options.input_batches.end() || !has_dynamic_batch(vi)) continue;
-    CORUN_CHECK(it->second > 0 && it->second <= (int64_t{1} << 30), Status::invalid_argument,
+    const int64_t* given = given_batch(options.input_batches, vi.name());
+    if (env.count(vi.name()) || given == nullptr || !has_dynamic_batch(vi)) continue;
+    CORUN_CHECK(*given > 0 && *given <= (int64_t{1} << 30), Status::invalid_argument,
                 where(source) << ": the data for graph input '" << vi.name() << "' has a first dimension of "
-                              << it->second << "; its batch dimension needs 1 to 2^30");
+                              << *given << "; its batch dimension needs 1 to 2^30");
     if (batch == 0) {
-      batch = static_cast<int>(it->second);
+      batch = static_cast<int>(*given);
       from = vi.name();
       continue;
     }
-    CORUN_CHECK(it->second == batch, Status::invalid_argument,
-                where(source) << ": the data for graph input '" << vi.name() << "' holds a batch of " << it->second
+    CORUN_CHECK(*given == batch, Status::invalid_argument,
+                where(source) << ": the data for graph input '" << vi.name() << "' holds a batch of " << *given
                               << ", but " << (from.empty() ? "--batch is " : "the data for '" + from + "' holds ")
                               << batch << "; " << (from.empty() ? "drop --batch (the batch is taken from the "
                                                                   "--input files) or give files of that batch"
