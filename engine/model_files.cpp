@@ -34,7 +34,7 @@ std::filesystem::path sampling_dir() {
 std::string climb_memory_path(const std::string& machine_key) {
   const std::filesystem::path dir = sampling_dir();
   if (dir.empty() || machine_key.empty()) return {};
-  return (dir / "corun" / ("climbs." + machine_key + ".json")).string();
+  return (dir / ("corun-climbs." + machine_key + ".json")).string();
 }
 
 namespace {

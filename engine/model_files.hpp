@@ -11,7 +11,7 @@ namespace corun::engine {
 std::filesystem::path sampling_dir();
 
 /// The corun policy's remembered width climbs for `machine_key` (sched/corun/climb_memory.hpp), beside
-/// StarPU's models: <sampling dir>/corun/climbs.<key>.json; empty when there is no sampling dir or key.
+/// StarPU's models: <sampling dir>/corun-climbs.<key>.json; empty when there is no sampling dir or key.
 std::string climb_memory_path(const std::string& machine_key);
 
 /// Checks corun's history-model files for this machine key before StarPU loads them. StarPU aborts the
